@@ -1,0 +1,379 @@
+//! Which detectors run with which parameters: profile defaults, then the
+//! config file, then `--set`. The config file is found as `--config PATH`,
+//! else `$LOOPSCOPE_CONFIG`, else `$XDG_CONFIG_HOME/loopscope/config.toml`,
+//! else `~/.config/loopscope/config.toml`.
+//!
+//! ```toml
+//! profile = "seed"                        # optional
+//! detectors = ["block-cycle", "list-cycle"] # optional; default: all of the profile
+//!
+//! [block-cycle]
+//! min_matches = 8
+//! ```
+
+use std::path::{Path, PathBuf};
+
+use crate::detect::params::ParamSpec;
+use crate::detect::{self, DetectorInfo, Params, Profile, DETECTORS};
+
+/// One detector of a run, with its resolved parameters.
+#[derive(Clone, Debug)]
+pub struct Configured {
+    pub info: &'static DetectorInfo,
+    pub params: Params,
+}
+
+/// Everything the engine needs to build its detectors.
+#[derive(Clone, Debug)]
+pub struct Setup {
+    pub profile: Profile,
+    pub detectors: Vec<Configured>,
+    /// The config file that was read, if any.
+    pub config_file: Option<PathBuf>,
+}
+
+/// What the user asked for on the command line.
+#[derive(Clone, Debug, Default)]
+pub struct Choices {
+    pub profile: Option<Profile>,
+    pub detectors: Option<Vec<String>>,
+    /// `--config PATH`; when absent the usual places are searched.
+    pub config: Option<PathBuf>,
+    /// `--set ID.PARAM=VALUE`, in order.
+    pub sets: Vec<String>,
+}
+
+/// The parsed config file.
+#[derive(Debug, Default)]
+struct ConfigFile {
+    profile: Option<Profile>,
+    detectors: Option<Vec<String>>,
+    tables: Vec<(&'static DetectorInfo, toml::Table)>,
+}
+
+impl Setup {
+    /// A profile with all its detectors at their defaults.
+    pub fn profile(profile: Profile) -> Setup {
+        Setup {
+            profile,
+            detectors: DETECTORS
+                .iter()
+                .filter(|d| d.in_profile(profile))
+                .map(|&info| Configured {
+                    info,
+                    params: Params::defaults(info.params, profile),
+                })
+                .collect(),
+            config_file: None,
+        }
+    }
+
+    /// Resolves the user's choices, reading the config file from the usual
+    /// places when none was named.
+    pub fn resolve(choices: &Choices) -> Result<Setup, String> {
+        let path = match &choices.config {
+            Some(p) => Some(p.clone()),
+            None => discover_config(),
+        };
+        let file = match &path {
+            Some(p) => {
+                let text = std::fs::read_to_string(p)
+                    .map_err(|e| format!("cannot read config {}: {}", p.display(), crate::io_reason(&e)))?;
+                parse_config(&text).map_err(|e| format!("config {}: {e}", p.display()))?
+            }
+            None => ConfigFile::default(),
+        };
+        let mut setup = Setup::from_parts(choices, file)?;
+        setup.config_file = path;
+        Ok(setup)
+    }
+
+    /// Resolves choices against config text (no file system).
+    pub fn resolve_with(choices: &Choices, config_text: &str) -> Result<Setup, String> {
+        Setup::from_parts(choices, parse_config(config_text)?)
+    }
+
+    fn from_parts(choices: &Choices, file: ConfigFile) -> Result<Setup, String> {
+        let profile = choices.profile.or(file.profile).unwrap_or(Profile::Seed);
+        let mut setup = Setup::profile(profile);
+        if let Some(ids) = choices.detectors.as_ref().or(file.detectors.as_ref()) {
+            setup.select(ids)?;
+        }
+        for (info, table) in &file.tables {
+            if let Some(c) = setup.detectors.iter_mut().find(|c| c.info.id == info.id) {
+                for (name, value) in table {
+                    let spec = param_spec(info, name)?;
+                    let v = spec
+                        .from_toml(value)
+                        .map_err(|e| format!("[{}] {name}: {e}", info.id))?;
+                    c.params.set(spec.name, v);
+                }
+            }
+        }
+        for set in &choices.sets {
+            setup.apply_set(set)?;
+        }
+        Ok(setup)
+    }
+
+    /// Keeps only these detectors (in registry order).
+    fn select(&mut self, ids: &[String]) -> Result<(), String> {
+        if ids.is_empty() {
+            return Err("no detector selected".to_string());
+        }
+        for id in ids {
+            let info = detect::find(id).ok_or_else(|| unknown_detector(id))?;
+            if !info.in_profile(self.profile) {
+                return Err(format!(
+                    "detector {id} is not in profile {} (its detectors: {})",
+                    self.profile,
+                    self.ids().join(", ")
+                ));
+            }
+        }
+        self.detectors.retain(|c| ids.iter().any(|id| id == c.info.id));
+        Ok(())
+    }
+
+    fn apply_set(&mut self, set: &str) -> Result<(), String> {
+        let bad = || format!("--set expects ID.PARAM=VALUE, got {set:?}");
+        let (target, value) = set.split_once('=').ok_or_else(bad)?;
+        let (id, name) = target.trim().split_once('.').ok_or_else(bad)?;
+        let info = detect::find(id).ok_or_else(|| unknown_detector(id))?;
+        let spec = param_spec(info, name)?;
+        let v = spec.parse(value).map_err(|e| format!("--set {id}.{name}: {e}"))?;
+        let not_running = format!(
+            "--set {id}.{name}: detector {id} is not running (profile {}, detectors: {})",
+            self.profile,
+            self.ids().join(", ")
+        );
+        let c = self.detectors.iter_mut().find(|c| c.info.id == id).ok_or(not_running)?;
+        c.params.set(spec.name, v);
+        Ok(())
+    }
+
+    pub fn ids(&self) -> Vec<&'static str> {
+        self.detectors.iter().map(|c| c.info.id).collect()
+    }
+
+    /// The detectors with their rules and parameters, for `detectors --json`.
+    pub fn describe_json(&self) -> serde_json::Value {
+        let detectors: Vec<serde_json::Value> = self
+            .detectors
+            .iter()
+            .map(|c| {
+                let params: Vec<serde_json::Value> = c
+                    .info
+                    .params
+                    .iter()
+                    .zip(c.params.iter())
+                    .map(|(spec, (_, value))| {
+                        let mut defaults = serde_json::Map::new();
+                        for p in Profile::ALL.into_iter().filter(|p| c.info.in_profile(*p)) {
+                            defaults.insert(p.name().into(), spec.default_for(p).to_json());
+                        }
+                        serde_json::json!({
+                            "name": spec.name,
+                            "value": value.to_json(),
+                            "defaults": defaults,
+                            "accepts": spec.kind_name(),
+                            "help": spec.help,
+                        })
+                    })
+                    .collect();
+                let profiles: Vec<&str> = Profile::ALL
+                    .into_iter()
+                    .filter(|p| c.info.in_profile(*p))
+                    .map(Profile::name)
+                    .collect();
+                serde_json::json!({
+                    "id": c.info.id,
+                    "family": c.info.family.name(),
+                    "channel": c.info.channel.as_str(),
+                    "profiles": profiles,
+                    "rule": c.info.rule,
+                    "params": params,
+                })
+            })
+            .collect();
+        serde_json::json!({ "profile": self.profile.name(), "detectors": detectors })
+    }
+
+    /// A config file that states every parameter of this setup.
+    pub fn to_toml(&self) -> String {
+        let mut out = format!(
+            "# loopscope configuration (profile {}).\n# Every value below is the default; delete what you do not change.\nprofile = \"{}\"\n",
+            self.profile, self.profile
+        );
+        for c in &self.detectors {
+            out += &format!("\n# {}\n[{}]\n", c.info.rule, c.info.id);
+            for (name, value) in c.params.iter() {
+                let spec = param_spec(c.info, name).expect("own parameter");
+                let v = match value.to_json() {
+                    serde_json::Value::String(s) => format!("{s:?}"),
+                    other => other.to_string().replace(',', ", "),
+                };
+                out += &format!("{name} = {v}  # {}\n", spec.help);
+            }
+        }
+        out
+    }
+}
+
+fn unknown_detector(id: &str) -> String {
+    let known: Vec<&str> = DETECTORS.iter().map(|d| d.id).collect();
+    format!("unknown detector {id:?} (known: {})", known.join(", "))
+}
+
+fn param_spec(info: &'static DetectorInfo, name: &str) -> Result<&'static ParamSpec, String> {
+    info.params.iter().find(|p| p.name == name).ok_or_else(|| {
+        let names: Vec<&str> = info.params.iter().map(|p| p.name).collect();
+        format!(
+            "{} has no parameter {name:?} (its parameters: {})",
+            info.id,
+            names.join(", ")
+        )
+    })
+}
+
+fn discover_config() -> Option<PathBuf> {
+    let env = |k: &str| std::env::var_os(k).filter(|v| !v.is_empty()).map(PathBuf::from);
+    if let Some(p) = env("LOOPSCOPE_CONFIG") {
+        return Some(p);
+    }
+    let base = env("XDG_CONFIG_HOME").or_else(|| env("HOME").map(|h| h.join(".config")))?;
+    let p = base.join("loopscope").join("config.toml");
+    p.is_file().then_some(p)
+}
+
+fn parse_config(text: &str) -> Result<ConfigFile, String> {
+    let table: toml::Table = text
+        .parse()
+        .map_err(|e: toml::de::Error| e.message().to_string() + &location(text, e.span()))?;
+    let mut file = ConfigFile::default();
+    for (key, value) in table {
+        match key.as_str() {
+            "profile" => {
+                let name = value.as_str().ok_or("`profile` must be a string")?;
+                file.profile = Some(
+                    Profile::from_name(name)
+                        .ok_or_else(|| format!("unknown profile {name:?} (known: seed, gemini-cli)"))?,
+                );
+            }
+            "detectors" => {
+                let list = value
+                    .as_array()
+                    .and_then(|a| {
+                        a.iter()
+                            .map(|v| v.as_str().map(String::from))
+                            .collect::<Option<Vec<_>>>()
+                    })
+                    .ok_or("`detectors` must be an array of detector ids")?;
+                file.detectors = Some(list);
+            }
+            id => {
+                let info = detect::find(id)
+                    .ok_or_else(|| format!("unknown key {id:?} (expected profile, detectors, or a detector id)"))?;
+                let toml::Value::Table(t) = value else {
+                    return Err(format!("[{id}] must be a table of parameters"));
+                };
+                for name in t.keys() {
+                    param_spec(info, name)?;
+                }
+                file.tables.push((info, t));
+            }
+        }
+    }
+    Ok(file)
+}
+
+fn location(text: &str, span: Option<std::ops::Range<usize>>) -> String {
+    match span {
+        Some(s) => format!(" (line {})", text[..s.start.min(text.len())].matches('\n').count() + 1),
+        None => String::new(),
+    }
+}
+
+/// Whether `path` names standard input.
+pub fn is_stdin(path: &Path) -> bool {
+    path.as_os_str() == "-"
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::detect::params::Value;
+
+    fn value(s: &Setup, id: &str, name: &str) -> Value {
+        let c = s.detectors.iter().find(|c| c.info.id == id).unwrap();
+        c.params.iter().find(|(n, _)| *n == name).unwrap().1.clone()
+    }
+
+    #[test]
+    fn profiles_choose_detectors_and_defaults() {
+        let seed = Setup::profile(Profile::Seed);
+        assert_eq!(seed.detectors.len(), 10);
+        let g = Setup::profile(Profile::GeminiCli);
+        assert_eq!(g.ids(), vec!["tool-repeat", "chunk-chant"]);
+        assert_eq!(value(&g, "tool-repeat", "max_cycle"), Value::Count(5));
+        assert_eq!(value(&seed, "tool-repeat", "max_cycle"), Value::Count(1));
+    }
+
+    #[test]
+    fn set_overrides_config_which_overrides_defaults() {
+        let choices = Choices {
+            sets: vec!["block-cycle.min_matches=9".into()],
+            ..Choices::default()
+        };
+        let s = Setup::resolve_with(&choices, "[block-cycle]\nmin_matches = 8\nmax_period = 20\n").unwrap();
+        assert_eq!(value(&s, "block-cycle", "min_matches"), Value::Count(9));
+        assert_eq!(value(&s, "block-cycle", "max_period"), Value::Count(20));
+    }
+
+    #[test]
+    fn config_chooses_profile_and_detectors_unless_flags_do() {
+        let text = "profile = \"gemini-cli\"\ndetectors = [\"chunk-chant\"]\n";
+        let s = Setup::resolve_with(&Choices::default(), text).unwrap();
+        assert_eq!((s.profile, s.ids()), (Profile::GeminiCli, vec!["chunk-chant"]));
+        let flags = Choices {
+            profile: Some(Profile::Seed),
+            detectors: Some(vec!["max-turns".into()]),
+            ..Choices::default()
+        };
+        let s = Setup::resolve_with(&flags, text).unwrap();
+        assert_eq!((s.profile, s.ids()), (Profile::Seed, vec!["max-turns"]));
+    }
+
+    #[test]
+    fn mistakes_get_clear_messages() {
+        let err = |c: Choices, t: &str| Setup::resolve_with(&c, t).unwrap_err();
+        assert!(err(Choices::default(), "colour = 1").contains("unknown key \"colour\""));
+        assert!(err(Choices::default(), "[block-cycle]\nmin_match = 3").contains("no parameter \"min_match\""));
+        assert!(err(Choices::default(), "[block-cycle]\nmin_matches = \"x\"").contains("min_matches"));
+        assert!(err(Choices::default(), "profile = [").contains("line 1"));
+        let sets = |s: &str| Choices {
+            sets: vec![s.into()],
+            ..Choices::default()
+        };
+        assert!(err(sets("nope.x=1"), "").contains("unknown detector \"nope\""));
+        assert!(err(sets("block-cycle=1"), "").contains("ID.PARAM=VALUE"));
+        assert!(err(sets("tool-repeat.key=yaml"), "").contains("canonical, js"));
+        let gem = Choices {
+            profile: Some(Profile::GeminiCli),
+            detectors: Some(vec!["block-cycle".into()]),
+            ..Choices::default()
+        };
+        assert!(err(gem, "").contains("not in profile gemini-cli"));
+    }
+
+    #[test]
+    fn the_default_config_reads_back_to_the_same_setup() {
+        let s = Setup::profile(Profile::GeminiCli);
+        let text = s.to_toml();
+        let back = Setup::resolve_with(&Choices::default(), &text).unwrap();
+        assert_eq!(back.profile, Profile::GeminiCli);
+        for (a, b) in s.detectors.iter().zip(&back.detectors) {
+            assert_eq!(a.params, b.params);
+        }
+    }
+}

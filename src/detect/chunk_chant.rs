@@ -1,0 +1,530 @@
+//! `chunk-chant`: gemini-cli's content "chanting" check. Every position of
+//! the content history starts a fixed-size chunk; a chunk seen `threshold`
+//! times close together is a loop.
+//!
+//! gemini-cli shifts every stored position when its 5000-unit history is
+//! truncated, which costs O(history) per delta. Here positions are absolute
+//! and chunks are hashed with a rolling polynomial hash, so a delta costs
+//! O(its length): positions that fall out of the history are dropped once,
+//! in order, when the history start passes them.
+
+use std::collections::{HashMap, VecDeque};
+use std::hash::{BuildHasherDefault, Hasher};
+
+use super::content_classes::Classifier;
+use super::params::{Default, Kind, ParamSpec, Params};
+use super::{quote, Buffers, Detection, DetectorInfo, Family, Observation, PromptScoped, Rule, Span, Status};
+use crate::event::{Channel, EventKind};
+
+pub(crate) static INFO: DetectorInfo = DetectorInfo {
+    id: "chunk-chant",
+    family: Family::ContentStream,
+    channel: Channel::Content,
+    rule: "a `chunk`-unit chunk of the content history (last `max_history` units, reset by tables, lists, \
+           headings, quotes, fences, dividers and tool calls; code blocks skipped) occurs `threshold` times \
+           with average distance <= `max_avg_distance` (and <= `max_periods` distinct texts between them)",
+    in_gemini_cli: true,
+    params: &[
+        ParamSpec::new(
+            "chunk",
+            Kind::Count { min: 1 },
+            Default::Count(50),
+            "chunk size, in units",
+        ),
+        ParamSpec::new(
+            "threshold",
+            Kind::Count { min: 2 },
+            Default::Count(10),
+            "occurrences that make a loop",
+        ),
+        ParamSpec::new(
+            "max_history",
+            Kind::Count { min: 1 },
+            Default::Count(5000),
+            "units of content history kept",
+        ),
+        ParamSpec::new(
+            "max_avg_distance",
+            Kind::Count { min: 0 },
+            Default::Count(250),
+            "largest average distance between the last `threshold` occurrences",
+        ),
+        ParamSpec::new(
+            "max_periods",
+            Kind::Count { min: 0 },
+            Default::Count(0),
+            "most distinct texts between occurrences (0 = no check)",
+        )
+        .gemini(Default::Count(5)),
+        ParamSpec::new(
+            "units",
+            Kind::Choice(&["chars", "utf16"]),
+            Default::Word("chars"),
+            "what lengths and positions count",
+        )
+        .gemini(Default::Word("utf16")),
+        ParamSpec::new(
+            "quirks",
+            Kind::Flag,
+            Default::Flag(false),
+            "gemini-cli's regex classes ([*-+] bullets, [+-_=*] dividers) and a code-block state that survives prompts",
+        )
+        .gemini(Default::Flag(true)),
+        ParamSpec::new(
+            "shared_latch",
+            Kind::Flag,
+            Default::Flag(false),
+            "stop together with tool-repeat when either fires (one gemini-cli service)",
+        )
+        .gemini(Default::Flag(true)),
+    ],
+    build,
+};
+
+fn build(p: &Params) -> Box<dyn super::Detector> {
+    let quirks = p.flag("quirks");
+    let chunk = p.count("chunk");
+    PromptScoped::boxed(ChunkChant {
+        chunk,
+        pow: (0..chunk).fold(1, |acc, _| mul_mod(acc, BASE)),
+        threshold: p.count("threshold"),
+        max_history: p.count("max_history"),
+        max_avg_distance: p.count("max_avg_distance"),
+        max_periods: p.count("max_periods"),
+        utf16: p.word("units") == "utf16",
+        quirks,
+        shared_latch: p.flag("shared_latch"),
+        classes: Classifier::get(quirks),
+        history: History::default(),
+        in_code_block: false,
+        request: 0,
+        last_best: None,
+    })
+}
+
+/// Rolling-hash modulus (a Mersenne prime) and base.
+const MOD: u64 = (1 << 61) - 1;
+const BASE: u64 = 0x1F35_A7BD_9C2E_4B71 % MOD;
+
+fn mul_mod(a: u64, b: u64) -> u64 {
+    let p = u128::from(a) * u128::from(b);
+    let folded = (p & u128::from(MOD)) + (p >> 61);
+    (folded % u128::from(MOD)) as u64
+}
+
+/// The chunk hashes are already uniform; the map only needs them spread
+/// over all 64 bits (a raw mod-2^61 value leaves the top bits empty).
+#[derive(Default)]
+struct SpreadHasher(u64);
+
+impl Hasher for SpreadHasher {
+    fn finish(&self) -> u64 {
+        let mut z = self.0.wrapping_add(0x9E37_79B9_7F4A_7C15);
+        z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
+        z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
+        z ^ (z >> 31)
+    }
+    fn write(&mut self, bytes: &[u8]) {
+        for &b in bytes {
+            self.0 = self.0.rotate_left(8) ^ u64::from(b);
+        }
+    }
+    fn write_u64(&mut self, n: u64) {
+        self.0 = n;
+    }
+}
+
+type ChunkMap = HashMap<u64, Entry, BuildHasherDefault<SpreadHasher>>;
+
+/// The newest recorded position of a chunk and how many are still in history.
+#[derive(Clone, Copy, Debug)]
+struct Entry {
+    last: usize,
+    count: usize,
+}
+
+const NONE: usize = usize::MAX;
+const UNRECORDED: usize = usize::MAX - 1;
+
+/// Text appended to the history by one delta, for mapping positions back to
+/// content-channel offsets.
+#[derive(Clone, Copy, Debug)]
+struct Segment {
+    start: usize,
+    len: usize,
+    request: u64,
+    /// Char offset of the delta in its request's content buffer.
+    chan_start: usize,
+}
+
+/// The history and chunk statistics, with absolute unit positions.
+#[derive(Clone, Debug, Default)]
+struct History {
+    /// Units from absolute position `base` on.
+    units: Vec<u32>,
+    /// `prefix[i]` = hash of `units[..i]`; one longer than `units`.
+    prefix: Vec<u64>,
+    /// Per position: the previous position of the same chunk (NONE/UNRECORDED).
+    prev_same: Vec<usize>,
+    base: usize,
+    /// Absolute start of the history (older units are gone).
+    start: usize,
+    /// Next position to examine.
+    index: usize,
+    stats: ChunkMap,
+    segments: VecDeque<Segment>,
+}
+
+impl History {
+    fn end(&self) -> usize {
+        self.base + self.units.len()
+    }
+
+    fn len(&self) -> usize {
+        self.end() - self.start
+    }
+
+    /// Empties the history: gemini-cli's resetContentTracking.
+    fn reset(&mut self) {
+        let end = self.end();
+        *self = History {
+            base: end,
+            start: end,
+            index: end,
+            prefix: vec![0],
+            ..History::default()
+        };
+    }
+
+    fn push(&mut self, unit: u32) {
+        if self.prefix.is_empty() {
+            self.prefix.push(0);
+        }
+        let last = *self.prefix.last().expect("prefix starts with 0");
+        self.prefix.push((mul_mod(last, BASE) + u64::from(unit) + 1) % MOD);
+        self.units.push(unit);
+    }
+
+    fn hash(&self, pos: usize, len: usize, pow: u64) -> u64 {
+        let (i, j) = (pos - self.base, pos - self.base + len);
+        (self.prefix[j] + MOD - mul_mod(self.prefix[i], pow)) % MOD
+    }
+
+    fn slice(&self, pos: usize, len: usize) -> &[u32] {
+        &self.units[pos - self.base..pos - self.base + len]
+    }
+
+    /// Drops everything before `new_start`: the positions recorded there
+    /// leave their chunk's count, and storage is compacted now and then.
+    fn cut_front(&mut self, new_start: usize, chunk: usize, pow: u64) {
+        for pos in self.start..new_start.min(self.index) {
+            if self.prev_same[pos - self.base] == UNRECORDED {
+                continue;
+            }
+            let h = self.hash(pos, chunk, pow);
+            if let Some(e) = self.stats.get_mut(&h) {
+                e.count -= 1;
+                if e.count == 0 {
+                    self.stats.remove(&h);
+                }
+            }
+        }
+        self.start = new_start;
+        if self.index < new_start {
+            self.prev_same.resize(new_start - self.base, UNRECORDED);
+            self.index = new_start;
+        }
+        while self.segments.front().is_some_and(|s| s.start + s.len <= new_start) {
+            self.segments.pop_front();
+        }
+        let dead = self.start - self.base;
+        if dead > 4096 && dead > self.units.len() / 2 {
+            self.units.drain(..dead);
+            self.prefix.drain(..dead);
+            self.prev_same.drain(..dead.min(self.prev_same.len()));
+            self.base = self.start;
+        }
+    }
+
+    /// Recorded positions of the chunk whose newest position is `last`, oldest first.
+    fn positions(&self, last: usize, count: usize) -> Vec<usize> {
+        let mut out = Vec::with_capacity(count);
+        let mut p = last;
+        while out.len() < count && p != NONE && p >= self.start {
+            out.push(p);
+            p = self.prev_same[p - self.base];
+        }
+        out.reverse();
+        out
+    }
+}
+
+#[derive(Clone)]
+pub(crate) struct ChunkChant {
+    chunk: usize,
+    /// BASE^chunk, to take a chunk's hash out of two prefix hashes.
+    pow: u64,
+    threshold: usize,
+    max_history: usize,
+    max_avg_distance: usize,
+    max_periods: usize,
+    utf16: bool,
+    quirks: bool,
+    shared_latch: bool,
+    classes: &'static Classifier,
+    history: History,
+    in_code_block: bool,
+    /// Counts `request`s, to tell which history text is in the current content buffer.
+    request: u64,
+    /// The most-seen chunk touched by the last delta: (count, chunk text).
+    last_best: Option<(usize, String)>,
+}
+
+impl ChunkChant {
+    fn units_of(&self, text: &str, out: &mut Vec<u32>) {
+        if self.utf16 {
+            out.extend(text.encode_utf16().map(u32::from));
+        } else {
+            out.extend(text.chars().map(u32::from));
+        }
+    }
+
+    fn text_of(&self, units: &[u32]) -> String {
+        if self.utf16 {
+            let u16s: Vec<u16> = units.iter().map(|&u| u as u16).collect();
+            String::from_utf16_lossy(&u16s)
+        } else {
+            units.iter().filter_map(|&u| char::from_u32(u)).collect()
+        }
+    }
+
+    fn unit_name(&self) -> &'static str {
+        if self.utf16 {
+            "UTF-16 units"
+        } else {
+            "chars"
+        }
+    }
+
+    /// Char offset in the current request's content buffer of history position `pos`.
+    fn channel_offset(&self, pos: usize) -> Option<usize> {
+        let h = &self.history;
+        let i = h.segments.partition_point(|s| s.start + s.len <= pos);
+        let seg = h
+            .segments
+            .get(i)
+            .filter(|s| s.start <= pos && s.request == self.request)?;
+        let before = h.slice(seg.start, pos - seg.start);
+        let chars = if self.utf16 {
+            // A position inside a surrogate pair belongs to the pair's char.
+            let starts = before.iter().filter(|&&u| !(0xDC00..=0xDFFF).contains(&u)).count();
+            let inside = h.slice(pos, 1).first().is_some_and(|u| (0xDC00..=0xDFFF).contains(u));
+            starts - usize::from(inside)
+        } else {
+            before.len()
+        };
+        Some(seg.chan_start + chars)
+    }
+
+    fn append(&mut self, text: &str, obs: &Observation<'_>) {
+        let mut units = Vec::with_capacity(text.len());
+        self.units_of(text, &mut units);
+        let start = self.history.end();
+        self.history.segments.push_back(Segment {
+            start,
+            len: units.len(),
+            request: self.request,
+            chan_start: obs.content_before,
+        });
+        for u in units {
+            self.history.push(u);
+        }
+        if self.history.len() > self.max_history {
+            let new_start = self.history.end() - self.max_history;
+            self.history.cut_front(new_start, self.chunk, self.pow);
+        }
+    }
+
+    /// Examines every new chunk position; gemini-cli's analyzeContentChunksForLoop.
+    fn scan(&mut self, obs: &Observation<'_>) -> Option<Detection> {
+        let (pow, chunk) = (self.pow, self.chunk);
+        self.last_best = None;
+        let mut best = 0;
+        while self.history.index + chunk <= self.history.end() {
+            let h = &mut self.history;
+            let index = h.index;
+            debug_assert_eq!(h.prev_same.len(), index - h.base);
+            let hash = h.hash(index, chunk, pow);
+            let entry = match h.stats.get(&hash).copied() {
+                None => {
+                    h.stats.insert(hash, Entry { last: index, count: 1 });
+                    h.prev_same.push(NONE);
+                    h.index += 1;
+                    continue;
+                }
+                Some(e) if h.slice(e.last, chunk) != h.slice(index, chunk) => {
+                    // A hash collision: a different chunk. Left unrecorded, as
+                    // gemini-cli leaves a chunk whose content does not match.
+                    h.prev_same.push(UNRECORDED);
+                    h.index += 1;
+                    continue;
+                }
+                Some(e) => e,
+            };
+            h.prev_same.push(entry.last);
+            let count = entry.count + 1;
+            h.stats.insert(hash, Entry { last: index, count });
+            if count > best {
+                best = count;
+                self.last_best = Some((count, self.text_of(self.history.slice(index, chunk))));
+            }
+            if count >= self.threshold {
+                if let Some(d) = self.check(index, count, obs) {
+                    return Some(d); // fired: the index stays on the chunk, as in gemini-cli
+                }
+            }
+            self.history.index += 1;
+        }
+        None
+    }
+
+    /// The distance and periods tests on the last `threshold` occurrences.
+    fn check(&self, index: usize, count: usize, obs: &Observation<'_>) -> Option<Detection> {
+        let h = &self.history;
+        let all = h.positions(index, count);
+        let recent = &all[all.len() - self.threshold..];
+        let avg = (recent[recent.len() - 1] - recent[0]) as f64 / (self.threshold - 1) as f64;
+        if avg > self.max_avg_distance as f64 {
+            return None;
+        }
+        let mut periods: Vec<&[u32]> = Vec::new();
+        if self.max_periods > 0 {
+            for w in recent.windows(2) {
+                let between = h.slice(w[0], w[1] - w[0]);
+                if !periods.contains(&between) {
+                    periods.push(between);
+                }
+            }
+            if periods.len() > self.max_periods {
+                return None;
+            }
+        }
+        let text = self.text_of(h.slice(index, self.chunk));
+        let mut d = Detection::new(INFO.id, obs.index, Channel::Content, Some(obs.buffers.content.len()));
+        d.repeats = Some(count);
+        d.threshold = Some(self.threshold);
+        d.avg_distance = Some(avg);
+        d.spans = all
+            .iter()
+            .filter_map(|&p| {
+                let start = self.channel_offset(p)?;
+                let end = self.channel_offset(p + self.chunk - 1).map_or(start + 1, |e| e + 1);
+                Some(Span::new(start, end))
+            })
+            .collect();
+        let elsewhere = all.len() - d.spans.len();
+        d.repeated = Some(text.clone());
+        let periods_note = if self.max_periods > 0 {
+            format!(
+                ", {} distinct texts between them (max {})",
+                periods.len(),
+                self.max_periods
+            )
+        } else {
+            String::new()
+        };
+        let earlier = if elsewhere > 0 {
+            format!(" ({elsewhere} of them in earlier requests)")
+        } else {
+            String::new()
+        };
+        d.reason = format!(
+            "the {}-{} chunk {} occurs {count} times{earlier}; the last {} are on average {:.1} apart (max {}){periods_note}",
+            self.chunk,
+            if self.utf16 { "unit" } else { "char" },
+            quote(&text, 60),
+            self.threshold,
+            avg,
+            self.max_avg_distance,
+        );
+        Some(d)
+    }
+}
+
+impl Rule for ChunkChant {
+    const ID: &'static str = "chunk-chant";
+
+    fn observe(&mut self, obs: &Observation<'_>) -> Option<Detection> {
+        match &obs.event.kind {
+            EventKind::Request { .. } => {
+                self.request += 1;
+                None
+            }
+            // Chanting happens within one stream; a tool call in between ends it.
+            EventKind::ToolCall { .. } => {
+                self.history.reset();
+                self.last_best = None;
+                None
+            }
+            EventKind::Content { text } => {
+                let c = self.classes.classify(text);
+                if c.fences > 0 || c.structural || c.divider {
+                    self.history.reset();
+                }
+                let was = self.in_code_block;
+                if c.fences % 2 == 1 {
+                    self.in_code_block = !self.in_code_block;
+                }
+                if was || self.in_code_block || c.divider {
+                    return None;
+                }
+                self.append(text, obs);
+                self.scan(obs)
+            }
+            _ => None,
+        }
+    }
+
+    fn reset(&mut self) {
+        self.history.reset();
+        self.last_best = None;
+        self.request += 1; // a prompt also empties the content buffer
+        if !self.quirks {
+            self.in_code_block = false;
+        }
+    }
+
+    fn progress(&self, _buffers: &Buffers) -> Status {
+        let hist = format!(
+            "history {} of {} {}",
+            self.history.len(),
+            self.max_history,
+            self.unit_name()
+        );
+        if self.in_code_block {
+            return Status::Idle {
+                detail: format!("inside a code block: content is skipped ({hist})"),
+            };
+        }
+        match &self.last_best {
+            Some((count, text)) => Status::Watching {
+                current: *count,
+                threshold: self.threshold,
+                detail: format!(
+                    "chunk {} seen {count} of {} times ({hist})",
+                    quote(text, 24),
+                    self.threshold
+                ),
+            },
+            None => Status::Watching {
+                current: 0,
+                threshold: self.threshold,
+                detail: format!("no repeated chunk in the last delta ({hist})"),
+            },
+        }
+    }
+
+    fn shares_latch(&self) -> bool {
+        self.shared_latch
+    }
+}

@@ -1,0 +1,147 @@
+//! The structural tests `chunk-chant` applies to each content delta, written
+//! with JavaScript regex semantics: `\s` is JavaScript's whitespace set
+//! (it has U+FEFF, lacks U+0085), `.` stops at \n, \r, U+2028 and U+2029, and
+//! `^`/`$` are the ends of the delta (no multi-line flag).
+
+use std::sync::LazyLock;
+
+use regex::{Regex, RegexSet};
+
+const WS: &str = r"[\t\n\x0B\x0C\r \x{A0}\x{1680}\x{2000}-\x{200A}\x{2028}\x{2029}\x{202F}\x{205F}\x{3000}\x{FEFF}]";
+const DOT: &str = r"[^\n\r\x{2028}\x{2029}]";
+
+/// What one delta contains.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct Classes {
+    /// Number of "```" (non-overlapping).
+    pub fences: usize,
+    /// A table row, list item, heading or blockquote starts somewhere in it.
+    pub structural: bool,
+    /// The whole delta is a divider.
+    pub divider: bool,
+}
+
+pub struct Classifier {
+    structural: RegexSet,
+    divider: Regex,
+}
+
+impl Classifier {
+    fn new(quirks: bool) -> Classifier {
+        // gemini-cli writes the bullet class `[*-+]`, a range from '*' to '+',
+        // and the divider class `[+-_=*…]`, whose range '+'..'_' holds every
+        // capital letter, digit and most punctuation.
+        let bullet = if quirks { "[*+]" } else { r"[\-*+]" };
+        let divider = if quirks {
+            r"^[\x2B-\x5F=*\x{2500}-\x{257F}]+$"
+        } else {
+            r"^[\-+_=*\x{2500}-\x{257F}]+$"
+        };
+        let structural = RegexSet::new([
+            format!(r"(?:^|\n){WS}*(?:\|{DOT}*\||[|+\-]{{3,}})"),
+            format!(r"(?:^|\n){WS}*{bullet}{WS}"),
+            format!(r"(?:^|\n){WS}*[0-9]+\.{WS}"),
+            format!(r"(?:^|\n)#+{WS}"),
+            format!(r"(?:^|\n)>{WS}"),
+        ])
+        .expect("valid structural regexes");
+        Classifier {
+            structural,
+            divider: Regex::new(divider).expect("valid divider regex"),
+        }
+    }
+
+    pub fn get(quirks: bool) -> &'static Classifier {
+        static QUIRKS: LazyLock<Classifier> = LazyLock::new(|| Classifier::new(true));
+        static FIXED: LazyLock<Classifier> = LazyLock::new(|| Classifier::new(false));
+        if quirks {
+            &QUIRKS
+        } else {
+            &FIXED
+        }
+    }
+
+    pub fn classify(&self, text: &str) -> Classes {
+        Classes {
+            fences: text.matches("```").count(),
+            structural: self.structural.is_match(text),
+            divider: self.divider.is_match(text),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn fixed(t: &str) -> Classes {
+        Classifier::get(false).classify(t)
+    }
+    fn quirk(t: &str) -> Classes {
+        Classifier::get(true).classify(t)
+    }
+
+    #[test]
+    fn structural_elements_reset() {
+        for t in [
+            "| Column 1 | Column 2 |",
+            "|---|---|",
+            "+---+---+",
+            "|++|++|",
+            "* List item",
+            "\n+ Plus item",
+            "1. Numbered item",
+            "\n42. Another",
+            "## Heading",
+            "###### H6",
+            "> Quote",
+            "text\n  * nested",
+            "\u{feff}* bom-space bullet",
+        ] {
+            assert!(fixed(t).structural, "{t:?}");
+        }
+        for t in [
+            "plain text",
+            "a | b",
+            "#hashtag",
+            ">quote-without-space",
+            "1.5 apples",
+            "x - y",
+        ] {
+            assert!(!fixed(t).structural, "{t:?}");
+        }
+    }
+
+    #[test]
+    fn the_dash_bullet_quirk() {
+        assert!(fixed("\n- Dash item").structural);
+        assert!(!quirk("\n- Dash item").structural);
+        assert!(quirk("\n* Star item").structural);
+        // NEL is not JavaScript whitespace.
+        assert!(!fixed("*\u{85}x").structural);
+    }
+
+    #[test]
+    fn dividers() {
+        for t in ["-----", "╭─╭─", "=====", "***", "___"] {
+            assert!(fixed(t).divider, "{t:?}");
+            assert!(quirk(t).divider, "{t:?}");
+        }
+        for t in ["ABCDE", "I", ".", "2024", "HELLO WORLD?"] {
+            assert!(!fixed(t).divider || t.is_empty(), "{t:?}");
+        }
+        for t in ["ABCDE", "I", ".", "2024", "0123456789"] {
+            assert!(quirk(t).divider, "{t:?}");
+        }
+        for t in ["abcde", "HELLO WORLD", "", "--- \n"] {
+            assert!(!quirk(t).divider, "{t:?}");
+        }
+    }
+
+    #[test]
+    fn fences_count_non_overlapping() {
+        assert_eq!(fixed("```js\n```").fences, 2);
+        assert_eq!(fixed("````").fences, 1);
+        assert_eq!(fixed("``````").fences, 2);
+    }
+}

@@ -1,0 +1,173 @@
+//! What detectors report: detections with their evidence, the live status of
+//! each detector, and what ran at each checkpoint.
+
+use serde::ser::{SerializeSeq, Serializer};
+use serde::Serialize;
+
+use crate::event::Channel;
+
+/// A half-open range `[start, end)` of char offsets in one channel buffer.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub struct Span {
+    pub start: usize,
+    pub end: usize,
+}
+
+impl Span {
+    pub fn new(start: usize, end: usize) -> Span {
+        Span { start, end }
+    }
+
+    pub fn len(&self) -> usize {
+        self.end - self.start
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.end <= self.start
+    }
+}
+
+impl Serialize for Span {
+    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        let mut seq = s.serialize_seq(Some(2))?;
+        seq.serialize_element(&self.start)?;
+        seq.serialize_element(&self.end)?;
+        seq.end()
+    }
+}
+
+/// One detector firing, with everything needed to show why.
+///
+/// For cycle detectors `spans` holds the last `matches + period` elements:
+/// the first `period` are the first copy, and element `i` belongs to copy
+/// `i / period`. For `short-repeat` each span is one copy of the unit; for
+/// `chunk-chant` each span is one occurrence of the chunk.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct Detection {
+    pub detector: &'static str,
+    pub event: usize,
+    pub channel: Channel,
+    /// Length of the channel buffer (chars) when it fired; `None` for tools/turns.
+    pub at_char: Option<usize>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub checkpoint: Option<usize>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub period: Option<usize>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub matches: Option<usize>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub repeats: Option<usize>,
+    /// The number `matches`/`repeats` was held against.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub threshold: Option<usize>,
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub spans: Vec<Span>,
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub events: Vec<usize>,
+    /// What repeated: the unit, the chunk, or the tool call / action key.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub repeated: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub avg_distance: Option<f64>,
+    pub reason: String,
+}
+
+impl Detection {
+    pub fn new(detector: &'static str, event: usize, channel: Channel, at_char: Option<usize>) -> Detection {
+        Detection {
+            detector,
+            event,
+            channel,
+            at_char,
+            checkpoint: None,
+            period: None,
+            matches: None,
+            repeats: None,
+            threshold: None,
+            spans: Vec::new(),
+            events: Vec::new(),
+            repeated: None,
+            avg_distance: None,
+            reason: String::new(),
+        }
+    }
+}
+
+/// What a detector is doing right now.
+#[derive(Clone, Debug, PartialEq)]
+pub enum Status {
+    /// Not running yet (e.g. its checkpoint is not reached).
+    Idle {
+        detail: String,
+    },
+    /// Counting toward its threshold.
+    Watching {
+        current: usize,
+        threshold: usize,
+        detail: String,
+    },
+    /// Ran at a checkpoint and found no loop.
+    Clear {
+        checkpoint: usize,
+        near_miss: String,
+        next: Option<usize>,
+    },
+    Fired {
+        event: usize,
+        reason: String,
+    },
+    /// Stopped because a detector sharing its latch fired (gemini-cli's one service).
+    Latched {
+        by: &'static str,
+        event: usize,
+    },
+}
+
+impl Status {
+    pub fn label(&self) -> &'static str {
+        match self {
+            Status::Idle { .. } => "idle",
+            Status::Watching { .. } => "watching",
+            Status::Clear { .. } => "clear",
+            Status::Fired { .. } => "FIRED",
+            Status::Latched { .. } => "latched",
+        }
+    }
+
+    /// One line for lists: the label's explanation.
+    pub fn summary(&self) -> String {
+        match self {
+            Status::Idle { detail } | Status::Watching { detail, .. } => detail.clone(),
+            Status::Clear {
+                checkpoint,
+                near_miss,
+                next,
+            } => {
+                let next = next.map_or("no checkpoint left".to_string(), |n| format!("next at {n}"));
+                format!("clear at {checkpoint} ({near_miss}); {next}")
+            }
+            Status::Fired { event, reason } => format!("at event {event}: {reason}"),
+            Status::Latched { by, event } => format!("stopped: {by} fired at event {event} (one shared latch)"),
+        }
+    }
+}
+
+/// The status of one detector, as the engine reports it.
+#[derive(Clone, Debug, PartialEq)]
+pub struct DetectorState {
+    pub id: &'static str,
+    pub status: Status,
+}
+
+/// One checkpoint detector running at one checkpoint.
+#[derive(Clone, Debug, PartialEq)]
+pub struct CheckpointRun {
+    pub detector: &'static str,
+    pub checkpoint: usize,
+    pub event: usize,
+    /// Buffer length when it ran (>= checkpoint when one event crossed it).
+    pub at_char: usize,
+    pub fired: bool,
+    /// The near miss when clear, the reason when fired.
+    pub summary: String,
+}

@@ -1,0 +1,516 @@
+//! Agent guards (the agent-loop document): turn limits, repeated actions
+//! and error streaks, counted across the whole prompt.
+
+use std::collections::VecDeque;
+
+use super::keys::{call_key, KeyStyle};
+use super::params::{Default, Kind, ParamSpec};
+use super::periodic::tail_matches;
+use super::{quote, Buffers, Detection, DetectorInfo, Family, Observation, PromptScoped, Rule, Status};
+use crate::event::{Channel, EventKind};
+
+pub(crate) static MAX_TURNS: DetectorInfo = DetectorInfo {
+    id: "max-turns",
+    family: Family::AgentGuard,
+    channel: Channel::Turns,
+    rule: "more than `max_turns` requests since the last prompt",
+    in_gemini_cli: false,
+    params: &[ParamSpec::new(
+        "max_turns",
+        Kind::Count { min: 1 },
+        Default::Count(100),
+        "requests allowed per prompt",
+    )],
+    build: |p| {
+        PromptScoped::boxed(MaxTurns {
+            max_turns: p.count("max_turns"),
+            requests: Vec::new(),
+        })
+    },
+};
+
+pub(crate) static ACTION_WINDOW: DetectorInfo = DetectorInfo {
+    id: "action-window",
+    family: Family::AgentGuard,
+    channel: Channel::Tools,
+    rule: "one action (tool name + canonical arguments) occurs >= `threshold` times among the last `window` actions",
+    in_gemini_cli: false,
+    params: &[
+        ParamSpec::new(
+            "window",
+            Kind::Count { min: 1 },
+            Default::Count(10),
+            "recent actions examined",
+        ),
+        ParamSpec::new(
+            "threshold",
+            Kind::Count { min: 2 },
+            Default::Count(3),
+            "occurrences of one action that make a loop",
+        ),
+    ],
+    build: |p| {
+        PromptScoped::boxed(ActionWindow {
+            window: p.count("window"),
+            threshold: p.count("threshold"),
+            recent: VecDeque::new(),
+        })
+    },
+};
+
+pub(crate) static ACTION_CYCLE: DetectorInfo = DetectorInfo {
+    id: "action-cycle",
+    family: Family::AgentGuard,
+    channel: Channel::Tools,
+    rule: "the last `k` actions equal the `k` before them, in order",
+    in_gemini_cli: false,
+    params: &[ParamSpec::new(
+        "k",
+        Kind::Count { min: 1 },
+        Default::Count(3),
+        "length of the repeated sequence",
+    )],
+    build: |p| {
+        PromptScoped::boxed(ActionCycle {
+            k: p.count("k"),
+            recent: VecDeque::new(),
+        })
+    },
+};
+
+pub(crate) static ERROR_STREAK: DetectorInfo = DetectorInfo {
+    id: "error-streak",
+    family: Family::AgentGuard,
+    channel: Channel::Tools,
+    rule: "`max_consecutive` tool results in a row have ok: false",
+    in_gemini_cli: false,
+    params: &[ParamSpec::new(
+        "max_consecutive",
+        Kind::Count { min: 1 },
+        Default::Count(5),
+        "failed results in a row that make a loop",
+    )],
+    build: |p| {
+        PromptScoped::boxed(ErrorStreak {
+            max_consecutive: p.count("max_consecutive"),
+            streak: Vec::new(),
+        })
+    },
+};
+
+pub(crate) static ERROR_TOTAL: DetectorInfo = DetectorInfo {
+    id: "error-total",
+    family: Family::AgentGuard,
+    channel: Channel::Tools,
+    rule: "more than `max_total` tool results since the last prompt have ok: false",
+    in_gemini_cli: false,
+    params: &[ParamSpec::new(
+        "max_total",
+        Kind::Count { min: 0 },
+        Default::Count(10),
+        "failed results allowed per prompt",
+    )],
+    build: |p| {
+        PromptScoped::boxed(ErrorTotal {
+            max_total: p.count("max_total"),
+            failures: Vec::new(),
+        })
+    },
+};
+
+/// A tool call as the guards see it: its canonical key and where it was.
+#[derive(Clone, Debug)]
+struct Action {
+    key: String,
+    event: usize,
+}
+
+fn action(obs: &Observation<'_>) -> Option<Action> {
+    match &obs.event.kind {
+        EventKind::ToolCall { name, args, .. } => Some(Action {
+            key: call_key(name, args, KeyStyle::Canonical),
+            event: obs.index,
+        }),
+        _ => None,
+    }
+}
+
+fn failed_result(obs: &Observation<'_>) -> Option<bool> {
+    match obs.event.kind {
+        EventKind::ToolResult { ok, .. } => Some(!ok),
+        _ => None,
+    }
+}
+
+fn watching(current: usize, threshold: usize, detail: String) -> Status {
+    Status::Watching {
+        current,
+        threshold,
+        detail,
+    }
+}
+
+#[derive(Clone, Debug)]
+struct MaxTurns {
+    max_turns: usize,
+    requests: Vec<usize>,
+}
+
+impl Rule for MaxTurns {
+    const ID: &'static str = "max-turns";
+
+    fn observe(&mut self, obs: &Observation<'_>) -> Option<Detection> {
+        if !matches!(obs.event.kind, EventKind::Request { .. }) {
+            return None;
+        }
+        self.requests.push(obs.index);
+        let n = self.requests.len();
+        if n <= self.max_turns {
+            return None;
+        }
+        let mut d = Detection::new(Self::ID, obs.index, Channel::Turns, None);
+        d.repeats = Some(n);
+        d.threshold = Some(self.max_turns);
+        d.events = self.requests.clone();
+        d.reason = format!("{n} requests since the prompt, more than max_turns {}", self.max_turns);
+        Some(d)
+    }
+
+    fn reset(&mut self) {
+        self.requests.clear();
+    }
+
+    fn progress(&self, _: &Buffers) -> Status {
+        let n = self.requests.len();
+        watching(n, self.max_turns, format!("{n} of {} requests", self.max_turns))
+    }
+}
+
+#[derive(Clone, Debug)]
+struct ActionWindow {
+    window: usize,
+    threshold: usize,
+    recent: VecDeque<Action>,
+}
+
+impl ActionWindow {
+    fn occurrences<'a>(&'a self, key: &'a str) -> impl Iterator<Item = &'a Action> + 'a {
+        self.recent.iter().filter(move |a| a.key == key)
+    }
+}
+
+impl Rule for ActionWindow {
+    const ID: &'static str = "action-window";
+
+    fn observe(&mut self, obs: &Observation<'_>) -> Option<Detection> {
+        let act = action(obs)?;
+        self.recent.push_back(act.clone());
+        if self.recent.len() > self.window {
+            self.recent.pop_front();
+        }
+        let events: Vec<usize> = self.occurrences(&act.key).map(|a| a.event).collect();
+        if events.len() < self.threshold {
+            return None;
+        }
+        let mut d = Detection::new(Self::ID, obs.index, Channel::Tools, None);
+        d.repeats = Some(events.len());
+        d.threshold = Some(self.threshold);
+        d.repeated = Some(act.key.clone());
+        d.reason = format!(
+            "{} occurs {} times in the last {} actions (threshold {}), events {:?}",
+            quote(&act.key, 80),
+            events.len(),
+            self.recent.len(),
+            self.threshold,
+            events
+        );
+        d.events = events;
+        Some(d)
+    }
+
+    fn reset(&mut self) {
+        self.recent.clear();
+    }
+
+    fn progress(&self, _: &Buffers) -> Status {
+        let best = self
+            .recent
+            .iter()
+            .map(|a| (self.occurrences(&a.key).count(), a))
+            .max_by_key(|(n, a)| (*n, a.event));
+        match best {
+            Some((n, a)) => watching(
+                n,
+                self.threshold,
+                format!(
+                    "{} occurs {n} of {} times in the last {} actions",
+                    quote(&a.key, 40),
+                    self.threshold,
+                    self.recent.len()
+                ),
+            ),
+            None => watching(0, self.threshold, "no action yet".to_string()),
+        }
+    }
+}
+
+#[derive(Clone, Debug)]
+struct ActionCycle {
+    k: usize,
+    recent: VecDeque<Action>,
+}
+
+impl ActionCycle {
+    fn matches(&self) -> usize {
+        let keys: Vec<&str> = self.recent.iter().map(|a| a.key.as_str()).collect();
+        tail_matches(&keys, self.k)
+    }
+}
+
+impl Rule for ActionCycle {
+    const ID: &'static str = "action-cycle";
+
+    fn observe(&mut self, obs: &Observation<'_>) -> Option<Detection> {
+        let act = action(obs)?;
+        self.recent.push_back(act);
+        if self.recent.len() > 2 * self.k {
+            self.recent.pop_front();
+        }
+        if self.matches() < self.k {
+            return None;
+        }
+        let keys: Vec<String> = self.recent.iter().skip(self.k).map(|a| quote(&a.key, 40)).collect();
+        let mut d = Detection::new(Self::ID, obs.index, Channel::Tools, None);
+        d.period = Some(self.k);
+        d.matches = Some(self.k);
+        d.threshold = Some(self.k);
+        d.events = self.recent.iter().map(|a| a.event).collect();
+        d.repeated = Some(
+            self.recent
+                .iter()
+                .skip(self.k)
+                .map(|a| a.key.clone())
+                .collect::<Vec<_>>()
+                .join(" -> "),
+        );
+        d.reason = format!(
+            "the last {} actions repeat the {} before them: {}",
+            self.k,
+            self.k,
+            keys.join(" -> ")
+        );
+        Some(d)
+    }
+
+    fn reset(&mut self) {
+        self.recent.clear();
+    }
+
+    fn progress(&self, _: &Buffers) -> Status {
+        let m = self.matches();
+        watching(
+            m,
+            self.k,
+            format!("{m} of the last {} actions equal the one {} before", self.k, self.k),
+        )
+    }
+}
+
+#[derive(Clone, Debug)]
+struct ErrorStreak {
+    max_consecutive: usize,
+    streak: Vec<usize>,
+}
+
+impl Rule for ErrorStreak {
+    const ID: &'static str = "error-streak";
+
+    fn observe(&mut self, obs: &Observation<'_>) -> Option<Detection> {
+        if !failed_result(obs)? {
+            self.streak.clear();
+            return None;
+        }
+        self.streak.push(obs.index);
+        if self.streak.len() < self.max_consecutive {
+            return None;
+        }
+        let mut d = Detection::new(Self::ID, obs.index, Channel::Tools, None);
+        d.repeats = Some(self.streak.len());
+        d.threshold = Some(self.max_consecutive);
+        d.events = self.streak.clone();
+        d.reason = format!(
+            "{} tool results in a row failed (max_consecutive {}), events {}..{}",
+            self.streak.len(),
+            self.max_consecutive,
+            self.streak[0],
+            obs.index
+        );
+        Some(d)
+    }
+
+    fn reset(&mut self) {
+        self.streak.clear();
+    }
+
+    fn progress(&self, _: &Buffers) -> Status {
+        let n = self.streak.len();
+        watching(
+            n,
+            self.max_consecutive,
+            format!("{n} of {} failed results in a row", self.max_consecutive),
+        )
+    }
+}
+
+#[derive(Clone, Debug)]
+struct ErrorTotal {
+    max_total: usize,
+    failures: Vec<usize>,
+}
+
+impl Rule for ErrorTotal {
+    const ID: &'static str = "error-total";
+
+    fn observe(&mut self, obs: &Observation<'_>) -> Option<Detection> {
+        if !failed_result(obs)? {
+            return None;
+        }
+        self.failures.push(obs.index);
+        let n = self.failures.len();
+        if n <= self.max_total {
+            return None;
+        }
+        let mut d = Detection::new(Self::ID, obs.index, Channel::Tools, None);
+        d.repeats = Some(n);
+        d.threshold = Some(self.max_total);
+        d.events = self.failures.clone();
+        d.reason = format!(
+            "{n} tool results failed since the prompt, more than max_total {}",
+            self.max_total
+        );
+        Some(d)
+    }
+
+    fn reset(&mut self) {
+        self.failures.clear();
+    }
+
+    fn progress(&self, _: &Buffers) -> Status {
+        let n = self.failures.len();
+        watching(
+            n,
+            self.max_total,
+            format!("{n} failed results, {} allowed", self.max_total),
+        )
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::detect::{Buffers, Detector};
+    use crate::event::Event;
+    use serde_json::json;
+
+    fn feed(det: &mut Box<dyn Detector>, events: &[Event]) -> Vec<Detection> {
+        let buffers = Buffers::default();
+        let mut out = Vec::new();
+        for (index, event) in events.iter().enumerate() {
+            let obs = Observation {
+                index,
+                event,
+                buffers: &buffers,
+                reasoning_before: 0,
+                content_before: 0,
+            };
+            det.observe(&obs, &mut out);
+        }
+        out
+    }
+
+    fn build(info: &DetectorInfo, set: &[(&str, usize)]) -> Box<dyn Detector> {
+        let mut p = crate::detect::Params::defaults(info.params, crate::detect::Profile::Seed);
+        for (k, v) in set {
+            p.set(k, crate::detect::params::Value::Count(*v));
+        }
+        (info.build)(&p)
+    }
+
+    fn call(path: &str) -> Event {
+        Event::tool_call("read_file", json!({ "path": path }))
+    }
+
+    #[test]
+    fn max_turns_fires_on_the_request_past_the_limit_and_prompt_resets() {
+        let mut d = build(&MAX_TURNS, &[("max_turns", 3)]);
+        let mut evs = vec![Event::request(); 3];
+        assert!(feed(&mut d, &evs).is_empty());
+        evs.push(Event::request());
+        let got = feed(&mut build(&MAX_TURNS, &[("max_turns", 3)]), &evs);
+        assert_eq!(got.len(), 1);
+        assert_eq!(got[0].event, 3);
+        assert_eq!(got[0].events, vec![0, 1, 2, 3]);
+        let mut with_prompt = vec![Event::request(); 3];
+        with_prompt.push(Event::prompt("again"));
+        with_prompt.extend(vec![Event::request(); 3]);
+        assert!(feed(&mut build(&MAX_TURNS, &[("max_turns", 3)]), &with_prompt).is_empty());
+    }
+
+    #[test]
+    fn action_window_counts_one_key_in_the_window() {
+        let evs = vec![call("a"), call("b"), call("a"), call("c"), call("a")];
+        let got = feed(&mut build(&ACTION_WINDOW, &[]), &evs);
+        assert_eq!(got.len(), 1);
+        assert_eq!(got[0].events, vec![0, 2, 4]);
+        // Spread beyond the window: a, then 9 others, then a, a -> only 2 in any 10.
+        let mut evs = vec![call("a")];
+        evs.extend((0..9).map(|i| call(&format!("f{i}"))));
+        evs.extend([call("a"), call("x"), call("a")]);
+        assert!(feed(&mut build(&ACTION_WINDOW, &[]), &evs).is_empty());
+    }
+
+    #[test]
+    fn action_cycle_needs_the_same_sequence_twice() {
+        let evs: Vec<Event> = ["a", "b", "c", "a", "b", "c"].iter().map(|p| call(p)).collect();
+        let got = feed(&mut build(&ACTION_CYCLE, &[]), &evs);
+        assert_eq!(got.len(), 1);
+        assert_eq!(got[0].event, 5);
+        assert_eq!(got[0].events, vec![0, 1, 2, 3, 4, 5]);
+        let evs: Vec<Event> = ["a", "b", "c", "a", "c", "b"].iter().map(|p| call(p)).collect();
+        assert!(feed(&mut build(&ACTION_CYCLE, &[]), &evs).is_empty());
+    }
+
+    #[test]
+    fn canonical_keys_ignore_argument_order() {
+        let a = Event::tool_call("t", json!({"a":1,"b":2}));
+        let b = Event::tool_call("t", serde_json::from_str(r#"{"b":2,"a":1}"#).unwrap());
+        let got = feed(&mut build(&ACTION_WINDOW, &[]), &[a.clone(), b, a]);
+        assert_eq!(got.len(), 1);
+    }
+
+    #[test]
+    fn error_streak_is_broken_by_a_success_and_error_total_is_not() {
+        let mut evs: Vec<Event> = (0..4).map(|_| Event::tool_result(false)).collect();
+        evs.push(Event::tool_result(true));
+        evs.extend((0..4).map(|_| Event::tool_result(false)));
+        assert!(feed(&mut build(&ERROR_STREAK, &[]), &evs).is_empty());
+        let got = feed(&mut build(&ERROR_TOTAL, &[("max_total", 7)]), &evs);
+        assert_eq!(got.len(), 1);
+        assert_eq!(got[0].event, 8);
+        assert_eq!(got[0].repeats, Some(8));
+        evs.push(Event::tool_result(false));
+        let got = feed(&mut build(&ERROR_STREAK, &[]), &evs);
+        assert_eq!(got.len(), 1);
+        assert_eq!(got[0].events, vec![5, 6, 7, 8, 9]);
+    }
+
+    #[test]
+    fn a_fired_guard_stays_fired_until_the_prompt() {
+        let mut evs: Vec<Event> = (0..12).map(|_| Event::tool_result(false)).collect();
+        let mut det = build(&ERROR_STREAK, &[]);
+        assert_eq!(feed(&mut det, &evs).len(), 1, "latched after the first");
+        evs.push(Event::prompt("p"));
+        evs.extend((0..5).map(|_| Event::tool_result(false)));
+        assert_eq!(feed(&mut build(&ERROR_STREAK, &[]), &evs).len(), 2);
+    }
+}

@@ -1,0 +1,200 @@
+//! Keys that decide when two tool calls are "the same": `name:args`.
+//!
+//! `canonical` sorts object keys recursively, so argument order never
+//! matters. `js` reproduces gemini-cli's `JSON.stringify`: keys keep file
+//! order except that integer-like keys come first in ascending order (the
+//! JavaScript object-key order), and numbers are written as JavaScript writes
+//! them. In both, numbers are compared by value (`1.0` is `1`).
+
+use serde_json::{Map, Value};
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum KeyStyle {
+    Canonical,
+    Js,
+}
+
+impl KeyStyle {
+    pub fn from_word(word: &str) -> KeyStyle {
+        if word == "js" {
+            KeyStyle::Js
+        } else {
+            KeyStyle::Canonical
+        }
+    }
+}
+
+/// The key of one tool call.
+pub fn call_key(name: &str, args: &Value, style: KeyStyle) -> String {
+    let mut out = String::new();
+    match style {
+        KeyStyle::Canonical => out.push_str(name),
+        KeyStyle::Js => {
+            // gemini-cli trims the name and calls a nameless tool generic_tool.
+            let trimmed = name.trim();
+            out.push_str(if trimmed.is_empty() { "generic_tool" } else { trimmed });
+        }
+    }
+    out.push(':');
+    write_value(&mut out, args, style);
+    out
+}
+
+fn write_value(out: &mut String, v: &Value, style: KeyStyle) {
+    match v {
+        Value::Null => out.push_str("null"),
+        Value::Bool(b) => out.push_str(if *b { "true" } else { "false" }),
+        Value::Number(n) => out.push_str(&js_number(n.as_f64().unwrap_or(0.0))),
+        Value::String(s) => out.push_str(&Value::String(s.clone()).to_string()),
+        Value::Array(items) => {
+            out.push('[');
+            for (i, item) in items.iter().enumerate() {
+                if i > 0 {
+                    out.push(',');
+                }
+                write_value(out, item, style);
+            }
+            out.push(']');
+        }
+        Value::Object(map) => {
+            out.push('{');
+            for (i, (k, v)) in ordered_keys(map, style).into_iter().enumerate() {
+                if i > 0 {
+                    out.push(',');
+                }
+                out.push_str(&Value::String(k.clone()).to_string());
+                out.push(':');
+                write_value(out, v, style);
+            }
+            out.push('}');
+        }
+    }
+}
+
+fn ordered_keys(map: &Map<String, Value>, style: KeyStyle) -> Vec<(&String, &Value)> {
+    let mut entries: Vec<(&String, &Value)> = map.iter().collect();
+    match style {
+        KeyStyle::Canonical => entries.sort_by(|a, b| a.0.cmp(b.0)),
+        // Stable sort: integer-like keys first, ascending; the rest keep file order.
+        KeyStyle::Js => entries.sort_by_key(|(k, _)| array_index(k).map_or((1, 0), |i| (0, i))),
+    }
+    entries
+}
+
+/// A JavaScript array index: a canonical decimal below 2^32 - 1.
+fn array_index(key: &str) -> Option<u64> {
+    if key.is_empty() || (key.len() > 1 && key.starts_with('0')) || !key.bytes().all(|b| b.is_ascii_digit()) {
+        return None;
+    }
+    key.parse::<u64>().ok().filter(|&i| i < u64::from(u32::MAX))
+}
+
+/// A number as JavaScript's `Number.prototype.toString` writes it.
+pub fn js_number(x: f64) -> String {
+    if x == 0.0 {
+        return "0".to_string(); // also -0
+    }
+    if !x.is_finite() {
+        return "null".to_string(); // what JSON.stringify writes
+    }
+    // Rust's `{:e}` gives the shortest round-trip digits, as JavaScript uses.
+    let sci = format!("{:e}", x.abs());
+    let (mantissa, exp) = sci.split_once('e').expect("{:e} has an exponent");
+    let digits: String = mantissa.chars().filter(|c| *c != '.').collect();
+    let k = digits.len() as i64;
+    let n = exp.parse::<i64>().expect("numeric exponent") + 1;
+    let body = if k <= n && n <= 21 {
+        format!("{digits}{}", "0".repeat((n - k) as usize))
+    } else if 0 < n && n <= 21 {
+        format!("{}.{}", &digits[..n as usize], &digits[n as usize..])
+    } else if -6 < n && n <= 0 {
+        format!("0.{}{digits}", "0".repeat((-n) as usize))
+    } else {
+        let e = n - 1;
+        let sign = if e >= 0 { '+' } else { '-' };
+        let (first, rest) = digits.split_at(1);
+        let frac = if rest.is_empty() {
+            String::new()
+        } else {
+            format!(".{rest}")
+        };
+        format!("{first}{frac}e{sign}{}", e.abs())
+    };
+    if x < 0.0 {
+        format!("-{body}")
+    } else {
+        body
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    fn parse(s: &str) -> Value {
+        serde_json::from_str(s).unwrap()
+    }
+
+    #[test]
+    fn js_numbers() {
+        for (x, want) in [
+            (1.0, "1"),
+            (-1.5, "-1.5"),
+            (0.1, "0.1"),
+            (1e21, "1e+21"),
+            (1e20, "100000000000000000000"),
+            (123456.789, "123456.789"),
+            (1e-7, "1e-7"),
+            (0.000001, "0.000001"),
+            (-0.0, "0"),
+            (2.5e-8, "2.5e-8"),
+            (1.7976931348623157e308, "1.7976931348623157e+308"),
+        ] {
+            assert_eq!(js_number(x), want, "{x}");
+        }
+    }
+
+    #[test]
+    fn js_key_order_puts_integer_keys_first() {
+        let a = parse(r#"{"b":1,"2":2,"a":{"10":1,"9":2,"x":3}}"#);
+        assert_eq!(
+            call_key("t", &a, KeyStyle::Js),
+            r#"t:{"2":2,"b":1,"a":{"9":2,"10":1,"x":3}}"#
+        );
+        let b = parse(r#"{"2":2,"b":1}"#);
+        let c = parse(r#"{"b":1,"2":2}"#);
+        assert_eq!(call_key("t", &b, KeyStyle::Js), call_key("t", &c, KeyStyle::Js));
+        // Non-integer keys keep file order in js, so these differ; canonical makes them equal.
+        let d = parse(r#"{"a":1,"b":2}"#);
+        let e = parse(r#"{"b":2,"a":1}"#);
+        assert_ne!(call_key("t", &d, KeyStyle::Js), call_key("t", &e, KeyStyle::Js));
+        assert_eq!(
+            call_key("t", &d, KeyStyle::Canonical),
+            call_key("t", &e, KeyStyle::Canonical)
+        );
+        assert_eq!(array_index("01"), None);
+        assert_eq!(array_index("4294967295"), None);
+        assert_eq!(array_index("4294967294"), Some(4294967294));
+    }
+
+    #[test]
+    fn numbers_compare_by_value_and_names_are_trimmed_in_js() {
+        let one = json!({"a": 1});
+        let one_f = parse(r#"{"a":1.0}"#);
+        assert_eq!(call_key("t", &one, KeyStyle::Js), call_key("t", &one_f, KeyStyle::Js));
+        assert_eq!(call_key("t", &one, KeyStyle::Canonical), r#"t:{"a":1}"#);
+        assert_eq!(call_key("  read ", &json!({}), KeyStyle::Js), "read:{}");
+        assert_eq!(call_key(" ", &json!({}), KeyStyle::Js), "generic_tool:{}");
+        assert_eq!(call_key(" ", &json!({}), KeyStyle::Canonical), " :{}");
+    }
+
+    #[test]
+    fn strings_are_escaped() {
+        let v = json!({"cmd": "echo \"hi\"\n", "emoji": "🙂"});
+        assert_eq!(
+            call_key("sh", &v, KeyStyle::Canonical),
+            r#"sh:{"cmd":"echo \"hi\"\n","emoji":"🙂"}"#
+        );
+    }
+}

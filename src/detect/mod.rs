@@ -1,0 +1,232 @@
+//! Loop detectors (`shared/design/detectors.md`). Each is a deterministic
+//! state machine fed the events of one stream in order; none does I/O or
+//! looks at the clock. The engine owns the channel buffers and hands each
+//! detector an [`Observation`] per event.
+
+mod checkpoint;
+mod chunk_chant;
+mod content_classes;
+mod cycles;
+mod evidence;
+mod guards;
+pub mod keys;
+pub mod params;
+pub mod periodic;
+mod short_repeat;
+mod tool_repeat;
+
+pub use evidence::{CheckpointRun, Detection, DetectorState, Span, Status};
+pub use params::{Params, Profile};
+
+use crate::event::{Channel, Event, EventKind};
+use crate::text::TextBuffer;
+use params::ParamSpec;
+
+/// The per-request channel buffers: cleared by `prompt` and `request`.
+#[derive(Clone, Debug, Default)]
+pub struct Buffers {
+    pub reasoning: TextBuffer,
+    pub content: TextBuffer,
+}
+
+impl Buffers {
+    pub fn channel(&self, channel: Channel) -> Option<&TextBuffer> {
+        match channel {
+            Channel::Reasoning => Some(&self.reasoning),
+            Channel::Content => Some(&self.content),
+            Channel::Tools | Channel::Turns => None,
+        }
+    }
+}
+
+/// One event as a detector sees it, with the buffers already updated.
+pub struct Observation<'a> {
+    pub index: usize,
+    pub event: &'a Event,
+    pub buffers: &'a Buffers,
+    /// Channel lengths before this event's text was appended.
+    pub reasoning_before: usize,
+    pub content_before: usize,
+}
+
+pub trait Detector: Send + Sync {
+    fn id(&self) -> &'static str;
+    fn observe(&mut self, obs: &Observation<'_>, out: &mut Vec<Detection>);
+    fn status(&self, buffers: &Buffers) -> Status;
+    /// Runs at checkpoints in the current request (checkpoint detectors only).
+    fn checkpoint_runs(&self) -> &[CheckpointRun] {
+        &[]
+    }
+    /// Whether this detector stops when another latch-sharing detector fires.
+    fn shares_latch(&self) -> bool {
+        false
+    }
+    fn latch(&mut self, _by: &'static str, _event: usize) {}
+    fn clone_box(&self) -> Box<dyn Detector>;
+}
+
+impl Clone for Box<dyn Detector> {
+    fn clone(&self) -> Self {
+        self.clone_box()
+    }
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Family {
+    /// Reasoning-buffer detectors that run at checkpoints.
+    Checkpoint,
+    /// gemini-cli's LoopDetectionService (tool calls and content chanting).
+    ContentStream,
+    /// Generic agent guards over tool calls, results and turns.
+    AgentGuard,
+}
+
+impl Family {
+    pub fn name(self) -> &'static str {
+        match self {
+            Family::Checkpoint => "checkpoint",
+            Family::ContentStream => "content-stream",
+            Family::AgentGuard => "agent guard",
+        }
+    }
+}
+
+/// A detector kind in the registry.
+pub struct DetectorInfo {
+    pub id: &'static str,
+    pub family: Family,
+    pub channel: Channel,
+    /// The rule in one sentence, with the parameter names.
+    pub rule: &'static str,
+    pub in_gemini_cli: bool,
+    pub params: &'static [ParamSpec],
+    pub build: fn(&Params) -> Box<dyn Detector>,
+}
+
+impl std::fmt::Debug for DetectorInfo {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.id)
+    }
+}
+
+impl DetectorInfo {
+    pub fn in_profile(&self, profile: Profile) -> bool {
+        match profile {
+            Profile::Seed => true,
+            Profile::GeminiCli => self.in_gemini_cli,
+        }
+    }
+}
+
+/// Every detector, in the order they run and are listed.
+pub static DETECTORS: [&DetectorInfo; 10] = [
+    &short_repeat::INFO,
+    &cycles::BLOCK_CYCLE,
+    &cycles::LIST_CYCLE,
+    &tool_repeat::INFO,
+    &chunk_chant::INFO,
+    &guards::MAX_TURNS,
+    &guards::ACTION_WINDOW,
+    &guards::ACTION_CYCLE,
+    &guards::ERROR_STREAK,
+    &guards::ERROR_TOTAL,
+];
+
+pub fn find(id: &str) -> Option<&'static DetectorInfo> {
+    DETECTORS.iter().copied().find(|d| d.id == id)
+}
+
+/// The logic of a detector that watches the whole prompt: it is reset only
+/// by `prompt` and stays fired until then. [`PromptScoped`] adds the reset
+/// and the latch so each rule is just its counting.
+pub(crate) trait Rule: Clone + Send + Sync + 'static {
+    const ID: &'static str;
+    /// Sees every event except `prompt` while not fired.
+    fn observe(&mut self, obs: &Observation<'_>) -> Option<Detection>;
+    /// A `prompt` arrived.
+    fn reset(&mut self);
+    /// Status while not fired.
+    fn progress(&self, buffers: &Buffers) -> Status;
+    fn shares_latch(&self) -> bool {
+        false
+    }
+}
+
+#[derive(Clone, Debug)]
+enum Stop {
+    Fired { event: usize, reason: String },
+    Latched { by: &'static str, event: usize },
+}
+
+#[derive(Clone)]
+pub(crate) struct PromptScoped<R> {
+    rule: R,
+    stopped: Option<Stop>,
+}
+
+impl<R: Rule> PromptScoped<R> {
+    pub fn boxed(rule: R) -> Box<dyn Detector> {
+        Box::new(PromptScoped { rule, stopped: None })
+    }
+}
+
+impl<R: Rule> Detector for PromptScoped<R> {
+    fn id(&self) -> &'static str {
+        R::ID
+    }
+
+    fn observe(&mut self, obs: &Observation<'_>, out: &mut Vec<Detection>) {
+        if matches!(obs.event.kind, EventKind::Prompt { .. }) {
+            self.rule.reset();
+            self.stopped = None;
+            return;
+        }
+        if self.stopped.is_some() {
+            return;
+        }
+        if let Some(d) = self.rule.observe(obs) {
+            self.stopped = Some(Stop::Fired {
+                event: d.event,
+                reason: d.reason.clone(),
+            });
+            out.push(d);
+        }
+    }
+
+    fn status(&self, buffers: &Buffers) -> Status {
+        match &self.stopped {
+            Some(Stop::Fired { event, reason }) => Status::Fired {
+                event: *event,
+                reason: reason.clone(),
+            },
+            Some(Stop::Latched { by, event }) => Status::Latched { by, event: *event },
+            None => self.rule.progress(buffers),
+        }
+    }
+
+    fn shares_latch(&self) -> bool {
+        self.rule.shares_latch()
+    }
+
+    fn latch(&mut self, by: &'static str, event: usize) {
+        if self.stopped.is_none() {
+            self.stopped = Some(Stop::Latched { by, event });
+        }
+    }
+
+    fn clone_box(&self) -> Box<dyn Detector> {
+        Box::new(self.clone())
+    }
+}
+
+/// Quotes log text for a reason sentence: escapes control characters and
+/// shortens long text, so a reason is always one printable line.
+pub fn quote(text: &str, max_chars: usize) -> String {
+    let count = text.chars().count();
+    if count <= max_chars {
+        format!("{text:?}")
+    } else {
+        let head: String = text.chars().take(max_chars).collect();
+        format!("{head:?}…")
+    }
+}

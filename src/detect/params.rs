@@ -1,0 +1,307 @@
+//! Detector parameters: what each one means, its default in each profile,
+//! and the values a run resolved from defaults, config file and `--set`.
+
+use std::fmt;
+
+/// A named set of detectors with their parameters (detectors.md).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, serde::Serialize, serde::Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum Profile {
+    /// The designs the project was specified from.
+    Seed,
+    /// The real gemini-cli (commit 5411f113), quirks included.
+    GeminiCli,
+}
+
+impl Profile {
+    pub const ALL: [Profile; 2] = [Profile::Seed, Profile::GeminiCli];
+
+    pub fn name(self) -> &'static str {
+        match self {
+            Profile::Seed => "seed",
+            Profile::GeminiCli => "gemini-cli",
+        }
+    }
+
+    pub fn from_name(name: &str) -> Option<Profile> {
+        Profile::ALL.into_iter().find(|p| p.name() == name)
+    }
+}
+
+impl fmt::Display for Profile {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.name())
+    }
+}
+
+/// A parameter value as written in the registry (const-constructible).
+#[derive(Clone, Copy, Debug)]
+pub enum Default {
+    Count(usize),
+    Flag(bool),
+    List(&'static [usize]),
+    Word(&'static str),
+}
+
+/// What values a parameter takes.
+#[derive(Clone, Copy, Debug)]
+pub enum Kind {
+    /// A whole number, at least `min`.
+    Count {
+        min: usize,
+    },
+    Flag,
+    /// Ascending whole numbers, at least one.
+    List,
+    /// One of these words.
+    Choice(&'static [&'static str]),
+}
+
+#[derive(Clone, Copy, Debug)]
+pub struct ParamSpec {
+    pub name: &'static str,
+    pub help: &'static str,
+    pub kind: Kind,
+    pub seed: Default,
+    /// The gemini-cli value where it differs from `seed`.
+    pub gemini_cli: Option<Default>,
+}
+
+impl ParamSpec {
+    pub const fn new(name: &'static str, kind: Kind, seed: Default, help: &'static str) -> ParamSpec {
+        ParamSpec {
+            name,
+            help,
+            kind,
+            seed,
+            gemini_cli: None,
+        }
+    }
+
+    pub const fn gemini(mut self, value: Default) -> ParamSpec {
+        self.gemini_cli = Some(value);
+        self
+    }
+
+    pub fn default_for(&self, profile: Profile) -> Value {
+        let d = match profile {
+            Profile::GeminiCli => self.gemini_cli.unwrap_or(self.seed),
+            Profile::Seed => self.seed,
+        };
+        match d {
+            Default::Count(n) => Value::Count(n),
+            Default::Flag(b) => Value::Flag(b),
+            Default::List(l) => Value::List(l.to_vec()),
+            Default::Word(w) => Value::Word(w.to_string()),
+        }
+    }
+
+    /// Parses a value given on the command line (`--set ID.PARAM=VALUE`).
+    pub fn parse(&self, text: &str) -> Result<Value, String> {
+        let text = text.trim();
+        match self.kind {
+            Kind::Count { min } => {
+                let n: usize = text
+                    .parse()
+                    .map_err(|_| format!("expected a whole number, got {text:?}"))?;
+                self.check_count(n, min)
+            }
+            Kind::Flag => match text {
+                "true" | "yes" | "on" | "1" => Ok(Value::Flag(true)),
+                "false" | "no" | "off" | "0" => Ok(Value::Flag(false)),
+                _ => Err(format!("expected true or false, got {text:?}")),
+            },
+            Kind::List => {
+                let inner = text.trim_start_matches('[').trim_end_matches(']');
+                let list = inner
+                    .split(',')
+                    .map(|s| s.trim().parse::<usize>())
+                    .collect::<Result<Vec<_>, _>>()
+                    .map_err(|_| format!("expected numbers separated by commas, got {text:?}"))?;
+                check_list(list)
+            }
+            Kind::Choice(words) => {
+                if words.contains(&text) {
+                    Ok(Value::Word(text.to_string()))
+                } else {
+                    Err(format!("expected one of {}, got {text:?}", words.join(", ")))
+                }
+            }
+        }
+    }
+
+    /// Reads a value from a TOML config file.
+    pub fn from_toml(&self, v: &toml::Value) -> Result<Value, String> {
+        match (self.kind, v) {
+            (Kind::Count { min }, toml::Value::Integer(i)) => {
+                let n = usize::try_from(*i).map_err(|_| format!("expected a whole number, got {i}"))?;
+                self.check_count(n, min)
+            }
+            (Kind::Flag, toml::Value::Boolean(b)) => Ok(Value::Flag(*b)),
+            (Kind::List, toml::Value::Array(items)) => {
+                let list = items
+                    .iter()
+                    .map(|i| i.as_integer().and_then(|n| usize::try_from(n).ok()))
+                    .collect::<Option<Vec<_>>>()
+                    .ok_or_else(|| "expected an array of whole numbers".to_string())?;
+                check_list(list)
+            }
+            (Kind::Choice(_), toml::Value::String(s)) => self.parse(s),
+            (_, other) => Err(format!("expected {}, got {other}", self.kind_name())),
+        }
+    }
+
+    fn check_count(&self, n: usize, min: usize) -> Result<Value, String> {
+        if n < min {
+            Err(format!("must be at least {min}, got {n}"))
+        } else {
+            Ok(Value::Count(n))
+        }
+    }
+
+    pub fn kind_name(&self) -> String {
+        match self.kind {
+            Kind::Count { min } => format!("a whole number >= {min}"),
+            Kind::Flag => "true or false".to_string(),
+            Kind::List => "a list of ascending whole numbers".to_string(),
+            Kind::Choice(words) => format!("one of {}", words.join(", ")),
+        }
+    }
+}
+
+fn check_list(list: Vec<usize>) -> Result<Value, String> {
+    if list.is_empty() {
+        return Err("the list is empty".to_string());
+    }
+    if list.windows(2).any(|w| w[0] >= w[1]) || list[0] == 0 {
+        return Err("the numbers must be positive and strictly ascending".to_string());
+    }
+    Ok(Value::List(list))
+}
+
+/// A resolved parameter value.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Value {
+    Count(usize),
+    Flag(bool),
+    List(Vec<usize>),
+    Word(String),
+}
+
+impl fmt::Display for Value {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Value::Count(n) => write!(f, "{n}"),
+            Value::Flag(b) => write!(f, "{b}"),
+            Value::List(l) => {
+                let parts: Vec<String> = l.iter().map(|n| n.to_string()).collect();
+                write!(f, "{}", parts.join(","))
+            }
+            Value::Word(w) => f.write_str(w),
+        }
+    }
+}
+
+impl Value {
+    pub fn to_json(&self) -> serde_json::Value {
+        match self {
+            Value::Count(n) => (*n).into(),
+            Value::Flag(b) => (*b).into(),
+            Value::List(l) => l.clone().into(),
+            Value::Word(w) => w.clone().into(),
+        }
+    }
+}
+
+/// The parameters of one configured detector, in registry order.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Params {
+    values: Vec<(&'static str, Value)>,
+}
+
+impl Params {
+    pub fn defaults(specs: &[ParamSpec], profile: Profile) -> Params {
+        Params {
+            values: specs.iter().map(|s| (s.name, s.default_for(profile))).collect(),
+        }
+    }
+
+    pub fn set(&mut self, name: &str, value: Value) {
+        if let Some(slot) = self.values.iter_mut().find(|(n, _)| *n == name) {
+            slot.1 = value;
+        }
+    }
+
+    pub fn iter(&self) -> impl Iterator<Item = (&'static str, &Value)> {
+        self.values.iter().map(|(n, v)| (*n, v))
+    }
+
+    fn get(&self, name: &str) -> &Value {
+        // Names come from the detector's own spec list, so absence is a bug.
+        &self
+            .values
+            .iter()
+            .find(|(n, _)| *n == name)
+            .unwrap_or_else(|| panic!("detector reads undeclared parameter {name}"))
+            .1
+    }
+
+    pub fn count(&self, name: &str) -> usize {
+        match self.get(name) {
+            Value::Count(n) => *n,
+            other => panic!("parameter {name} is not a count: {other:?}"),
+        }
+    }
+
+    pub fn flag(&self, name: &str) -> bool {
+        match self.get(name) {
+            Value::Flag(b) => *b,
+            other => panic!("parameter {name} is not a flag: {other:?}"),
+        }
+    }
+
+    pub fn list(&self, name: &str) -> Vec<usize> {
+        match self.get(name) {
+            Value::List(l) => l.clone(),
+            other => panic!("parameter {name} is not a list: {other:?}"),
+        }
+    }
+
+    pub fn word(&self, name: &str) -> &str {
+        match self.get(name) {
+            Value::Word(w) => w,
+            other => panic!("parameter {name} is not a word: {other:?}"),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const SPEC: ParamSpec = ParamSpec::new("threshold", Kind::Count { min: 2 }, Default::Count(5), "calls");
+
+    #[test]
+    fn parses_and_validates_values() {
+        assert_eq!(SPEC.parse("7"), Ok(Value::Count(7)));
+        assert!(SPEC.parse("1").unwrap_err().contains("at least 2"));
+        assert!(SPEC.parse("x").is_err());
+        let list = ParamSpec::new("checkpoints", Kind::List, Default::List(&[2000]), "");
+        assert_eq!(list.parse("[1000, 4000]"), Ok(Value::List(vec![1000, 4000])));
+        assert!(list.parse("4000,1000").is_err());
+        let choice = ParamSpec::new("units", Kind::Choice(&["chars", "utf16"]), Default::Word("chars"), "");
+        assert!(choice.parse("bytes").unwrap_err().contains("chars, utf16"));
+        assert_eq!(
+            choice.from_toml(&toml::Value::String("utf16".into())),
+            Ok(Value::Word("utf16".into()))
+        );
+        assert!(SPEC.from_toml(&toml::Value::String("5".into())).is_err());
+    }
+
+    #[test]
+    fn profile_defaults() {
+        let s = SPEC.gemini(Default::Count(9));
+        assert_eq!(s.default_for(Profile::Seed), Value::Count(5));
+        assert_eq!(s.default_for(Profile::GeminiCli), Value::Count(9));
+    }
+}

@@ -1,0 +1,225 @@
+//! Runs a profile's detectors over a stream. [`Engine`] is fed events one by
+//! one and can report every detector's state at any point; [`Tape`] keeps a
+//! stream's events and seek snapshots so any position can be shown.
+//!
+//! `scan`, the TUI and `tail` all drive these two types, so a detection is
+//! computed by one piece of code everywhere.
+
+use crate::config::Setup;
+use crate::detect::{Buffers, CheckpointRun, Detection, Detector, DetectorState, Observation};
+use crate::event::{Event, EventKind};
+
+#[derive(Clone)]
+pub struct Engine {
+    detectors: Vec<Box<dyn Detector>>,
+    buffers: Buffers,
+    /// Events applied so far (= the index of the next event).
+    position: usize,
+    /// Index of the `request`/`prompt` that started the current buffers.
+    request_start: Option<usize>,
+}
+
+impl Engine {
+    pub fn new(setup: &Setup) -> Engine {
+        Engine {
+            detectors: setup.detectors.iter().map(|c| (c.info.build)(&c.params)).collect(),
+            buffers: Buffers::default(),
+            position: 0,
+            request_start: None,
+        }
+    }
+
+    /// Applies the next event; returns the detections it caused.
+    pub fn push(&mut self, event: &Event) -> Vec<Detection> {
+        let index = self.position;
+        self.position += 1;
+        match &event.kind {
+            EventKind::Prompt { .. } | EventKind::Request { .. } => {
+                self.buffers.reasoning.clear();
+                self.buffers.content.clear();
+                self.request_start = Some(index);
+            }
+            _ => {}
+        }
+        let reasoning_before = self.buffers.reasoning.len();
+        let content_before = self.buffers.content.len();
+        match &event.kind {
+            EventKind::Reasoning { text } => self.buffers.reasoning.push_str(text),
+            EventKind::Content { text } => self.buffers.content.push_str(text),
+            _ => {}
+        }
+        let obs = Observation {
+            index,
+            event,
+            buffers: &self.buffers,
+            reasoning_before,
+            content_before,
+        };
+        let mut found = Vec::new();
+        for det in &mut self.detectors {
+            det.observe(&obs, &mut found);
+        }
+        // gemini-cli's two checks are one service with one "loop detected" flag.
+        for d in &found {
+            let shares = self.detectors.iter().any(|x| x.id() == d.detector && x.shares_latch());
+            if shares {
+                for other in self
+                    .detectors
+                    .iter_mut()
+                    .filter(|x| x.shares_latch() && x.id() != d.detector)
+                {
+                    other.latch(d.detector, index);
+                }
+            }
+        }
+        found
+    }
+
+    /// Events applied so far.
+    pub fn position(&self) -> usize {
+        self.position
+    }
+
+    pub fn buffers(&self) -> &Buffers {
+        &self.buffers
+    }
+
+    pub fn request_start(&self) -> Option<usize> {
+        self.request_start
+    }
+
+    /// Every detector's status now, in profile order.
+    pub fn states(&self) -> Vec<DetectorState> {
+        self.detectors
+            .iter()
+            .map(|d| DetectorState {
+                id: d.id(),
+                status: d.status(&self.buffers),
+            })
+            .collect()
+    }
+
+    /// What ran at each checkpoint of the current request, by checkpoint.
+    pub fn checkpoint_runs(&self) -> Vec<CheckpointRun> {
+        let mut runs: Vec<CheckpointRun> = self
+            .detectors
+            .iter()
+            .flat_map(|d| d.checkpoint_runs().iter().cloned())
+            .collect();
+        runs.sort_by_key(|r| r.checkpoint); // stable: detectors keep profile order
+        runs
+    }
+}
+
+/// How much work (text bytes, plus a fixed cost per event) may pass between
+/// two seek snapshots. Seeking replays at most this much.
+const SNAPSHOT_WORK: usize = 256 * 1024;
+const EVENT_WORK: usize = 64;
+
+/// A stream's events with the engine run over all of them, seekable.
+///
+/// The head engine has seen every event (its detections are the stream's);
+/// the cursor engine is at the position being shown. Engine clones share the
+/// buffers' text, so a snapshot costs little more than the detectors' state.
+pub struct Tape {
+    events: Vec<Event>,
+    head: Engine,
+    detections: Vec<Detection>,
+    snapshots: Vec<Engine>,
+    work: usize,
+    cursor: Engine,
+}
+
+impl Tape {
+    pub fn new(setup: &Setup) -> Tape {
+        let fresh = Engine::new(setup);
+        Tape {
+            events: Vec::new(),
+            head: fresh.clone(),
+            detections: Vec::new(),
+            snapshots: vec![fresh.clone()],
+            work: 0,
+            cursor: fresh,
+        }
+    }
+
+    pub fn with_events(setup: &Setup, events: Vec<Event>) -> Tape {
+        let mut tape = Tape::new(setup);
+        for e in events {
+            tape.push(e);
+        }
+        tape
+    }
+
+    /// Appends an event (a live stream grows); returns its detections.
+    pub fn push(&mut self, event: Event) -> &[Detection] {
+        if self.work >= SNAPSHOT_WORK {
+            self.snapshots.push(self.head.clone());
+            self.work = 0;
+        }
+        self.work += EVENT_WORK
+            + match &event.kind {
+                EventKind::Reasoning { text } | EventKind::Content { text } => text.len(),
+                _ => 0,
+            };
+        let found = self.head.push(&event);
+        self.events.push(event);
+        let from = self.detections.len();
+        self.detections.extend(found);
+        &self.detections[from..]
+    }
+
+    pub fn events(&self) -> &[Event] {
+        &self.events
+    }
+
+    pub fn len(&self) -> usize {
+        self.events.len()
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.events.is_empty()
+    }
+
+    /// All detections of the stream, in order.
+    pub fn detections(&self) -> &[Detection] {
+        &self.detections
+    }
+
+    /// Detections at events before `position`.
+    pub fn detections_before(&self, position: usize) -> &[Detection] {
+        let n = self.detections.partition_point(|d| d.event < position);
+        &self.detections[..n]
+    }
+
+    /// The engine after the first `position` events (clamped to the stream).
+    pub fn seek(&mut self, position: usize) -> &Engine {
+        let position = position.min(self.events.len());
+        if position == self.head.position() {
+            // At the live end the head is the answer; no replay needed.
+            self.cursor = self.head.clone();
+            return &self.cursor;
+        }
+        let snap = self.snapshots.partition_point(|s| s.position() <= position) - 1;
+        let from_snapshot = self.snapshots[snap].position();
+        let cursor_at = self.cursor.position();
+        if !(from_snapshot..=position).contains(&cursor_at) {
+            self.cursor = self.snapshots[snap].clone();
+        }
+        while self.cursor.position() < position {
+            let i = self.cursor.position();
+            self.cursor.push(&self.events[i]);
+        }
+        &self.cursor
+    }
+
+    /// The engine at the last position sought.
+    pub fn cursor(&self) -> &Engine {
+        &self.cursor
+    }
+
+    /// The engine after every event.
+    pub fn head(&self) -> &Engine {
+        &self.head
+    }
+}

@@ -1,0 +1,444 @@
+//! The normalized event model: one `Event` per line of the native format
+//! (`shared/design/log-format.md`). Every importer produces these.
+
+use serde_json::{Map, Value};
+
+/// Which stream a detection or a buffer belongs to.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, serde::Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Channel {
+    Reasoning,
+    Content,
+    Tools,
+    Turns,
+}
+
+impl Channel {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Channel::Reasoning => "reasoning",
+            Channel::Content => "content",
+            Channel::Tools => "tools",
+            Channel::Turns => "turns",
+        }
+    }
+}
+
+/// When an event happened. Logs write either seconds since the stream start
+/// or an RFC 3339 time; both are kept as written so a conversion round-trips.
+#[derive(Clone, Debug, PartialEq)]
+pub enum Ts {
+    Seconds(f64),
+    Clock { text: String, unix: f64 },
+}
+
+impl Ts {
+    /// Seconds on a common axis: relative seconds as they are, clock times as
+    /// Unix seconds. Only differences between two values of the same stream
+    /// are meaningful.
+    pub fn seconds(&self) -> f64 {
+        match self {
+            Ts::Seconds(s) => *s,
+            Ts::Clock { unix, .. } => *unix,
+        }
+    }
+
+    fn parse(v: &Value) -> Result<Ts, String> {
+        match v {
+            Value::Number(n) => n
+                .as_f64()
+                .filter(|s| s.is_finite())
+                .map(Ts::Seconds)
+                .ok_or_else(|| format!("`ts` {n} is not a finite number")),
+            Value::String(s) => chrono::DateTime::parse_from_rfc3339(s)
+                .map(|t| Ts::Clock {
+                    text: s.clone(),
+                    unix: t.timestamp() as f64 + f64::from(t.timestamp_subsec_nanos()) * 1e-9,
+                })
+                .map_err(|e| format!("`ts` {s:?} is not an RFC 3339 time ({e})")),
+            other => Err(format!(
+                "`ts` must be a number or an RFC 3339 string, not {}",
+                json_kind(other)
+            )),
+        }
+    }
+
+    fn to_json(&self) -> Value {
+        match self {
+            Ts::Seconds(s) => serde_json::Number::from_f64(*s).map_or(Value::Null, Value::Number),
+            Ts::Clock { text, .. } => Value::String(text.clone()),
+        }
+    }
+}
+
+/// What an event is. Field names follow the native format.
+#[derive(Clone, Debug, PartialEq)]
+pub enum EventKind {
+    Meta,
+    Prompt {
+        text: Option<String>,
+    },
+    Request {
+        id: Option<String>,
+    },
+    Reasoning {
+        text: String,
+    },
+    Content {
+        text: String,
+    },
+    ToolCall {
+        name: String,
+        args: Value,
+        id: Option<String>,
+    },
+    ToolResult {
+        id: Option<String>,
+        ok: bool,
+        output: Option<Value>,
+    },
+    LoopCheck {
+        confidence: f64,
+        analysis: Option<String>,
+        detector: Option<String>,
+    },
+    Note {
+        text: String,
+    },
+    /// A `type` this version does not know: kept and shown, ignored by detectors.
+    Other {
+        type_name: String,
+    },
+}
+
+#[derive(Clone, Debug, PartialEq)]
+pub struct Event {
+    pub kind: EventKind,
+    pub ts: Option<Ts>,
+    /// Every field the kind does not model (meta keys, unknown fields), in
+    /// file order, so nothing the log said is lost.
+    pub extra: Map<String, Value>,
+}
+
+impl Event {
+    pub fn new(kind: EventKind) -> Event {
+        Event {
+            kind,
+            ts: None,
+            extra: Map::new(),
+        }
+    }
+
+    pub fn at(mut self, seconds: f64) -> Event {
+        self.ts = Some(Ts::Seconds(seconds));
+        self
+    }
+
+    pub fn prompt(text: &str) -> Event {
+        Event::new(EventKind::Prompt {
+            text: Some(text.to_string()),
+        })
+    }
+
+    pub fn request() -> Event {
+        Event::new(EventKind::Request { id: None })
+    }
+
+    pub fn reasoning(text: &str) -> Event {
+        Event::new(EventKind::Reasoning { text: text.to_string() })
+    }
+
+    pub fn content(text: &str) -> Event {
+        Event::new(EventKind::Content { text: text.to_string() })
+    }
+
+    pub fn tool_call(name: &str, args: Value) -> Event {
+        Event::new(EventKind::ToolCall {
+            name: name.to_string(),
+            args,
+            id: None,
+        })
+    }
+
+    pub fn tool_result(ok: bool) -> Event {
+        Event::new(EventKind::ToolResult {
+            id: None,
+            ok,
+            output: None,
+        })
+    }
+
+    pub fn note(text: &str) -> Event {
+        Event::new(EventKind::Note { text: text.to_string() })
+    }
+
+    /// The native `type` string.
+    pub fn type_name(&self) -> &str {
+        match &self.kind {
+            EventKind::Meta => "meta",
+            EventKind::Prompt { .. } => "prompt",
+            EventKind::Request { .. } => "request",
+            EventKind::Reasoning { .. } => "reasoning",
+            EventKind::Content { .. } => "content",
+            EventKind::ToolCall { .. } => "tool_call",
+            EventKind::ToolResult { .. } => "tool_result",
+            EventKind::LoopCheck { .. } => "loop_check",
+            EventKind::Note { .. } => "note",
+            EventKind::Other { type_name } => type_name,
+        }
+    }
+
+    /// Reads one native event from a parsed JSON line. The error is the
+    /// reason the line is not an event, for the bad-line report.
+    pub fn from_json(value: Value) -> Result<Event, String> {
+        let Value::Object(mut fields) = value else {
+            return Err(format!("expected a JSON object, found {}", json_kind(&value)));
+        };
+        let type_name = match fields.remove("type") {
+            Some(Value::String(t)) => t,
+            Some(other) => return Err(format!("`type` must be a string, not {}", json_kind(&other))),
+            None => return Err("missing `type`".to_string()),
+        };
+        let ts = match fields.remove("ts") {
+            None | Some(Value::Null) => None,
+            Some(v) => Some(Ts::parse(&v)?),
+        };
+        let mut take = Fields {
+            fields: &mut fields,
+            type_name: &type_name,
+        };
+        let kind = match type_name.as_str() {
+            "meta" => EventKind::Meta,
+            "prompt" => EventKind::Prompt {
+                text: take.opt_string("text")?,
+            },
+            "request" => EventKind::Request {
+                id: take.opt_string("id")?,
+            },
+            "reasoning" => EventKind::Reasoning {
+                text: take.string("text")?,
+            },
+            "content" => EventKind::Content {
+                text: take.string("text")?,
+            },
+            "tool_call" => EventKind::ToolCall {
+                name: take.string("name")?,
+                // A call without arguments is a call with none.
+                args: take.fields.remove("args").unwrap_or(Value::Object(Map::new())),
+                id: take.opt_string("id")?,
+            },
+            "tool_result" => EventKind::ToolResult {
+                id: take.opt_string("id")?,
+                ok: take.bool_or("ok", true)?,
+                output: take.fields.remove("output"),
+            },
+            "loop_check" => EventKind::LoopCheck {
+                confidence: take.number("confidence")?,
+                analysis: take.opt_string("analysis")?,
+                detector: take.opt_string("detector")?,
+            },
+            "note" => EventKind::Note {
+                text: take.string("text")?,
+            },
+            _ => EventKind::Other {
+                type_name: type_name.clone(),
+            },
+        };
+        Ok(Event {
+            kind,
+            ts,
+            extra: fields,
+        })
+    }
+
+    /// The native JSON object of this event: `type` first, then its fields,
+    /// `ts`, and the extra fields in their original order.
+    pub fn to_json(&self) -> Value {
+        let mut m = Map::new();
+        m.insert("type".into(), Value::String(self.type_name().to_string()));
+        let mut put = |k: &str, v: Value| {
+            m.insert(k.to_string(), v);
+        };
+        let s = |t: &str| Value::String(t.to_string());
+        match &self.kind {
+            EventKind::Meta | EventKind::Other { .. } => {}
+            EventKind::Prompt { text } => {
+                if let Some(t) = text {
+                    put("text", s(t));
+                }
+            }
+            EventKind::Request { id } => {
+                if let Some(id) = id {
+                    put("id", s(id));
+                }
+            }
+            EventKind::Reasoning { text } | EventKind::Content { text } | EventKind::Note { text } => {
+                put("text", s(text))
+            }
+            EventKind::ToolCall { name, args, id } => {
+                if let Some(id) = id {
+                    put("id", s(id));
+                }
+                put("name", s(name));
+                put("args", args.clone());
+            }
+            EventKind::ToolResult { id, ok, output } => {
+                if let Some(id) = id {
+                    put("id", s(id));
+                }
+                put("ok", Value::Bool(*ok));
+                if let Some(o) = output {
+                    put("output", o.clone());
+                }
+            }
+            EventKind::LoopCheck {
+                confidence,
+                analysis,
+                detector,
+            } => {
+                put(
+                    "confidence",
+                    serde_json::Number::from_f64(*confidence).map_or(Value::Null, Value::Number),
+                );
+                if let Some(a) = analysis {
+                    put("analysis", s(a));
+                }
+                if let Some(d) = detector {
+                    put("detector", s(d));
+                }
+            }
+        }
+        if let Some(ts) = &self.ts {
+            m.insert("ts".into(), ts.to_json());
+        }
+        for (k, v) in &self.extra {
+            m.entry(k.clone()).or_insert_with(|| v.clone());
+        }
+        Value::Object(m)
+    }
+}
+
+/// Takes typed fields out of an event object, with errors that name them.
+struct Fields<'a> {
+    fields: &'a mut Map<String, Value>,
+    type_name: &'a str,
+}
+
+impl Fields<'_> {
+    fn string(&mut self, key: &str) -> Result<String, String> {
+        match self.fields.remove(key) {
+            Some(Value::String(s)) => Ok(s),
+            Some(v) => Err(format!(
+                "`{}` event: `{key}` must be a string, not {}",
+                self.type_name,
+                json_kind(&v)
+            )),
+            None => Err(format!("`{}` event without `{key}`", self.type_name)),
+        }
+    }
+
+    fn opt_string(&mut self, key: &str) -> Result<Option<String>, String> {
+        match self.fields.remove(key) {
+            None | Some(Value::Null) => Ok(None),
+            Some(Value::String(s)) => Ok(Some(s)),
+            Some(v) => Err(format!(
+                "`{}` event: `{key}` must be a string, not {}",
+                self.type_name,
+                json_kind(&v)
+            )),
+        }
+    }
+
+    fn bool_or(&mut self, key: &str, default: bool) -> Result<bool, String> {
+        match self.fields.remove(key) {
+            None | Some(Value::Null) => Ok(default),
+            Some(Value::Bool(b)) => Ok(b),
+            Some(v) => Err(format!(
+                "`{}` event: `{key}` must be true or false, not {}",
+                self.type_name,
+                json_kind(&v)
+            )),
+        }
+    }
+
+    fn number(&mut self, key: &str) -> Result<f64, String> {
+        match self.fields.remove(key) {
+            Some(Value::Number(n)) => Ok(n.as_f64().unwrap_or(0.0)),
+            Some(v) => Err(format!(
+                "`{}` event: `{key}` must be a number, not {}",
+                self.type_name,
+                json_kind(&v)
+            )),
+            None => Err(format!("`{}` event without `{key}`", self.type_name)),
+        }
+    }
+}
+
+pub(crate) fn json_kind(v: &Value) -> &'static str {
+    match v {
+        Value::Null => "null",
+        Value::Bool(_) => "a boolean",
+        Value::Number(_) => "a number",
+        Value::String(_) => "a string",
+        Value::Array(_) => "an array",
+        Value::Object(_) => "an object",
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    #[test]
+    fn reads_every_documented_type() {
+        let e = Event::from_json(json!({"ts":0.4,"type":"tool_call","id":"c1","name":"read_file","args":{"path":"a"}}))
+            .unwrap();
+        assert_eq!(
+            e.kind,
+            EventKind::ToolCall {
+                name: "read_file".into(),
+                args: json!({"path":"a"}),
+                id: Some("c1".into())
+            }
+        );
+        assert_eq!(e.ts, Some(Ts::Seconds(0.4)));
+        let r = Event::from_json(json!({"type":"tool_result","ok":false})).unwrap();
+        assert!(matches!(r.kind, EventKind::ToolResult { ok: false, .. }));
+        let c = Event::from_json(json!({"type":"loop_check","confidence":0.95,"analysis":"x"})).unwrap();
+        assert!(matches!(c.kind, EventKind::LoopCheck { confidence, .. } if confidence == 0.95));
+    }
+
+    #[test]
+    fn keeps_unknown_types_and_fields() {
+        let e = Event::from_json(json!({"type":"usage","tokens":12,"x":[1]})).unwrap();
+        assert_eq!(e.type_name(), "usage");
+        assert_eq!(e.extra.get("tokens"), Some(&json!(12)));
+        let back = e.to_json();
+        assert_eq!(back, json!({"type":"usage","tokens":12,"x":[1]}));
+    }
+
+    #[test]
+    fn rfc3339_ts_is_parsed_and_kept_as_written() {
+        let e = Event::from_json(json!({"type":"note","text":"hi","ts":"2025-01-02T03:04:05.5Z"})).unwrap();
+        let ts = e.ts.clone().unwrap();
+        assert_eq!(ts.seconds(), 1_735_787_045.5);
+        assert_eq!(e.to_json()["ts"], json!("2025-01-02T03:04:05.5Z"));
+    }
+
+    #[test]
+    fn explains_what_is_wrong() {
+        assert_eq!(
+            Event::from_json(json!([1])).unwrap_err(),
+            "expected a JSON object, found an array"
+        );
+        assert_eq!(Event::from_json(json!({"text":"a"})).unwrap_err(), "missing `type`");
+        assert_eq!(
+            Event::from_json(json!({"type":"reasoning","text":5})).unwrap_err(),
+            "`reasoning` event: `text` must be a string, not a number"
+        );
+        assert!(Event::from_json(json!({"type":"note","text":"a","ts":"yesterday"}))
+            .unwrap_err()
+            .contains("RFC 3339"));
+    }
+}

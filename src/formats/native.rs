@@ -1,0 +1,139 @@
+//! The native loopscope JSONL reader (`shared/design/log-format.md`).
+
+use super::{Decoder, Item, Problem};
+use crate::event::Event;
+
+/// Splits input into lines and reads each as one event. Line numbers count
+/// every line, blank ones included, so they match an editor's.
+#[derive(Debug, Default)]
+pub struct NativeDecoder {
+    /// Bytes of a line whose newline has not arrived yet.
+    pending: Vec<u8>,
+    line: u64,
+}
+
+impl NativeDecoder {
+    pub fn new() -> NativeDecoder {
+        NativeDecoder::default()
+    }
+
+    /// Whether a partial last line is being held back.
+    pub fn has_pending(&self) -> bool {
+        !self.pending.is_empty()
+    }
+
+    fn line(&mut self, raw: &[u8], out: &mut Vec<Item>) {
+        self.line += 1;
+        let raw = raw.strip_suffix(b"\r").unwrap_or(raw);
+        let raw = if self.line == 1 {
+            raw.strip_prefix("\u{feff}".as_bytes()).unwrap_or(raw)
+        } else {
+            raw
+        };
+        if raw.iter().all(u8::is_ascii_whitespace) {
+            return;
+        }
+        match parse_line(raw) {
+            Ok(event) => out.push(Item::Event(event)),
+            Err(reason) => out.push(Item::Problem(Problem {
+                line: self.line,
+                reason,
+            })),
+        }
+    }
+}
+
+fn parse_line(raw: &[u8]) -> Result<Event, String> {
+    let text =
+        std::str::from_utf8(raw).map_err(|e| format!("not valid UTF-8 (bad byte at byte {})", e.valid_up_to() + 1))?;
+    let value: serde_json::Value = serde_json::from_str(text).map_err(|e| {
+        let msg = e.to_string();
+        let msg = msg.rfind(" at line ").map_or(msg.as_str(), |i| &msg[..i]);
+        format!("not valid JSON ({msg} at column {})", e.column())
+    })?;
+    Event::from_json(value)
+}
+
+impl Decoder for NativeDecoder {
+    fn feed(&mut self, bytes: &[u8], out: &mut Vec<Item>) {
+        let mut rest = bytes;
+        while let Some(nl) = rest.iter().position(|&b| b == b'\n') {
+            if self.pending.is_empty() {
+                self.line(&rest[..nl], out);
+            } else {
+                let mut line = std::mem::take(&mut self.pending);
+                line.extend_from_slice(&rest[..nl]);
+                self.line(&line, out);
+            }
+            rest = &rest[nl + 1..];
+        }
+        self.pending.extend_from_slice(rest);
+    }
+
+    fn finish(&mut self, out: &mut Vec<Item>) {
+        if !self.pending.is_empty() {
+            let line = std::mem::take(&mut self.pending);
+            self.line(&line, out);
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::event::EventKind;
+    use crate::formats::Decoded;
+
+    fn problems(items: &[Item]) -> Vec<&Problem> {
+        items
+            .iter()
+            .filter_map(|i| match i {
+                Item::Problem(p) => Some(p),
+                _ => None,
+            })
+            .collect()
+    }
+
+    #[test]
+    fn bad_lines_are_reported_with_line_numbers_and_skipped() {
+        let input = b"{\"type\":\"prompt\"}\n\nnot json\n[1,2]\n{\"type\":\"reasoning\",\"text\":\"a\"}\n\xff\xfe\n{\"type\":7}\n";
+        let d = Decoded::from_bytes(input, &mut NativeDecoder::new());
+        assert_eq!(d.events.len(), 2);
+        let lines: Vec<u64> = d.problems.iter().map(|p| p.line).collect();
+        assert_eq!(lines, vec![3, 4, 6, 7]);
+        assert!(
+            d.problems[0].reason.starts_with("not valid JSON"),
+            "{}",
+            d.problems[0].reason
+        );
+        assert!(d.problems[0].reason.contains("column 2"), "{}", d.problems[0].reason);
+        assert_eq!(d.problems[1].reason, "expected a JSON object, found an array");
+        assert!(d.problems[2].reason.contains("UTF-8"));
+        assert_eq!(d.problems[3].reason, "`type` must be a string, not a number");
+    }
+
+    #[test]
+    fn a_half_written_line_waits_for_its_newline() {
+        let mut dec = NativeDecoder::new();
+        let mut out = Vec::new();
+        dec.feed(b"{\"type\":\"reasoning\",\"te", &mut out);
+        assert!(out.is_empty());
+        assert!(dec.has_pending());
+        dec.feed(b"xt\":\"\xe6\x80", &mut out); // a UTF-8 char split across writes
+        assert!(out.is_empty());
+        dec.feed(b"\x9d\"}\r\n{\"type\":\"request\"}", &mut out);
+        assert_eq!(out.len(), 1);
+        let Item::Event(e) = &out[0] else { panic!() };
+        assert_eq!(e.kind, EventKind::Reasoning { text: "思".into() });
+        dec.finish(&mut out);
+        assert_eq!(out.len(), 2, "finish reads the unterminated last line");
+        assert!(problems(&out).is_empty());
+    }
+
+    #[test]
+    fn byte_order_mark_and_crlf_are_accepted() {
+        let d = Decoded::from_bytes(b"\xef\xbb\xbf{\"type\":\"meta\"}\r\n", &mut NativeDecoder::new());
+        assert_eq!(d.events.len(), 1);
+        assert!(d.problems.is_empty());
+    }
+}

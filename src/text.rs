@@ -1,0 +1,186 @@
+//! An append-only text buffer addressed by char offsets.
+//!
+//! The reasoning and content buffers of a request can reach megabytes, and the
+//! engine is cloned for seek snapshots. Text is therefore kept in immutable
+//! pieces of at most `PIECE_BYTES` shared by `Arc`: a clone copies a list of
+//! pointers and one small tail, and a char offset is found by a binary search
+//! over pieces plus a scan inside one piece.
+
+use std::ops::Range;
+use std::sync::Arc;
+
+const PIECE_BYTES: usize = 32 * 1024;
+
+#[derive(Debug)]
+struct Piece {
+    text: String,
+    /// Char offset of the piece's first char in the buffer.
+    start: usize,
+    chars: usize,
+}
+
+#[derive(Clone, Debug, Default)]
+pub struct TextBuffer {
+    frozen: Vec<Arc<Piece>>,
+    tail: String,
+    tail_chars: usize,
+    /// Char offset where the tail starts (the chars in frozen pieces).
+    tail_start: usize,
+}
+
+impl TextBuffer {
+    pub fn new() -> TextBuffer {
+        TextBuffer::default()
+    }
+
+    /// Length in chars (Unicode scalar values).
+    pub fn len(&self) -> usize {
+        self.tail_start + self.tail_chars
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+
+    pub fn clear(&mut self) {
+        *self = TextBuffer::default();
+    }
+
+    /// Appends `s`; the cost is proportional to `s`, never to the buffer.
+    pub fn push_str(&mut self, mut s: &str) {
+        while !s.is_empty() {
+            let room = PIECE_BYTES.saturating_sub(self.tail.len());
+            if s.len() <= room {
+                self.append_tail(s);
+                return;
+            }
+            let mut cut = room.min(s.len());
+            while !s.is_char_boundary(cut) {
+                cut -= 1;
+            }
+            if cut == 0 && self.tail.is_empty() {
+                // One char longer than a piece cannot happen (chars are <= 4 bytes).
+                cut = s.char_indices().nth(1).map_or(s.len(), |(i, _)| i);
+            }
+            self.append_tail(&s[..cut]);
+            s = &s[cut..];
+            self.freeze();
+        }
+    }
+
+    fn append_tail(&mut self, s: &str) {
+        self.tail.push_str(s);
+        self.tail_chars += s.chars().count();
+    }
+
+    fn freeze(&mut self) {
+        if self.tail.is_empty() {
+            return;
+        }
+        let text = std::mem::take(&mut self.tail);
+        self.frozen.push(Arc::new(Piece {
+            text,
+            start: self.tail_start,
+            chars: self.tail_chars,
+        }));
+        self.tail_start += self.tail_chars;
+        self.tail_chars = 0;
+    }
+
+    /// The pieces as (char offset, text), in order.
+    fn pieces(&self) -> impl Iterator<Item = (usize, &str)> {
+        self.frozen
+            .iter()
+            .map(|p| (p.start, p.text.as_str()))
+            .chain(std::iter::once((self.tail_start, self.tail.as_str())))
+    }
+
+    /// Index of the first piece that may contain char `at`.
+    fn piece_index(&self, at: usize) -> usize {
+        self.frozen.partition_point(|p| p.start + p.chars <= at)
+    }
+
+    /// The chars in `range` (clamped to the buffer).
+    pub fn slice(&self, range: Range<usize>) -> String {
+        let end = range.end.min(self.len());
+        let start = range.start.min(end);
+        let mut out = String::new();
+        for (piece_start, text) in self.pieces().skip(self.piece_index(start)) {
+            if piece_start >= end {
+                break;
+            }
+            let from = start.saturating_sub(piece_start);
+            let to = end - piece_start;
+            let mut idx = text.char_indices().map(|(i, _)| i).chain(std::iter::once(text.len()));
+            let b0 = idx.nth(from).unwrap_or(text.len());
+            let b1 = if to > from {
+                idx.nth(to - from - 1).unwrap_or(text.len())
+            } else {
+                b0
+            };
+            out.push_str(&text[b0..b1]);
+        }
+        out
+    }
+
+    /// Iterates the chars from offset `start` to the end.
+    pub fn chars_from(&self, start: usize) -> impl Iterator<Item = char> + '_ {
+        let first = self.piece_index(start);
+        self.pieces()
+            .skip(first)
+            .flat_map(move |(piece_start, text)| text.chars().skip(start.saturating_sub(piece_start)))
+    }
+
+    /// The whole buffer as one string (tests, small buffers).
+    pub fn to_string_lossless(&self) -> String {
+        self.slice(0..self.len())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn offsets_are_chars_across_pieces() {
+        let mut b = TextBuffer::new();
+        let unit = "思考🙂ab"; // 3 + 4 + 4 + 2 bytes, 5 chars
+        let mut expect = String::new();
+        for _ in 0..20_000 {
+            b.push_str(unit);
+            expect.push_str(unit);
+        }
+        assert!(b.frozen.len() > 3);
+        assert_eq!(b.len(), 100_000);
+        let chars: Vec<char> = expect.chars().collect();
+        for (s, e) in [(0, 7), (32_760, 32_790), (99_990, 100_000), (5, 5), (70_000, 99_999)] {
+            let want: String = chars[s..e].iter().collect();
+            assert_eq!(b.slice(s..e), want, "{s}..{e}");
+        }
+        assert_eq!(b.slice(99_998..200_000), "ab");
+        let tail: String = b.chars_from(99_995).collect();
+        assert_eq!(tail, "思考🙂ab");
+        assert_eq!(b.to_string_lossless(), expect);
+    }
+
+    #[test]
+    fn one_huge_push_is_split_into_pieces() {
+        let mut b = TextBuffer::new();
+        let big = "é".repeat(100_000);
+        b.push_str(&big);
+        assert_eq!(b.len(), 100_000);
+        assert!(b.frozen.iter().all(|p| p.text.len() <= PIECE_BYTES));
+        assert_eq!(b.slice(49_999..50_001), "éé");
+    }
+
+    #[test]
+    fn clones_share_frozen_pieces() {
+        let mut b = TextBuffer::new();
+        b.push_str(&"x".repeat(100_000));
+        let c = b.clone();
+        assert!(Arc::ptr_eq(&b.frozen[0], &c.frozen[0]));
+        b.push_str("y");
+        assert_eq!(c.len(), 100_000);
+        assert_eq!(b.len(), 100_001);
+    }
+}
