@@ -13,7 +13,7 @@
 
 use std::path::{Path, PathBuf};
 
-use crate::detect::params::ParamSpec;
+use crate::detect::params::{ParamSpec, Value};
 use crate::detect::{self, DetectorInfo, Params, Profile, DETECTORS};
 
 /// One detector of a run, with its resolved parameters.
@@ -48,7 +48,8 @@ pub struct Choices {
 struct ConfigFile {
     profile: Option<Profile>,
     detectors: Option<Vec<String>>,
-    tables: Vec<(&'static DetectorInfo, toml::Table)>,
+    /// Parameter values per detector, already checked against their specs.
+    tables: Vec<(&'static DetectorInfo, Vec<(&'static str, Value)>)>,
 }
 
 impl Setup {
@@ -99,14 +100,10 @@ impl Setup {
         if let Some(ids) = choices.detectors.as_ref().or(file.detectors.as_ref()) {
             setup.select(ids)?;
         }
-        for (info, table) in &file.tables {
+        for (info, values) in file.tables {
             if let Some(c) = setup.detectors.iter_mut().find(|c| c.info.id == info.id) {
-                for (name, value) in table {
-                    let spec = param_spec(info, name)?;
-                    let v = spec
-                        .from_toml(value)
-                        .map_err(|e| format!("[{}] {name}: {e}", info.id))?;
-                    c.params.set(spec.name, v);
+                for (name, v) in values {
+                    c.params.set(name, v);
                 }
             }
         }
@@ -277,10 +274,13 @@ fn parse_config(text: &str) -> Result<ConfigFile, String> {
                 let toml::Value::Table(t) = value else {
                     return Err(format!("[{id}] must be a table of parameters"));
                 };
-                for name in t.keys() {
-                    param_spec(info, name)?;
+                let mut values = Vec::new();
+                for (name, value) in &t {
+                    let spec = param_spec(info, name)?;
+                    let v = spec.from_toml(value).map_err(|e| format!("[{id}] {name}: {e}"))?;
+                    values.push((spec.name, v));
                 }
-                file.tables.push((info, t));
+                file.tables.push((info, values));
             }
         }
     }
@@ -302,7 +302,6 @@ pub fn is_stdin(path: &Path) -> bool {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::detect::params::Value;
 
     fn value(s: &Setup, id: &str, name: &str) -> Value {
         let c = s.detectors.iter().find(|c| c.info.id == id).unwrap();

@@ -1,0 +1,451 @@
+//! The `loopscope` binary: output fields, exit codes and bad input (cli.md).
+
+mod common;
+
+use std::path::PathBuf;
+
+use assert_cmd::Command;
+use loopscope::Event;
+use serde_json::Value;
+
+struct Env {
+    dir: tempfile::TempDir,
+}
+
+impl Env {
+    fn new() -> Env {
+        Env {
+            dir: tempfile::tempdir().unwrap(),
+        }
+    }
+
+    /// The binary with no user config in reach.
+    fn cmd(&self) -> Command {
+        let mut c = Command::cargo_bin("loopscope").unwrap();
+        c.env_remove("LOOPSCOPE_CONFIG")
+            .env("XDG_CONFIG_HOME", self.dir.path().join("xdg"))
+            .env("HOME", self.dir.path().join("home"))
+            .current_dir(self.dir.path());
+        c
+    }
+
+    fn write(&self, name: &str, text: &str) -> PathBuf {
+        let p = self.dir.path().join(name);
+        std::fs::write(&p, text).unwrap();
+        p
+    }
+
+    fn stream(&self, name: &str, events: &[Event]) -> PathBuf {
+        let text: String = events.iter().map(|e| e.to_json().to_string() + "\n").collect();
+        self.write(name, &text)
+    }
+}
+
+fn sentence_loop() -> Vec<Event> {
+    let mut text = String::new();
+    let mut i = 0;
+    while text.chars().count() < 2100 {
+        text += &format!("Sentence number {i} is about something else. ");
+        i += 1;
+    }
+    text += &"Check the config again. Run the tests again. ".repeat(40);
+    let chars: Vec<char> = text.chars().collect();
+    let mut events = vec![Event::prompt("fix"), Event::request()];
+    events.extend(
+        chars
+            .chunks(20)
+            .map(|c| Event::reasoning(&c.iter().collect::<String>())),
+    );
+    events
+}
+
+fn clean() -> Vec<Event> {
+    vec![
+        Event::prompt("hi"),
+        Event::request(),
+        Event::reasoning("All good. "),
+        Event::content("Done."),
+    ]
+}
+
+fn stdout_json(out: &[u8]) -> Vec<Value> {
+    String::from_utf8(out.to_vec())
+        .unwrap()
+        .lines()
+        .map(|l| serde_json::from_str(l).expect("every stdout line is JSON"))
+        .collect()
+}
+
+#[test]
+fn scan_json_has_the_documented_fields_and_exit_1() {
+    let env = Env::new();
+    env.stream("loop.jsonl", &sentence_loop());
+    let out = env
+        .cmd()
+        .args(["scan", "--json", "loop.jsonl"])
+        .assert()
+        .code(1)
+        .get_output()
+        .clone();
+    let lines = stdout_json(&out.stdout);
+    assert_eq!(lines.len(), 1, "{lines:?}");
+    let d = &lines[0];
+    let keys: Vec<&str> = d.as_object().unwrap().keys().map(|k| k.as_str()).collect();
+    assert_eq!(
+        &keys[..10],
+        &[
+            "file",
+            "detector",
+            "event",
+            "channel",
+            "at_char",
+            "checkpoint",
+            "period",
+            "matches",
+            "threshold",
+            "spans"
+        ]
+    );
+    assert_eq!(d["file"], "loop.jsonl");
+    assert_eq!(d["detector"], "block-cycle");
+    assert_eq!(d["channel"], "reasoning");
+    assert_eq!(d["checkpoint"], 3000);
+    assert_eq!(d["period"], 2);
+    assert_eq!(d["at_char"], 3000);
+    assert_eq!(d["event"], 2 + 3000 / 20 - 1);
+    let spans = d["spans"].as_array().unwrap();
+    assert_eq!(spans.len() as u64, d["matches"].as_u64().unwrap() + 2);
+    assert!(spans.iter().all(|s| s.as_array().unwrap().len() == 2));
+    assert!(d["reason"].as_str().unwrap().starts_with("2 blocks repeat:"));
+    assert!(out.stderr.is_empty());
+}
+
+#[test]
+fn tool_detections_have_events_and_a_null_at_char() {
+    let env = Env::new();
+    let mut events = vec![Event::prompt("p")];
+    for _ in 0..5 {
+        events.push(common::tool("read_file", r#"{"path":"a.rs"}"#));
+        events.push(Event::tool_result(true));
+    }
+    env.stream("tools.jsonl", &events);
+    let out = env
+        .cmd()
+        .args(["scan", "--json", "--profile", "gemini-cli", "tools.jsonl"])
+        .assert()
+        .code(1)
+        .get_output()
+        .clone();
+    let d = &stdout_json(&out.stdout)[0];
+    assert_eq!(d["detector"], "tool-repeat");
+    assert_eq!(d["channel"], "tools");
+    assert_eq!(d["at_char"], Value::Null);
+    assert_eq!(d["events"], serde_json::json!([1, 3, 5, 7, 9]));
+}
+
+#[test]
+fn a_clean_stream_exits_0() {
+    let env = Env::new();
+    env.stream("ok.jsonl", &clean());
+    env.cmd()
+        .args(["scan", "ok.jsonl"])
+        .assert()
+        .code(0)
+        .stdout("ok.jsonl: no detections (4 events)\n");
+    env.cmd()
+        .args(["scan", "--json", "ok.jsonl"])
+        .assert()
+        .code(0)
+        .stdout("");
+}
+
+#[test]
+fn a_missing_file_is_one_line_and_exit_2() {
+    let env = Env::new();
+    let out = env
+        .cmd()
+        .args(["scan", "nope.jsonl"])
+        .assert()
+        .code(2)
+        .get_output()
+        .clone();
+    let err = String::from_utf8(out.stderr).unwrap();
+    assert_eq!(err, "loopscope: nope.jsonl: no such file or directory\n");
+    assert!(out.stdout.is_empty());
+    env.cmd()
+        .args(["scan", "."])
+        .assert()
+        .code(2)
+        .stderr("loopscope: .: is a directory\n");
+}
+
+#[test]
+fn other_files_are_still_scanned_when_one_is_missing() {
+    let env = Env::new();
+    env.stream("loop.jsonl", &sentence_loop());
+    let out = env
+        .cmd()
+        .args(["scan", "--json", "nope.jsonl", "loop.jsonl"])
+        .assert()
+        .code(2)
+        .get_output()
+        .clone();
+    assert_eq!(stdout_json(&out.stdout).len(), 1);
+}
+
+#[test]
+fn bad_lines_are_warnings_on_stderr_with_line_numbers() {
+    let env = Env::new();
+    let mut text: String = sentence_loop().iter().map(|e| e.to_json().to_string() + "\n").collect();
+    text.insert_str(0, "{\"type\":\"prompt\"\n");
+    text.push_str("[1]\n\u{1b}[31mnot json\n{\"type\":\"reasoning\",\"text\":\"half");
+    env.write("bad.jsonl", &text);
+    let out = env
+        .cmd()
+        .args(["scan", "--json", "bad.jsonl"])
+        .assert()
+        .code(1)
+        .get_output()
+        .clone();
+    assert_eq!(stdout_json(&out.stdout).len(), 1, "bad lines never reach stdout");
+    let err = String::from_utf8(out.stderr).unwrap();
+    let lines: Vec<&str> = err.lines().collect();
+    let n = sentence_loop().len();
+    assert_eq!(lines.len(), 4, "{err}");
+    assert!(
+        lines[0].starts_with("loopscope: warning: bad.jsonl: line 1: not valid JSON"),
+        "{err}"
+    );
+    assert!(lines[1].starts_with(&format!(
+        "loopscope: warning: bad.jsonl: line {}: expected a JSON object",
+        n + 2
+    )));
+    assert!(lines[2].contains(&format!("line {}:", n + 3)));
+    assert!(
+        lines[3].contains(&format!("line {}:", n + 4)),
+        "the unterminated last line is read too"
+    );
+    assert!(!err.contains('\u{1b}'), "escape characters from the log are not echoed");
+}
+
+#[test]
+fn human_output_is_aligned_and_names_the_reason() {
+    let env = Env::new();
+    let mut events = sentence_loop();
+    for _ in 0..5 {
+        events.push(Event::tool_result(false));
+    }
+    env.stream("two.jsonl", &events);
+    let out = env
+        .cmd()
+        .args(["scan", "two.jsonl"])
+        .assert()
+        .code(1)
+        .get_output()
+        .clone();
+    let text = String::from_utf8(out.stdout).unwrap();
+    let lines: Vec<&str> = text.lines().collect();
+    assert_eq!(lines.len(), 2, "{text}");
+    let streak = sentence_loop().len() + 4;
+    assert!(
+        lines[0].starts_with("two.jsonl:151  block-cycle   reasoning@3000  2 blocks repeat"),
+        "{text}"
+    );
+    assert!(
+        lines[1].starts_with(&format!(
+            "two.jsonl:{streak}  error-streak  tools           5 tool results in a row failed"
+        )),
+        "{text}"
+    );
+}
+
+#[test]
+fn set_config_and_detectors_change_what_runs() {
+    let env = Env::new();
+    env.stream("loop.jsonl", &sentence_loop());
+    env.cmd()
+        .args(["scan", "loop.jsonl", "--set", "block-cycle.min_matches=100"])
+        .assert()
+        .code(0);
+    env.cmd()
+        .args(["scan", "loop.jsonl", "--detectors", "list-cycle,short-repeat"])
+        .assert()
+        .code(0);
+    env.write("strict.toml", "[block-cycle]\nmin_matches = 100\n");
+    env.cmd()
+        .args(["scan", "loop.jsonl", "--config", "strict.toml"])
+        .assert()
+        .code(0);
+    // --set wins over the config file.
+    env.cmd()
+        .args([
+            "scan",
+            "loop.jsonl",
+            "--config",
+            "strict.toml",
+            "--set",
+            "block-cycle.min_matches=6",
+        ])
+        .assert()
+        .code(1);
+    // The config is found through $LOOPSCOPE_CONFIG and in XDG_CONFIG_HOME.
+    env.cmd()
+        .args(["scan", "loop.jsonl"])
+        .env("LOOPSCOPE_CONFIG", "strict.toml")
+        .assert()
+        .code(0);
+    let xdg = env.dir.path().join("xdg/loopscope");
+    std::fs::create_dir_all(&xdg).unwrap();
+    std::fs::write(xdg.join("config.toml"), "[block-cycle]\nmin_matches = 100\n").unwrap();
+    env.cmd().args(["scan", "loop.jsonl"]).assert().code(0);
+}
+
+#[test]
+fn configuration_mistakes_exit_2_with_a_message() {
+    let env = Env::new();
+    env.stream("loop.jsonl", &sentence_loop());
+    let cases: &[(&[&str], &str)] = &[
+        (
+            &["--set", "block-cycle.min_match=3"],
+            "block-cycle has no parameter \"min_match\"",
+        ),
+        (&["--set", "block-cycle.min_matches=abc"], "expected a whole number"),
+        (&["--detectors", "nope"], "unknown detector \"nope\""),
+        (
+            &["--profile", "gemini-cli", "--detectors", "block-cycle"],
+            "not in profile gemini-cli",
+        ),
+        (&["--config", "missing.toml"], "cannot read config missing.toml"),
+        (&["--profile", "extended-plus"], "invalid value 'extended-plus'"),
+    ];
+    for (args, msg) in cases {
+        let out = env
+            .cmd()
+            .arg("scan")
+            .arg("loop.jsonl")
+            .args(*args)
+            .assert()
+            .code(2)
+            .get_output()
+            .clone();
+        let err = String::from_utf8(out.stderr).unwrap();
+        assert!(err.contains(msg), "{args:?}: {err}");
+        assert!(out.stdout.is_empty());
+    }
+    env.write("bad.toml", "[block-cycle]\nmin_matches = 0\n");
+    let out = env
+        .cmd()
+        .args(["scan", "loop.jsonl", "--config", "bad.toml"])
+        .assert()
+        .code(2)
+        .get_output()
+        .clone();
+    assert_eq!(
+        String::from_utf8(out.stderr).unwrap(),
+        "loopscope: config bad.toml: [block-cycle] min_matches: must be at least 1, got 0\n"
+    );
+}
+
+#[test]
+fn stdin_can_be_scanned() {
+    let env = Env::new();
+    let text: String = sentence_loop().iter().map(|e| e.to_json().to_string() + "\n").collect();
+    let out = env
+        .cmd()
+        .args(["scan", "--json", "-"])
+        .write_stdin(text)
+        .assert()
+        .code(1)
+        .get_output()
+        .clone();
+    assert_eq!(stdout_json(&out.stdout)[0]["file"], "-");
+}
+
+#[test]
+fn the_input_file_is_never_written() {
+    let env = Env::new();
+    let f = env.stream("loop.jsonl", &sentence_loop());
+    let before = (
+        std::fs::read(&f).unwrap(),
+        std::fs::metadata(&f).unwrap().modified().unwrap(),
+    );
+    env.cmd().args(["scan", "loop.jsonl"]).assert().code(1);
+    let after = (
+        std::fs::read(&f).unwrap(),
+        std::fs::metadata(&f).unwrap().modified().unwrap(),
+    );
+    assert_eq!(before, after);
+}
+
+#[test]
+fn detectors_lists_rules_parameters_and_profile_defaults() {
+    let env = Env::new();
+    let out = env.cmd().arg("detectors").assert().code(0).get_output().clone();
+    let text = String::from_utf8(out.stdout).unwrap();
+    assert!(text.starts_with("profile seed (10 detectors)"), "{text}");
+    assert!(text.contains("max_cycle"), "{text}");
+    assert!(text.contains("(gemini-cli: 5)"), "{text}");
+    let out = env
+        .cmd()
+        .args([
+            "detectors",
+            "--json",
+            "--profile",
+            "gemini-cli",
+            "--set",
+            "chunk-chant.threshold=12",
+        ])
+        .assert()
+        .code(0)
+        .get_output()
+        .clone();
+    let v: Value = serde_json::from_slice(&out.stdout).unwrap();
+    let ids: Vec<&str> = v["detectors"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|d| d["id"].as_str().unwrap())
+        .collect();
+    assert_eq!(ids, vec!["tool-repeat", "chunk-chant"]);
+    let threshold = &v["detectors"][1]["params"][1];
+    assert_eq!(threshold["name"], "threshold");
+    assert_eq!(threshold["value"], 12);
+    assert_eq!(threshold["defaults"]["gemini-cli"], 10);
+}
+
+#[test]
+fn the_default_config_round_trips() {
+    let env = Env::new();
+    let out = env
+        .cmd()
+        .args(["detectors", "--print-default-config", "--profile", "gemini-cli"])
+        .assert()
+        .code(0)
+        .get_output()
+        .clone();
+    env.write("default.toml", std::str::from_utf8(&out.stdout).unwrap());
+    let again = env
+        .cmd()
+        .args(["detectors", "--print-default-config", "--config", "default.toml"])
+        .assert()
+        .code(0)
+        .get_output()
+        .clone();
+    assert_eq!(out.stdout, again.stdout);
+}
+
+#[test]
+fn no_arguments_scans_the_bundled_demo() {
+    let env = Env::new();
+    let out = env.cmd().assert().code(1).get_output().clone();
+    let text = String::from_utf8(out.stdout).unwrap();
+    assert!(text.starts_with("demo (bundled):"), "{text}");
+    assert!(text.contains("block-cycle"), "{text}");
+}
+
+#[test]
+fn a_bad_flag_exits_2() {
+    let env = Env::new();
+    env.cmd().args(["scan", "--frobnicate", "x"]).assert().code(2);
+    env.cmd().args(["scan"]).assert().code(2);
+}

@@ -1,0 +1,52 @@
+//! Helpers shared by the integration tests.
+#![allow(dead_code)]
+
+use loopscope::{Choices, Detection, Engine, Event, Profile, Setup};
+use serde_json::Value;
+
+/// A setup with only these detectors of the profile, at their defaults.
+pub fn setup(profile: Profile, detectors: &[&str]) -> Setup {
+    Setup::resolve_with(
+        &Choices {
+            profile: Some(profile),
+            detectors: Some(detectors.iter().map(|s| s.to_string()).collect()),
+            ..Choices::default()
+        },
+        "",
+    )
+    .expect("valid setup")
+}
+
+/// Runs events through a fresh engine and returns every detection.
+pub fn run(setup: &Setup, events: &[Event]) -> Vec<Detection> {
+    let mut engine = Engine::new(setup);
+    events.iter().flat_map(|e| engine.push(e)).collect()
+}
+
+/// A small deterministic PRNG (xorshift64*), so "random" cases are repeatable.
+pub struct Rng(u64);
+
+impl Rng {
+    pub fn new(seed: u64) -> Rng {
+        Rng(seed.max(1))
+    }
+    pub fn next(&mut self) -> u64 {
+        self.0 ^= self.0 >> 12;
+        self.0 ^= self.0 << 25;
+        self.0 ^= self.0 >> 27;
+        self.0.wrapping_mul(0x2545_F491_4F6C_DD1D)
+    }
+    pub fn pick(&mut self, alphabet: &[u8]) -> char {
+        alphabet[(self.next() % alphabet.len() as u64) as usize] as char
+    }
+    pub fn text(&mut self, alphabet: &[u8], len: usize) -> String {
+        (0..len).map(|_| self.pick(alphabet)).collect()
+    }
+}
+
+pub const ALNUM: &[u8] = b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789";
+pub const LOWER: &[u8] = b"abcdefghijklmnopqrstuvwxyz";
+
+pub fn tool(name: &str, args: &str) -> Event {
+    Event::tool_call(name, serde_json::from_str::<Value>(args).expect("valid args"))
+}
