@@ -87,12 +87,12 @@ impl TextBuffer {
         self.tail_chars = 0;
     }
 
-    /// The pieces as (char offset, text), in order.
-    fn pieces(&self) -> impl Iterator<Item = (usize, &str)> {
+    /// The pieces as (char offset, text, char count), in order.
+    fn pieces(&self) -> impl Iterator<Item = (usize, &str, usize)> {
         self.frozen
             .iter()
-            .map(|p| (p.start, p.text.as_str()))
-            .chain(std::iter::once((self.tail_start, self.tail.as_str())))
+            .map(|p| (p.start, p.text.as_str(), p.chars))
+            .chain(std::iter::once((self.tail_start, self.tail.as_str(), self.tail_chars)))
     }
 
     /// Index of the first piece that may contain char `at`.
@@ -105,20 +105,13 @@ impl TextBuffer {
         let end = range.end.min(self.len());
         let start = range.start.min(end);
         let mut out = String::new();
-        for (piece_start, text) in self.pieces().skip(self.piece_index(start)) {
+        for (piece_start, text, chars) in self.pieces().skip(self.piece_index(start)) {
             if piece_start >= end {
                 break;
             }
             let from = start.saturating_sub(piece_start);
             let to = end - piece_start;
-            let mut idx = text.char_indices().map(|(i, _)| i).chain(std::iter::once(text.len()));
-            let b0 = idx.nth(from).unwrap_or(text.len());
-            let b1 = if to > from {
-                idx.nth(to - from - 1).unwrap_or(text.len())
-            } else {
-                b0
-            };
-            out.push_str(&text[b0..b1]);
+            out.push_str(&text[byte_offset(text, chars, from)..byte_offset(text, chars, to)]);
         }
         out
     }
@@ -126,14 +119,26 @@ impl TextBuffer {
     /// Iterates the chars from offset `start` to the end.
     pub fn chars_from(&self, start: usize) -> impl Iterator<Item = char> + '_ {
         let first = self.piece_index(start);
-        self.pieces()
-            .skip(first)
-            .flat_map(move |(piece_start, text)| text.chars().skip(start.saturating_sub(piece_start)))
+        self.pieces().skip(first).flat_map(move |(piece_start, text, chars)| {
+            text[byte_offset(text, chars, start.saturating_sub(piece_start))..].chars()
+        })
     }
 
     /// The whole buffer as one string (tests, small buffers).
     pub fn to_string_lossless(&self) -> String {
         self.slice(0..self.len())
+    }
+}
+
+/// Byte offset of char `n` in `text`, which has `chars` chars (its length
+/// when `n` is past the end). ASCII text, the common case, needs no scan.
+fn byte_offset(text: &str, chars: usize, n: usize) -> usize {
+    if n >= chars {
+        text.len()
+    } else if chars == text.len() {
+        n
+    } else {
+        text.char_indices().nth(n).map_or(text.len(), |(i, _)| i)
     }
 }
 

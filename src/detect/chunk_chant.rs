@@ -4,10 +4,12 @@
 //!
 //! gemini-cli shifts every stored position when its 5000-unit history is
 //! truncated, which costs O(history) per delta. Here positions are absolute
-//! and chunks are hashed with a rolling polynomial hash, so a delta costs
-//! O(its length): positions that fall out of the history are dropped once,
-//! in order, when the history start passes them.
+//! and chunks are hashed with a polynomial hash over prefix sums, so a delta
+//! costs O(its length). Each chunk's positions form a chain (`prev_same`);
+//! a position that falls out of the history simply stops counting, which is
+//! gemini-cli's "drop negative positions, delete chunks left with none".
 
+use std::collections::hash_map::Entry;
 use std::collections::{HashMap, VecDeque};
 use std::hash::{BuildHasherDefault, Hasher};
 
@@ -107,9 +109,15 @@ const MOD: u64 = (1 << 61) - 1;
 const BASE: u64 = 0x1F35_A7BD_9C2E_4B71 % MOD;
 
 fn mul_mod(a: u64, b: u64) -> u64 {
+    // Mersenne reduction: 2^61 = 1 (mod MOD), so fold the high bits onto the low.
     let p = u128::from(a) * u128::from(b);
-    let folded = (p & u128::from(MOD)) + (p >> 61);
-    (folded % u128::from(MOD)) as u64
+    let folded = ((p as u64) & MOD) + ((p >> 61) as u64);
+    let once = if folded >= MOD { folded - MOD } else { folded };
+    if once >= MOD {
+        once - MOD
+    } else {
+        once
+    }
 }
 
 /// The chunk hashes are already uniform; the map only needs them spread
@@ -134,17 +142,11 @@ impl Hasher for SpreadHasher {
     }
 }
 
-type ChunkMap = HashMap<u64, Entry, BuildHasherDefault<SpreadHasher>>;
+/// Chunk hash -> the newest position of that chunk.
+type ChunkMap = HashMap<u64, usize, BuildHasherDefault<SpreadHasher>>;
 
-/// The newest recorded position of a chunk and how many are still in history.
-#[derive(Clone, Copy, Debug)]
-struct Entry {
-    last: usize,
-    count: usize,
-}
-
+/// `prev_same` of a position that starts the chain of its chunk.
 const NONE: usize = usize::MAX;
-const UNRECORDED: usize = usize::MAX - 1;
 
 /// Text appended to the history by one delta, for mapping positions back to
 /// content-channel offsets.
@@ -164,7 +166,7 @@ struct History {
     units: Vec<u32>,
     /// `prefix[i]` = hash of `units[..i]`; one longer than `units`.
     prefix: Vec<u64>,
-    /// Per position: the previous position of the same chunk (NONE/UNRECORDED).
+    /// Per position: the previous position of the same chunk, or NONE.
     prev_same: Vec<usize>,
     base: usize,
     /// Absolute start of the history (older units are gone).
@@ -201,56 +203,57 @@ impl History {
             self.prefix.push(0);
         }
         let last = *self.prefix.last().expect("prefix starts with 0");
-        self.prefix.push((mul_mod(last, BASE) + u64::from(unit) + 1) % MOD);
+        let next = mul_mod(last, BASE) + u64::from(unit) + 1;
+        self.prefix.push(if next >= MOD { next - MOD } else { next });
         self.units.push(unit);
     }
 
     fn hash(&self, pos: usize, len: usize, pow: u64) -> u64 {
         let (i, j) = (pos - self.base, pos - self.base + len);
-        (self.prefix[j] + MOD - mul_mod(self.prefix[i], pow)) % MOD
+        let h = self.prefix[j] + MOD - mul_mod(self.prefix[i], pow);
+        if h >= MOD {
+            h - MOD
+        } else {
+            h
+        }
     }
 
     fn slice(&self, pos: usize, len: usize) -> &[u32] {
         &self.units[pos - self.base..pos - self.base + len]
     }
 
-    /// Drops everything before `new_start`: the positions recorded there
-    /// leave their chunk's count, and storage is compacted now and then.
-    fn cut_front(&mut self, new_start: usize, chunk: usize, pow: u64) {
-        for pos in self.start..new_start.min(self.index) {
-            if self.prev_same[pos - self.base] == UNRECORDED {
-                continue;
-            }
-            let h = self.hash(pos, chunk, pow);
-            if let Some(e) = self.stats.get_mut(&h) {
-                e.count -= 1;
-                if e.count == 0 {
-                    self.stats.remove(&h);
-                }
-            }
-        }
+    /// Drops everything before `new_start`. Positions there stop counting
+    /// by themselves; storage and stale map entries are swept now and then
+    /// so the cost stays proportional to what was appended.
+    fn cut_front(&mut self, new_start: usize, max_history: usize) {
         self.start = new_start;
         if self.index < new_start {
-            self.prev_same.resize(new_start - self.base, UNRECORDED);
+            self.prev_same.resize(new_start - self.base, NONE);
             self.index = new_start;
         }
         while self.segments.front().is_some_and(|s| s.start + s.len <= new_start) {
             self.segments.pop_front();
         }
         let dead = self.start - self.base;
-        if dead > 4096 && dead > self.units.len() / 2 {
+        let live = self.units.len() - dead;
+        if dead > 4096 && dead > 3 * live {
             self.units.drain(..dead);
             self.prefix.drain(..dead);
             self.prev_same.drain(..dead.min(self.prev_same.len()));
             self.base = self.start;
         }
+        if self.stats.len() > 4 * max_history.max(1024) {
+            let start = self.start;
+            self.stats.retain(|_, last| *last >= start);
+        }
     }
 
-    /// Recorded positions of the chunk whose newest position is `last`, oldest first.
-    fn positions(&self, last: usize, count: usize) -> Vec<usize> {
-        let mut out = Vec::with_capacity(count);
+    /// The newest `limit` positions still in history of the chunk whose
+    /// newest position is `last`, oldest first.
+    fn positions(&self, last: usize, limit: usize) -> Vec<usize> {
+        let mut out = Vec::new();
         let mut p = last;
-        while out.len() < count && p != NONE && p >= self.start {
+        while out.len() < limit && p != NONE && p >= self.start {
             out.push(p);
             p = self.prev_same[p - self.base];
         }
@@ -341,7 +344,7 @@ impl ChunkChant {
         }
         if self.history.len() > self.max_history {
             let new_start = self.history.end() - self.max_history;
-            self.history.cut_front(new_start, self.chunk, self.pow);
+            self.history.cut_front(new_start, self.max_history);
         }
     }
 
@@ -355,32 +358,38 @@ impl ChunkChant {
             let index = h.index;
             debug_assert_eq!(h.prev_same.len(), index - h.base);
             let hash = h.hash(index, chunk, pow);
-            let entry = match h.stats.get(&hash).copied() {
-                None => {
-                    h.stats.insert(hash, Entry { last: index, count: 1 });
+            let (units, base, start) = (&h.units, h.base, h.start);
+            let same = |a: usize| units[a - base..a - base + chunk] == units[index - base..index - base + chunk];
+            let previous = match h.stats.entry(hash) {
+                Entry::Vacant(v) => {
+                    v.insert(index);
+                    None
+                }
+                // Every earlier position left the history: a new chunk again.
+                Entry::Occupied(mut o) if *o.get() < start => {
+                    o.insert(index);
+                    None
+                }
+                // A hash collision: a different chunk, left unrecorded as
+                // gemini-cli leaves a chunk whose content does not match.
+                Entry::Occupied(o) if !same(*o.get()) => {
                     h.prev_same.push(NONE);
                     h.index += 1;
                     continue;
                 }
-                Some(e) if h.slice(e.last, chunk) != h.slice(index, chunk) => {
-                    // A hash collision: a different chunk. Left unrecorded, as
-                    // gemini-cli leaves a chunk whose content does not match.
-                    h.prev_same.push(UNRECORDED);
-                    h.index += 1;
-                    continue;
-                }
-                Some(e) => e,
+                Entry::Occupied(mut o) => Some(o.insert(index)),
             };
-            h.prev_same.push(entry.last);
-            let count = entry.count + 1;
-            h.stats.insert(hash, Entry { last: index, count });
-            if count > best {
-                best = count;
-                self.last_best = Some((count, self.text_of(self.history.slice(index, chunk))));
-            }
-            if count >= self.threshold {
-                if let Some(d) = self.check(index, count, obs) {
-                    return Some(d); // fired: the index stays on the chunk, as in gemini-cli
+            h.prev_same.push(previous.unwrap_or(NONE));
+            if previous.is_some() {
+                let count = h.positions(index, self.threshold).len();
+                if count > best {
+                    best = count;
+                    self.last_best = Some((count, self.text_of(self.history.slice(index, chunk))));
+                }
+                if count >= self.threshold {
+                    if let Some(d) = self.check(index, obs) {
+                        return Some(d); // fired: the index stays on the chunk, as in gemini-cli
+                    }
                 }
             }
             self.history.index += 1;
@@ -389,10 +398,9 @@ impl ChunkChant {
     }
 
     /// The distance and periods tests on the last `threshold` occurrences.
-    fn check(&self, index: usize, count: usize, obs: &Observation<'_>) -> Option<Detection> {
+    fn check(&self, index: usize, obs: &Observation<'_>) -> Option<Detection> {
         let h = &self.history;
-        let all = h.positions(index, count);
-        let recent = &all[all.len() - self.threshold..];
+        let recent = h.positions(index, self.threshold);
         let avg = (recent[recent.len() - 1] - recent[0]) as f64 / (self.threshold - 1) as f64;
         if avg > self.max_avg_distance as f64 {
             return None;
@@ -410,6 +418,8 @@ impl ChunkChant {
             }
         }
         let text = self.text_of(h.slice(index, self.chunk));
+        let all = h.positions(index, usize::MAX);
+        let count = all.len();
         let mut d = Detection::new(INFO.id, obs.index, Channel::Content, Some(obs.buffers.content.len()));
         d.repeats = Some(count);
         d.threshold = Some(self.threshold);

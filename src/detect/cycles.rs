@@ -131,6 +131,11 @@ static LIST_MARKER: LazyLock<Regex> =
 
 /// Drops a leading ordered-list marker; the span moves past it too.
 fn strip_marker(piece: Piece<'_>) -> Piece<'_> {
+    // Most lines cannot start with a marker; skip the regex for them.
+    let first = piece.text.trim_start().chars().next();
+    if !first.is_some_and(|c| c.is_ascii_digit() || c == '(' || c == '（') {
+        return piece;
+    }
     match LIST_MARKER.find(piece.text) {
         Some(m) => Piece {
             span: Span::new(piece.span.start + piece.text[..m.end()].chars().count(), piece.span.end),

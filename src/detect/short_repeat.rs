@@ -85,11 +85,13 @@ impl Run {
 
 impl ShortRepeat {
     /// The best qualifying run (most chars covered, then later start, then
-    /// shorter unit) and, failing that, the run with the most copies.
+    /// shorter unit) and, failing that, the run with the most copies. Only
+    /// units short enough to repeat `min_repeats` times in the window are
+    /// tried: longer ones can neither qualify nor be a near miss worth showing.
     fn find(&self, chars: &[char]) -> (Option<Run>, Option<Run>) {
         let mut best: Option<Run> = None;
         let mut near: Option<Run> = None;
-        for unit in self.min_unit.max(1)..=chars.len() / 2 {
+        for unit in self.min_unit.max(1)..=chars.len() / self.min_repeats.max(2) {
             // Linear per unit length: a maximal stretch where chars[i] == chars[i+unit]
             // is a unit-periodic substring [a, i + unit).
             let mut i = 0;
