@@ -188,9 +188,11 @@ impl Event {
         }
     }
 
-    /// Reads one native event from a parsed JSON line. The error is the
-    /// reason the line is not an event, for the bad-line report.
-    pub fn from_json(value: Value) -> Result<Event, String> {
+    /// Reads one native event from a parsed JSON line. `Err` means the line
+    /// is not an event at all (not an object, or no string `type`); an event
+    /// whose fields are wrong is still an event — it keeps its index, is kept
+    /// as an unreadable event, and comes with a warning.
+    pub fn from_json(value: Value) -> Result<Parsed, String> {
         let Value::Object(mut fields) = value else {
             return Err(format!("expected a JSON object, found {}", json_kind(&value)));
         };
@@ -199,55 +201,39 @@ impl Event {
             Some(other) => return Err(format!("`type` must be a string, not {}", json_kind(&other))),
             None => return Err("missing `type`".to_string()),
         };
-        let ts = match fields.remove("ts") {
+        let mut warnings = Vec::new();
+        let ts = match fields.get("ts") {
             None | Some(Value::Null) => None,
-            Some(v) => Some(Ts::parse(&v)?),
-        };
-        let mut take = Fields {
-            fields: &mut fields,
-            type_name: &type_name,
-        };
-        let kind = match type_name.as_str() {
-            "meta" => EventKind::Meta,
-            "prompt" => EventKind::Prompt {
-                text: take.opt_string("text")?,
-            },
-            "request" => EventKind::Request {
-                id: take.opt_string("id")?,
-            },
-            "reasoning" => EventKind::Reasoning {
-                text: take.string("text")?,
-            },
-            "content" => EventKind::Content {
-                text: take.string("text")?,
-            },
-            "tool_call" => EventKind::ToolCall {
-                name: take.string("name")?,
-                // A call without arguments is a call with none.
-                args: take.fields.remove("args").unwrap_or(Value::Object(Map::new())),
-                id: take.opt_string("id")?,
-            },
-            "tool_result" => EventKind::ToolResult {
-                id: take.opt_string("id")?,
-                ok: take.bool_or("ok", true)?,
-                output: take.fields.remove("output"),
-            },
-            "loop_check" => EventKind::LoopCheck {
-                confidence: take.number("confidence")?,
-                analysis: take.opt_string("analysis")?,
-                detector: take.opt_string("detector")?,
-            },
-            "note" => EventKind::Note {
-                text: take.string("text")?,
-            },
-            _ => EventKind::Other {
-                type_name: type_name.clone(),
+            Some(v) => match Ts::parse(v) {
+                Ok(ts) => {
+                    fields.remove("ts");
+                    Some(ts)
+                }
+                Err(e) => {
+                    warnings.push(format!("{e}; time ignored"));
+                    None
+                }
             },
         };
-        Ok(Event {
-            kind,
-            ts,
-            extra: fields,
+        let kind = match read_kind(&type_name, &fields) {
+            Ok((kind, used)) => {
+                for key in used {
+                    fields.remove(*key);
+                }
+                kind
+            }
+            Err(e) => {
+                warnings.push(format!("{e}; kept as an unreadable `{type_name}` event"));
+                EventKind::Other { type_name }
+            }
+        };
+        Ok(Parsed {
+            event: Event {
+                kind,
+                ts,
+                extra: fields,
+            },
+            warning: (!warnings.is_empty()).then(|| warnings.join("; ")),
         })
     }
 
@@ -318,57 +304,125 @@ impl Event {
     }
 }
 
-/// Takes typed fields out of an event object, with errors that name them.
+/// An event read from JSON, and what was wrong with it if it was only partly readable.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Parsed {
+    pub event: Event,
+    pub warning: Option<String>,
+}
+
+/// The kind of a known `type` and the keys it took its fields from.
+fn read_kind(type_name: &str, fields: &Map<String, Value>) -> Result<(EventKind, &'static [&'static str]), String> {
+    let f = Fields { fields, type_name };
+    Ok(match type_name {
+        "meta" => (EventKind::Meta, &[]),
+        "prompt" => (
+            EventKind::Prompt {
+                text: f.opt_string("text")?,
+            },
+            &["text"],
+        ),
+        "request" => (
+            EventKind::Request {
+                id: f.opt_string("id")?,
+            },
+            &["id"],
+        ),
+        "reasoning" => (
+            EventKind::Reasoning {
+                text: f.string("text")?,
+            },
+            &["text"],
+        ),
+        "content" => (
+            EventKind::Content {
+                text: f.string("text")?,
+            },
+            &["text"],
+        ),
+        "note" => (
+            EventKind::Note {
+                text: f.string("text")?,
+            },
+            &["text"],
+        ),
+        "tool_call" => (
+            EventKind::ToolCall {
+                name: f.string("name")?,
+                // A call without arguments is a call with none.
+                args: fields.get("args").cloned().unwrap_or(Value::Object(Map::new())),
+                id: f.opt_string("id")?,
+            },
+            &["name", "args", "id"],
+        ),
+        "tool_result" => (
+            EventKind::ToolResult {
+                id: f.opt_string("id")?,
+                ok: f.bool_or("ok", true)?,
+                output: fields.get("output").cloned(),
+            },
+            &["id", "ok", "output"],
+        ),
+        "loop_check" => (
+            EventKind::LoopCheck {
+                confidence: f.number("confidence")?,
+                analysis: f.opt_string("analysis")?,
+                detector: f.opt_string("detector")?,
+            },
+            &["confidence", "analysis", "detector"],
+        ),
+        _ => (
+            EventKind::Other {
+                type_name: type_name.to_string(),
+            },
+            &[],
+        ),
+    })
+}
+
+/// Reads typed fields of an event object, with errors that name them.
 struct Fields<'a> {
-    fields: &'a mut Map<String, Value>,
+    fields: &'a Map<String, Value>,
     type_name: &'a str,
 }
 
 impl Fields<'_> {
-    fn string(&mut self, key: &str) -> Result<String, String> {
-        match self.fields.remove(key) {
-            Some(Value::String(s)) => Ok(s),
-            Some(v) => Err(format!(
-                "`{}` event: `{key}` must be a string, not {}",
-                self.type_name,
-                json_kind(&v)
-            )),
+    fn wrong(&self, key: &str, want: &str, v: &Value) -> String {
+        format!(
+            "`{}` event: `{key}` must be {want}, not {}",
+            self.type_name,
+            json_kind(v)
+        )
+    }
+
+    fn string(&self, key: &str) -> Result<String, String> {
+        match self.fields.get(key) {
+            Some(Value::String(s)) => Ok(s.clone()),
+            Some(v) => Err(self.wrong(key, "a string", v)),
             None => Err(format!("`{}` event without `{key}`", self.type_name)),
         }
     }
 
-    fn opt_string(&mut self, key: &str) -> Result<Option<String>, String> {
-        match self.fields.remove(key) {
+    fn opt_string(&self, key: &str) -> Result<Option<String>, String> {
+        match self.fields.get(key) {
             None | Some(Value::Null) => Ok(None),
-            Some(Value::String(s)) => Ok(Some(s)),
-            Some(v) => Err(format!(
-                "`{}` event: `{key}` must be a string, not {}",
-                self.type_name,
-                json_kind(&v)
-            )),
+            Some(Value::String(s)) => Ok(Some(s.clone())),
+            Some(v) => Err(self.wrong(key, "a string", v)),
         }
     }
 
-    fn bool_or(&mut self, key: &str, default: bool) -> Result<bool, String> {
-        match self.fields.remove(key) {
+    fn bool_or(&self, key: &str, default: bool) -> Result<bool, String> {
+        match self.fields.get(key) {
             None | Some(Value::Null) => Ok(default),
-            Some(Value::Bool(b)) => Ok(b),
-            Some(v) => Err(format!(
-                "`{}` event: `{key}` must be true or false, not {}",
-                self.type_name,
-                json_kind(&v)
-            )),
+            Some(Value::Bool(b)) => Ok(*b),
+            Some(v) => Err(self.wrong(key, "true or false", v)),
         }
     }
 
-    fn number(&mut self, key: &str) -> Result<f64, String> {
-        match self.fields.remove(key) {
+    fn number(&self, key: &str) -> Result<f64, String> {
+        match self.fields.get(key) {
             Some(Value::Number(n)) => Ok(n.as_f64().unwrap_or(0.0)),
-            Some(v) => Err(format!(
-                "`{}` event: `{key}` must be a number, not {}",
-                self.type_name,
-                json_kind(&v)
-            )),
+            Some(v) => Err(self.wrong(key, "a number", v)),
             None => Err(format!("`{}` event without `{key}`", self.type_name)),
         }
     }
@@ -390,10 +444,15 @@ mod tests {
     use super::*;
     use serde_json::json;
 
+    fn read(v: Value) -> Event {
+        let p = Event::from_json(v).unwrap();
+        assert_eq!(p.warning, None);
+        p.event
+    }
+
     #[test]
     fn reads_every_documented_type() {
-        let e = Event::from_json(json!({"ts":0.4,"type":"tool_call","id":"c1","name":"read_file","args":{"path":"a"}}))
-            .unwrap();
+        let e = read(json!({"ts":0.4,"type":"tool_call","id":"c1","name":"read_file","args":{"path":"a"}}));
         assert_eq!(
             e.kind,
             EventKind::ToolCall {
@@ -403,42 +462,62 @@ mod tests {
             }
         );
         assert_eq!(e.ts, Some(Ts::Seconds(0.4)));
-        let r = Event::from_json(json!({"type":"tool_result","ok":false})).unwrap();
+        assert!(e.extra.is_empty());
+        let r = read(json!({"type":"tool_result","ok":false}));
         assert!(matches!(r.kind, EventKind::ToolResult { ok: false, .. }));
-        let c = Event::from_json(json!({"type":"loop_check","confidence":0.95,"analysis":"x"})).unwrap();
+        let c = read(json!({"type":"loop_check","confidence":0.95,"analysis":"x"}));
         assert!(matches!(c.kind, EventKind::LoopCheck { confidence, .. } if confidence == 0.95));
     }
 
     #[test]
     fn keeps_unknown_types_and_fields() {
-        let e = Event::from_json(json!({"type":"usage","tokens":12,"x":[1]})).unwrap();
+        let e = read(json!({"type":"usage","tokens":12,"x":[1]}));
         assert_eq!(e.type_name(), "usage");
         assert_eq!(e.extra.get("tokens"), Some(&json!(12)));
-        let back = e.to_json();
-        assert_eq!(back, json!({"type":"usage","tokens":12,"x":[1]}));
+        assert_eq!(e.to_json(), json!({"type":"usage","tokens":12,"x":[1]}));
     }
 
     #[test]
     fn rfc3339_ts_is_parsed_and_kept_as_written() {
-        let e = Event::from_json(json!({"type":"note","text":"hi","ts":"2025-01-02T03:04:05.5Z"})).unwrap();
-        let ts = e.ts.clone().unwrap();
-        assert_eq!(ts.seconds(), 1_735_787_045.5);
+        let e = read(json!({"type":"note","text":"hi","ts":"2025-01-02T03:04:05.5Z"}));
+        assert_eq!(e.ts.clone().unwrap().seconds(), 1_735_787_045.5);
         assert_eq!(e.to_json()["ts"], json!("2025-01-02T03:04:05.5Z"));
     }
 
     #[test]
-    fn explains_what_is_wrong() {
+    fn lines_that_are_not_events_say_why() {
         assert_eq!(
             Event::from_json(json!([1])).unwrap_err(),
             "expected a JSON object, found an array"
         );
         assert_eq!(Event::from_json(json!({"text":"a"})).unwrap_err(), "missing `type`");
         assert_eq!(
-            Event::from_json(json!({"type":"reasoning","text":5})).unwrap_err(),
-            "`reasoning` event: `text` must be a string, not a number"
+            Event::from_json(json!({"type":3})).unwrap_err(),
+            "`type` must be a string, not a number"
         );
-        assert!(Event::from_json(json!({"type":"note","text":"a","ts":"yesterday"}))
-            .unwrap_err()
-            .contains("RFC 3339"));
+    }
+
+    #[test]
+    fn a_typed_event_with_bad_fields_is_kept_with_a_warning() {
+        let p = Event::from_json(json!({"type":"reasoning","text":5})).unwrap();
+        assert_eq!(
+            p.warning.as_deref(),
+            Some("`reasoning` event: `text` must be a string, not a number; kept as an unreadable `reasoning` event")
+        );
+        assert_eq!(
+            p.event.kind,
+            EventKind::Other {
+                type_name: "reasoning".into()
+            }
+        );
+        assert_eq!(
+            p.event.to_json(),
+            json!({"type":"reasoning","text":5}),
+            "nothing is lost"
+        );
+        let p = Event::from_json(json!({"type":"note","text":"a","ts":"yesterday"})).unwrap();
+        assert!(p.warning.unwrap().contains("RFC 3339"));
+        assert_eq!(p.event.kind, EventKind::Note { text: "a".into() });
+        assert_eq!(p.event.to_json()["ts"], json!("yesterday"));
     }
 }

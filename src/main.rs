@@ -173,24 +173,34 @@ fn describe_text(setup: &Setup) -> String {
             c.info.channel.as_str(),
             c.info.rule
         );
-        let width = c.info.params.iter().map(|p| p.name.len()).max().unwrap_or(0);
-        for (spec, (_, value)) in c.info.params.iter().zip(c.params.iter()) {
-            let default = spec.default_for(setup.profile);
-            let mut notes = Vec::new();
-            if *value != default {
-                notes.push(format!("default {default}"));
-            }
-            for other in Profile::ALL {
-                if other != setup.profile && c.info.in_profile(other) && spec.default_for(other) != default {
-                    notes.push(format!("{other}: {}", spec.default_for(other)));
+        let rows: Vec<(&str, String, &str)> = c
+            .info
+            .params
+            .iter()
+            .zip(c.params.iter())
+            .map(|(spec, (_, value))| {
+                let default = spec.default_for(setup.profile);
+                let mut notes = Vec::new();
+                if *value != default {
+                    notes.push(format!("default {default}"));
                 }
-            }
-            let notes = if notes.is_empty() {
-                String::new()
-            } else {
-                format!(" ({})", notes.join("; "))
-            };
-            s += &format!("    {:<width$}  {value}{notes}  — {}\n", spec.name, spec.help);
+                for other in Profile::ALL {
+                    if other != setup.profile && c.info.in_profile(other) && spec.default_for(other) != default {
+                        notes.push(format!("{other}: {}", spec.default_for(other)));
+                    }
+                }
+                let notes = if notes.is_empty() {
+                    String::new()
+                } else {
+                    format!(" ({})", notes.join("; "))
+                };
+                (spec.name, format!("{value}{notes}"), spec.help)
+            })
+            .collect();
+        let w_name = rows.iter().map(|r| r.0.len()).max().unwrap_or(0);
+        let w_value = rows.iter().map(|r| r.1.chars().count()).max().unwrap_or(0);
+        for (name, value, help) in rows {
+            s += &format!("    {name:<w_name$}  {value:<w_value$}  {help}\n");
         }
     }
     if setup.detectors.iter().any(|c| c.info.family == Family::Checkpoint) {

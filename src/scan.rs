@@ -76,7 +76,7 @@ pub fn scan_one(
             }
         }
         Item::Problem(p) => {
-            result.bad_lines += 1;
+            result.bad_lines += usize::from(p.skipped);
             on_problem(&p);
         }
     })?;
@@ -108,7 +108,7 @@ pub fn run(inputs: &[Input], opts: &ScanOptions, out: &mut dyn Write, err: &mut 
                 }
             },
             |p| {
-                let _ = writeln!(err, "loopscope: warning: {name}: {p}; line skipped");
+                let _ = writeln!(err, "loopscope: warning: {name}: {p}");
             },
         );
         if let Some(e) = write_error {

@@ -449,3 +449,27 @@ fn a_bad_flag_exits_2() {
     env.cmd().args(["scan", "--frobnicate", "x"]).assert().code(2);
     env.cmd().args(["scan"]).assert().code(2);
 }
+
+#[test]
+fn a_typed_line_with_bad_fields_still_counts_as_an_event() {
+    let env = Env::new();
+    let events = sentence_loop();
+    let mut text: String = events.iter().map(|e| e.to_json().to_string() + "\n").collect();
+    // After the request: an event with a broken field keeps its index, so the detection moves by one.
+    let at = text.match_indices('\n').nth(1).unwrap().0 + 1;
+    text.insert_str(at, "{\"type\":\"reasoning\",\"text\":5}\n");
+    env.write("typed.jsonl", &text);
+    let out = env
+        .cmd()
+        .args(["scan", "--json", "typed.jsonl"])
+        .assert()
+        .code(1)
+        .get_output()
+        .clone();
+    assert_eq!(stdout_json(&out.stdout)[0]["event"], 2 + 3000 / 20);
+    let err = String::from_utf8(out.stderr).unwrap();
+    assert_eq!(
+        err,
+        "loopscope: warning: typed.jsonl: line 3: `reasoning` event: `text` must be a string, not a number; kept as an unreadable `reasoning` event\n"
+    );
+}

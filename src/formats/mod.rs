@@ -10,17 +10,24 @@ use std::io::{self, Read};
 
 use crate::event::Event;
 
-/// A record that could not be read, reported once and skipped.
+/// Something wrong in the input, reported once: a record that is not an
+/// event (skipped), or an event that was only partly readable (kept).
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Problem {
     /// 1-based line number in the input.
     pub line: u64,
     pub reason: String,
+    /// The record was not an event and was skipped.
+    pub skipped: bool,
 }
 
 impl fmt::Display for Problem {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(f, "line {}: {}", self.line, self.reason)
+        write!(f, "line {}: {}", self.line, self.reason)?;
+        if self.skipped {
+            f.write_str("; line skipped")?;
+        }
+        Ok(())
     }
 }
 

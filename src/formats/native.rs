@@ -1,7 +1,7 @@
 //! The native loopscope JSONL reader (`shared/design/log-format.md`).
 
 use super::{Decoder, Item, Problem};
-use crate::event::Event;
+use crate::event::{Event, Parsed};
 
 /// Splits input into lines and reads each as one event. Line numbers count
 /// every line, blank ones included, so they match an editor's.
@@ -34,16 +34,26 @@ impl NativeDecoder {
             return;
         }
         match parse_line(raw) {
-            Ok(event) => out.push(Item::Event(event)),
+            Ok(parsed) => {
+                if let Some(reason) = parsed.warning {
+                    out.push(Item::Problem(Problem {
+                        line: self.line,
+                        reason,
+                        skipped: false,
+                    }));
+                }
+                out.push(Item::Event(parsed.event));
+            }
             Err(reason) => out.push(Item::Problem(Problem {
                 line: self.line,
                 reason,
+                skipped: true,
             })),
         }
     }
 }
 
-fn parse_line(raw: &[u8]) -> Result<Event, String> {
+fn parse_line(raw: &[u8]) -> Result<Parsed, String> {
     let text =
         std::str::from_utf8(raw).map_err(|e| format!("not valid UTF-8 (bad byte at byte {})", e.valid_up_to() + 1))?;
     let value: serde_json::Value = serde_json::from_str(text).map_err(|e| {
@@ -96,11 +106,11 @@ mod tests {
 
     #[test]
     fn bad_lines_are_reported_with_line_numbers_and_skipped() {
-        let input = b"{\"type\":\"prompt\"}\n\nnot json\n[1,2]\n{\"type\":\"reasoning\",\"text\":\"a\"}\n\xff\xfe\n{\"type\":7}\n";
+        let input = b"{\"type\":\"prompt\"}\n\nnot json\n[1,2]\n{\"type\":\"reasoning\",\"text\":\"a\"}\n\xff\xfe\n{\"type\":7}\n{\"type\":\"content\"}\n";
         let d = Decoded::from_bytes(input, &mut NativeDecoder::new());
-        assert_eq!(d.events.len(), 2);
-        let lines: Vec<u64> = d.problems.iter().map(|p| p.line).collect();
-        assert_eq!(lines, vec![3, 4, 6, 7]);
+        assert_eq!(d.events.len(), 3, "the content line without text is still an event");
+        let lines: Vec<(u64, bool)> = d.problems.iter().map(|p| (p.line, p.skipped)).collect();
+        assert_eq!(lines, vec![(3, true), (4, true), (6, true), (7, true), (8, false)]);
         assert!(
             d.problems[0].reason.starts_with("not valid JSON"),
             "{}",
