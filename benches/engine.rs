@@ -165,5 +165,50 @@ fn one_event(c: &mut Criterion) {
     g.finish();
 }
 
-criterion_group!(benches, gemini_cli_1mb, seed_20mb, one_event);
+/// Seeking in a 100 000-event stream (reasoning, content and tool calls in
+/// requests of ~6 KB): each iteration jumps to a far-away event, so the
+/// cursor is restored from a snapshot and replayed, never just stepped.
+fn seek(c: &mut Criterion) {
+    let text = prose(2 << 20);
+    let mut events = vec![Event::prompt("bench")];
+    let mut pieces = deltas(&text, 20, Event::reasoning).into_iter();
+    let mut i = 0usize;
+    while events.len() < 100_000 {
+        if i % 300 == 0 {
+            events.push(Event::request());
+            events.push(Event::tool_call(
+                "read_file",
+                serde_json::json!({ "path": format!("src/f{}.rs", i % 7) }),
+            ));
+            events.push(Event::tool_result(i % 3 != 0));
+        }
+        let piece = pieces.next().expect("enough prose");
+        events.push(if i % 4 == 0 {
+            Event::content(&piece_text(&piece))
+        } else {
+            piece
+        });
+        i += 1;
+    }
+    for profile in [Profile::Seed, Profile::GeminiCli] {
+        let mut tape = loopscope::Tape::with_events(&Setup::profile(profile), events.clone());
+        let targets = [99_999usize, 3, 50_000, 77_777, 12_345, 99_000, 45_678, 1];
+        let mut k = 0;
+        c.bench_function(&format!("seek/{profile} 100k events, far jumps"), |b| {
+            b.iter(|| {
+                k = (k + 1) % targets.len();
+                tape.seek(black_box(targets[k])).states().len()
+            })
+        });
+    }
+}
+
+fn piece_text(e: &Event) -> String {
+    match &e.kind {
+        loopscope::EventKind::Reasoning { text } => text.clone(),
+        _ => String::new(),
+    }
+}
+
+criterion_group!(benches, gemini_cli_1mb, seed_20mb, one_event, seek);
 criterion_main!(benches);
