@@ -105,7 +105,7 @@ fn seed_20mb(c: &mut Criterion) {
     // Requests of ~6 KB, so every request passes all three checkpoints.
     let mut events = vec![Event::prompt("bench")];
     for (i, e) in deltas(&text, 20, Event::reasoning).into_iter().enumerate() {
-        if i % 300 == 0 {
+        if i.is_multiple_of(300) {
             events.push(Event::request());
         }
         events.push(e);
@@ -174,16 +174,16 @@ fn seek(c: &mut Criterion) {
     let mut pieces = deltas(&text, 20, Event::reasoning).into_iter();
     let mut i = 0usize;
     while events.len() < 100_000 {
-        if i % 300 == 0 {
+        if i.is_multiple_of(300) {
             events.push(Event::request());
             events.push(Event::tool_call(
                 "read_file",
                 serde_json::json!({ "path": format!("src/f{}.rs", i % 7) }),
             ));
-            events.push(Event::tool_result(i % 3 != 0));
+            events.push(Event::tool_result(!i.is_multiple_of(3)));
         }
         let piece = pieces.next().expect("enough prose");
-        events.push(if i % 4 == 0 {
+        events.push(if i.is_multiple_of(4) {
             Event::content(&piece_text(&piece))
         } else {
             piece
