@@ -99,6 +99,11 @@ impl Engine {
             .collect()
     }
 
+    /// How many checkpoint runs the current request has had (cheap to ask).
+    pub fn checkpoint_run_count(&self) -> usize {
+        self.detectors.iter().map(|d| d.checkpoint_runs().len()).sum()
+    }
+
     /// What ran at each checkpoint of the current request, by checkpoint.
     pub fn checkpoint_runs(&self) -> Vec<CheckpointRun> {
         let mut runs: Vec<CheckpointRun> = self
@@ -125,6 +130,8 @@ pub struct Tape {
     events: Vec<Event>,
     head: Engine,
     detections: Vec<Detection>,
+    /// (event, checkpoint) of every event at which a checkpoint ran.
+    checkpoints: Vec<(usize, usize)>,
     snapshots: Vec<Engine>,
     work: usize,
     cursor: Engine,
@@ -137,6 +144,7 @@ impl Tape {
             events: Vec::new(),
             head: fresh.clone(),
             detections: Vec::new(),
+            checkpoints: Vec::new(),
             snapshots: vec![fresh.clone()],
             work: 0,
             cursor: fresh,
@@ -162,7 +170,20 @@ impl Tape {
                 EventKind::Reasoning { text } | EventKind::Content { text } => text.len(),
                 _ => 0,
             };
+        let runs_before = self.head.checkpoint_run_count();
         let found = self.head.push(&event);
+        let index = self.events.len();
+        if self.head.checkpoint_run_count() > runs_before {
+            let mut here: Vec<usize> = self
+                .head
+                .checkpoint_runs()
+                .iter()
+                .filter(|r| r.event == index)
+                .map(|r| r.checkpoint)
+                .collect();
+            here.dedup();
+            self.checkpoints.extend(here.into_iter().map(|c| (index, c)));
+        }
         self.events.push(event);
         let from = self.detections.len();
         self.detections.extend(found);
@@ -184,6 +205,11 @@ impl Tape {
     /// All detections of the stream, in order.
     pub fn detections(&self) -> &[Detection] {
         &self.detections
+    }
+
+    /// (event, checkpoint) for every checkpoint run of the stream, in order.
+    pub fn checkpoint_events(&self) -> &[(usize, usize)] {
+        &self.checkpoints
     }
 
     /// Detections at events before `position`.

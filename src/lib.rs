@@ -4,15 +4,18 @@
 //! The pieces, in the order data flows through them:
 //! [`formats`] decode input bytes into [`event::Event`]s, the
 //! [`engine::Engine`] feeds them to the [`detect`]ors chosen by a
-//! [`config::Setup`], and [`scan`] prints what fired.
+//! [`config::Setup`]; [`scan`] prints what fired, and the [`tui`] replays
+//! the stream on the [`replay`] clock and shows it.
 
 pub mod config;
 pub mod detect;
 pub mod engine;
 pub mod event;
 pub mod formats;
+pub mod replay;
 pub mod scan;
 pub mod text;
+pub mod tui;
 
 pub use config::{Choices, Setup};
 pub use detect::{Detection, DetectorState, Profile, Status};

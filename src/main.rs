@@ -7,7 +7,9 @@ use std::process::ExitCode;
 use clap::{Args, Parser, Subcommand, ValueEnum};
 
 use loopscope::detect::Family;
+use loopscope::replay::PacingRules;
 use loopscope::scan::{self, Input, ScanOptions, EXIT_ERROR};
+use loopscope::tui::{self, theme::Theme, Source, ViewOptions};
 use loopscope::{Choices, Profile, Setup};
 
 #[derive(Parser)]
@@ -20,14 +22,88 @@ use loopscope::{Choices, Profile, Setup};
 struct Cli {
     #[command(subcommand)]
     command: Option<Command>,
-    /// A stream to inspect; with none, the bundled demo stream.
+    /// A stream to view ("-" reads standard input); with none, the bundled demo.
     file: Option<PathBuf>,
+    #[command(flatten)]
+    replay: ReplayFlags,
     #[command(flatten)]
     detectors: DetectorFlags,
 }
 
+#[derive(Args)]
+struct ViewArgs {
+    /// The stream to view ("-" reads standard input).
+    file: PathBuf,
+    #[command(flatten)]
+    replay: ReplayFlags,
+    #[command(flatten)]
+    detectors: DetectorFlags,
+}
+
+/// How a replay starts and looks.
+#[derive(Args, Clone)]
+struct ReplayFlags {
+    /// Playback speed, 0.25 to 64.
+    #[arg(long, default_value_t = 1.0, value_parser = parse_speed)]
+    speed: f64,
+    /// Start paused.
+    #[arg(long)]
+    paused: bool,
+    /// Start with events up to this index already shown.
+    #[arg(long, value_name = "EVENT")]
+    start_at: Option<usize>,
+    /// Pause whenever a detector fires.
+    #[arg(long)]
+    pause_on_detect: bool,
+    /// Characters per second for events without `ts`.
+    #[arg(long, default_value_t = 300.0, value_parser = parse_positive)]
+    cps: f64,
+    /// Colour theme.
+    #[arg(long, value_parser = ["dark", "light", "mono"], default_value = "dark")]
+    theme: String,
+    /// No colours (same as NO_COLOR=1): highlights use reverse, underline and bold.
+    #[arg(long)]
+    no_color: bool,
+}
+
+fn parse_speed(s: &str) -> Result<f64, String> {
+    let v: f64 = s.parse().map_err(|_| format!("{s:?} is not a number"))?;
+    if (0.25..=64.0).contains(&v) {
+        Ok(v)
+    } else {
+        Err("speed must be between 0.25 and 64".into())
+    }
+}
+
+fn parse_positive(s: &str) -> Result<f64, String> {
+    match s.parse::<f64>() {
+        Ok(v) if v > 0.0 && v.is_finite() => Ok(v),
+        _ => Err(format!("{s:?} is not a positive number")),
+    }
+}
+
+impl ReplayFlags {
+    fn options(&self) -> ViewOptions {
+        let no_color = self.no_color || std::env::var_os("NO_COLOR").is_some_and(|v| !v.is_empty());
+        let theme = if no_color { "mono" } else { self.theme.as_str() };
+        ViewOptions {
+            speed: self.speed,
+            paused: self.paused,
+            start_at: self.start_at,
+            pause_on_detect: self.pause_on_detect,
+            pacing: PacingRules {
+                cps: self.cps,
+                ..PacingRules::default()
+            },
+            theme: Theme::by_name(theme).unwrap_or_else(Theme::dark),
+        }
+    }
+}
+
 #[derive(Subcommand)]
 enum Command {
+    /// Replay a recorded stream in the terminal and see what fires, and why.
+    View(ViewArgs),
     /// Run the detectors headless and print what fired (exit 1 if anything did).
     Scan(ScanArgs),
     /// List detectors, their rules, parameters and defaults.
@@ -98,23 +174,14 @@ impl DetectorFlags {
 fn main() -> ExitCode {
     let cli = Cli::parse();
     let result = match cli.command {
+        Some(Command::View(args)) => run_view(Some(args.file), &args.replay, &args.detectors),
         Some(Command::Scan(args)) => run_scan(
             args.files.into_iter().map(Input::Path).collect(),
             args.json,
             &args.detectors,
         ),
         Some(Command::Detectors(args)) => run_detectors(&args),
-        // Until the TUI lands, a bare `loopscope [FILE]` prints the scan.
-        None => {
-            let input = match cli.file {
-                Some(path) => Input::Path(path),
-                None => Input::Bytes {
-                    name: "demo (bundled)".to_string(),
-                    bytes: loopscope::DEMO_STREAM.as_bytes(),
-                },
-            };
-            run_scan(vec![input], false, &cli.detectors)
-        }
+        None => run_view(cli.file, &cli.replay, &cli.detectors),
     };
     match result {
         Ok(code) => ExitCode::from(code as u8),
@@ -123,6 +190,23 @@ fn main() -> ExitCode {
             ExitCode::from(EXIT_ERROR as u8)
         }
     }
+}
+
+/// Opens the viewer on a file, standard input, or the bundled demo.
+fn run_view(file: Option<PathBuf>, replay: &ReplayFlags, flags: &DetectorFlags) -> Result<i32, String> {
+    let setup = flags.setup()?;
+    let source = match file {
+        Some(path) => Source {
+            name: path.display().to_string(),
+            reader: loopscope::formats::open(&path)?,
+        },
+        None => Source {
+            name: "demo (bundled)".to_string(),
+            reader: Box::new(loopscope::DEMO_STREAM.as_bytes()),
+        },
+    };
+    tui::run(source, setup, replay.options())?;
+    Ok(0)
 }
 
 fn run_scan(inputs: Vec<Input>, json: bool, flags: &DetectorFlags) -> Result<i32, String> {

@@ -41,7 +41,7 @@ impl Input {
         }
     }
 
-    fn open(&self) -> Result<Box<dyn Read>, String> {
+    fn open(&self) -> Result<Box<dyn Read + Send>, String> {
         match self {
             Input::Path(p) => formats::open(p),
             Input::Bytes { bytes, .. } => Ok(Box::new(*bytes)),

@@ -435,12 +435,35 @@ fn the_default_config_round_trips() {
 }
 
 #[test]
-fn no_arguments_scans_the_bundled_demo() {
+fn the_viewer_without_a_terminal_says_so_and_exits_2() {
     let env = Env::new();
-    let out = env.cmd().assert().code(1).get_output().clone();
-    let text = String::from_utf8(out.stdout).unwrap();
-    assert!(text.starts_with("demo (bundled):"), "{text}");
-    assert!(text.contains("block-cycle"), "{text}");
+    for args in [&[][..], &["view", "-"][..]] {
+        let out = env
+            .cmd()
+            .args(args)
+            .write_stdin("")
+            .assert()
+            .code(2)
+            .get_output()
+            .clone();
+        assert_eq!(
+            String::from_utf8(out.stderr).unwrap(),
+            "loopscope: the viewer needs a terminal; for headless output use `loopscope scan`\n"
+        );
+        assert!(out.stdout.is_empty());
+    }
+}
+
+#[test]
+fn viewing_a_missing_file_is_one_line_and_exit_2() {
+    let env = Env::new();
+    for args in [&["nope.jsonl"][..], &["view", "nope.jsonl"][..]] {
+        env.cmd()
+            .args(args)
+            .assert()
+            .code(2)
+            .stderr("loopscope: nope.jsonl: no such file or directory\n");
+    }
 }
 
 #[test]

@@ -93,6 +93,46 @@ impl Detection {
     }
 }
 
+impl Detection {
+    /// Which parameter values would have kept this detection from firing,
+    /// for someone deciding whether it is a false positive.
+    pub fn what_would_change(&self) -> Option<String> {
+        let n = |v: Option<usize>| v.unwrap_or(0);
+        Some(match self.detector {
+            "block-cycle" | "list-cycle" => {
+                let (p, c) = (n(self.period), n(self.matches));
+                let period = if p > 1 {
+                    format!(", or max_period below {p} (and no shorter cycle)")
+                } else {
+                    String::new()
+                };
+                format!("not fired here with min_matches above {c}{period}")
+            }
+            "short-repeat" => format!(
+                "this run would not count with min_repeats above {}, or min_unit above {}",
+                n(self.repeats),
+                n(self.period)
+            ),
+            "chunk-chant" => format!(
+                "not fired here with threshold above {}, or max_avg_distance below {:.1}",
+                n(self.repeats),
+                self.avg_distance.unwrap_or(0.0)
+            ),
+            "tool-repeat" | "action-window" | "error-streak" => {
+                let param = match self.detector {
+                    "error-streak" => "max_consecutive",
+                    _ => "threshold",
+                };
+                format!("not fired yet with {param} above {}", n(self.repeats))
+            }
+            "max-turns" => format!("not fired yet with max_turns at {} or more", n(self.repeats)),
+            "error-total" => format!("not fired yet with max_total at {} or more", n(self.repeats)),
+            "action-cycle" => format!("a longer k than {} would need more repetition", n(self.period)),
+            _ => return None,
+        })
+    }
+}
+
 /// What a detector is doing right now.
 #[derive(Clone, Debug, PartialEq)]
 pub enum Status {

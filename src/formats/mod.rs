@@ -88,9 +88,9 @@ impl Decoded {
 
 /// Opens an input for reading ("-" is standard input). Files are only ever
 /// opened read-only. The error is one line, fit for the user.
-pub fn open(path: &std::path::Path) -> Result<Box<dyn Read>, String> {
+pub fn open(path: &std::path::Path) -> Result<Box<dyn Read + Send>, String> {
     if crate::config::is_stdin(path) {
-        return Ok(Box::new(io::stdin().lock()));
+        return Ok(Box::new(io::stdin()));
     }
     let shown = path.display();
     let meta = std::fs::metadata(path).map_err(|e| format!("{shown}: {}", crate::io_reason(&e)))?;

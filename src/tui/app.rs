@@ -1,0 +1,411 @@
+//! The app state. It changes only through [`App::update`] (see `input.rs`);
+//! rendering reads it and nothing else. Everything about detection comes
+//! from the engine's [`Tape`]: the app only chooses a position and shows it.
+
+use std::time::{Duration, Instant};
+
+use ratatui::layout::Rect;
+use regex::Regex;
+
+use super::buffer_pane::{BufferLayout, Highlight, Mark, Scroll};
+use super::layout::{Areas, Pane};
+use super::status::Mode;
+use super::theme::Theme;
+use super::timeline::Timeline;
+use crate::config::Setup;
+use crate::detect::{CheckpointRun, Detection, DetectorState, Span, Status};
+use crate::engine::Tape;
+use crate::event::{Channel, Event};
+use crate::formats::Problem;
+use crate::replay::{Clock, Pacing, PacingRules};
+
+/// How a view starts.
+#[derive(Clone, Debug)]
+pub struct ViewOptions {
+    pub speed: f64,
+    pub paused: bool,
+    /// Show the stream up to and including this event first.
+    pub start_at: Option<usize>,
+    pub pause_on_detect: bool,
+    pub pacing: PacingRules,
+    pub theme: Theme,
+}
+
+impl Default for ViewOptions {
+    fn default() -> ViewOptions {
+        ViewOptions {
+            speed: 1.0,
+            paused: false,
+            start_at: None,
+            pause_on_detect: false,
+            pacing: PacingRules::default(),
+            theme: Theme::dark(),
+        }
+    }
+}
+
+/// A message shown in the status line for a few seconds.
+#[derive(Clone, Debug)]
+pub struct Flash {
+    pub text: String,
+    pub until: Instant,
+}
+
+/// The `/` search over the shown buffer.
+#[derive(Clone, Debug, Default)]
+pub struct Search {
+    /// What is being typed, while the prompt is open.
+    pub input: Option<String>,
+    pub pattern: Option<Regex>,
+    pub matches: Vec<Span>,
+    pub current: Option<usize>,
+}
+
+/// Most matches kept per search, so a pattern like `.` stays responsive.
+const MAX_MATCHES: usize = 10_000;
+
+pub struct App {
+    pub name: String,
+    pub setup: Setup,
+    pub theme: Theme,
+    pub tape: Tape,
+    pub pacing: Pacing,
+    pub clock: Clock,
+    /// Events shown: the engine state is the one after `cursor` events.
+    pub cursor: usize,
+    /// The source is still being read.
+    pub loading: bool,
+    pub start_at: Option<usize>,
+    pub problems: Vec<Problem>,
+    pub channel: Channel,
+    pub focus: Pane,
+    pub wrap: bool,
+    pub pause_on_detect: bool,
+    pub help: bool,
+    pub search: Search,
+    pub flash: Option<Flash>,
+    pub scroll: Scroll,
+    pub layout: BufferLayout,
+    pub selected_detector: usize,
+    pub timeline: Timeline,
+    pub timeline_selected: Option<usize>,
+    pub size: Rect,
+    pub quit: bool,
+    /// Something changed since the last draw.
+    pub dirty: bool,
+    /// Derived from the engine at `cursor` by `refresh`.
+    pub states: Vec<DetectorState>,
+    pub runs: Vec<CheckpointRun>,
+    pub highlights: Vec<Highlight>,
+}
+
+impl App {
+    pub fn new(name: &str, setup: Setup, opts: &ViewOptions, now: Instant) -> App {
+        let tape = Tape::new(&setup);
+        let mut app = App {
+            name: name.to_string(),
+            theme: opts.theme.clone(),
+            tape,
+            pacing: Pacing::new(opts.pacing),
+            clock: Clock::new(now, opts.speed, !opts.paused),
+            cursor: 0,
+            loading: true,
+            start_at: opts.start_at,
+            problems: Vec::new(),
+            channel: Channel::Reasoning,
+            focus: Pane::Buffer,
+            wrap: true,
+            pause_on_detect: opts.pause_on_detect,
+            help: false,
+            search: Search::default(),
+            flash: None,
+            scroll: Scroll::default(),
+            layout: BufferLayout::default(),
+            selected_detector: 0,
+            timeline: Timeline::default(),
+            timeline_selected: None,
+            size: Rect::default(),
+            quit: false,
+            dirty: true,
+            states: Vec::new(),
+            runs: Vec::new(),
+            highlights: Vec::new(),
+            setup,
+        };
+        app.refresh();
+        app
+    }
+
+    pub fn areas(&self) -> Option<Areas> {
+        Areas::new(self.size)
+    }
+
+    pub fn mode(&self) -> Mode {
+        if self.clock.playing() {
+            Mode::Playing
+        } else if self.cursor >= self.tape.len() && !self.loading {
+            Mode::End
+        } else if self.loading && self.tape.is_empty() {
+            Mode::Loading
+        } else {
+            Mode::Paused
+        }
+    }
+
+    /// New events from the source: run through the engine, paced, listed.
+    pub fn append(&mut self, events: Vec<Event>, now: Instant) {
+        for event in events {
+            let index = self.tape.len();
+            self.pacing.push(&event);
+            self.timeline.push(index, &event);
+            for d in self.tape.push(event).to_vec() {
+                self.timeline.push_detection(&d);
+            }
+        }
+        if let Some(at) = self.start_at.filter(|&at| at < self.tape.len()) {
+            self.start_at = None;
+            self.jump_to(at + 1, now);
+        }
+        self.advance(now);
+        self.dirty = true;
+    }
+
+    pub fn source_ended(&mut self, now: Instant) {
+        self.loading = false;
+        if let Some(at) = self.start_at.take() {
+            self.jump_to((at + 1).min(self.tape.len()), now);
+            self.flash(format!("the stream has only {} events", self.tape.len()), now);
+        }
+        self.advance(now);
+        self.dirty = true;
+    }
+
+    pub fn problems(&mut self, problems: Vec<Problem>, now: Instant) {
+        if let Some(p) = problems.last() {
+            self.flash(format!("bad line {}", p), now);
+        }
+        self.problems.extend(problems);
+    }
+
+    pub fn bad_lines(&self) -> usize {
+        self.problems.iter().filter(|p| p.skipped).count()
+    }
+
+    pub fn flash(&mut self, text: String, now: Instant) {
+        self.flash = Some(Flash {
+            text,
+            until: now + Duration::from_secs(4),
+        });
+        self.dirty = true;
+    }
+
+    /// Playback time of the last shown event.
+    pub fn shown_time(&self) -> f64 {
+        self.cursor.checked_sub(1).map_or(0.0, |i| self.pacing.play_time(i))
+    }
+
+    /// Applies every event that is due; stops at a detection when asked to.
+    pub fn advance(&mut self, now: Instant) {
+        if let Some(f) = &self.flash {
+            if f.until <= now {
+                self.flash = None;
+                self.dirty = true;
+            }
+        }
+        if !self.clock.playing() {
+            return;
+        }
+        let position = self.clock.position(now);
+        let due = self.pacing.due_at(position).min(self.tape.len());
+        if due > self.cursor {
+            let stop = self
+                .pause_on_detect
+                .then(|| self.tape.detections()[self.tape.detections_before(self.cursor).len()..].first())
+                .flatten()
+                .filter(|d| d.event < due)
+                .cloned();
+            match stop {
+                Some(d) => {
+                    self.clock.set_playing(false, now);
+                    self.jump_to(d.event + 1, now);
+                    self.flash(format!("paused: {} fired at event {}", d.detector, d.event), now);
+                    self.show_detection(&d);
+                }
+                None => {
+                    self.cursor = due;
+                    self.refresh();
+                }
+            }
+            self.dirty = true;
+        }
+        if self.cursor >= self.tape.len() && !self.loading && position >= self.pacing.duration() {
+            self.clock.set_playing(false, now);
+            self.dirty = true;
+        }
+    }
+
+    /// When the next event becomes due or the message expires.
+    pub fn next_wakeup(&self, now: Instant) -> Option<Instant> {
+        let next_event = (self.cursor < self.tape.len())
+            .then(|| self.clock.when(self.pacing.play_time(self.cursor), now))
+            .flatten();
+        let flash = self.flash.as_ref().map(|f| f.until);
+        [next_event, flash].into_iter().flatten().min()
+    }
+
+    /// Shows the first `cursor` events; the clock moves to the last one.
+    pub fn jump_to(&mut self, cursor: usize, now: Instant) {
+        self.cursor = cursor.min(self.tape.len());
+        self.clock.seek(self.shown_time(), now);
+        self.refresh();
+    }
+
+    /// Moves playback to second `t`; shows what is due then.
+    pub fn seek_time(&mut self, t: f64, now: Instant) {
+        let t = t.clamp(0.0, self.pacing.duration());
+        self.cursor = self.pacing.due_at(t).min(self.tape.len());
+        self.clock.seek(t, now);
+        self.refresh();
+    }
+
+    pub fn detection_of(&self, state: &DetectorState) -> Option<&Detection> {
+        let (id, event) = match state.status {
+            Status::Fired { event, .. } => (state.id, event),
+            Status::Latched { by, event } => (by, event),
+            _ => return None,
+        };
+        self.tape
+            .detections_before(self.cursor)
+            .iter()
+            .rev()
+            .find(|d| d.detector == id && d.event == event)
+    }
+
+    pub fn selected_detection(&self) -> Option<&Detection> {
+        self.states
+            .get(self.selected_detector)
+            .and_then(|s| self.detection_of(s))
+    }
+
+    /// Selects the detector of `d` and brings its evidence into view.
+    pub fn show_detection(&mut self, d: &Detection) {
+        if let Some(i) = self.states.iter().position(|s| s.id == d.detector) {
+            self.selected_detector = i;
+        }
+        if matches!(d.channel, Channel::Reasoning | Channel::Content) && d.channel != self.channel {
+            self.channel = d.channel;
+            self.refresh();
+        }
+        if let Some(first) = d.spans.first() {
+            self.reveal(first.start);
+        }
+        self.timeline_selected = None;
+    }
+
+    /// Scrolls the buffer so char `at` is near the top.
+    pub fn reveal(&mut self, at: usize) {
+        let row = self.layout.row_of(at);
+        self.scroll.follow = false;
+        self.scroll.top = row.saturating_sub(2);
+    }
+
+    /// Recomputes what is shown from the engine at `cursor`.
+    pub fn refresh(&mut self) {
+        let engine = self.tape.seek(self.cursor);
+        self.states = engine.states();
+        self.runs = engine.checkpoint_runs();
+        let request = engine.request_start();
+        let buffers = engine.buffers();
+        let buf = if self.channel == Channel::Content {
+            &buffers.content
+        } else {
+            &buffers.reasoning
+        };
+        let mut markers: Vec<usize> = if self.channel == Channel::Reasoning {
+            self.runs.iter().map(|r| r.checkpoint).collect()
+        } else {
+            Vec::new()
+        };
+        markers.dedup();
+        if let Some(areas) = Areas::new(self.size) {
+            let (width, _) = Areas::inner(areas.buffer);
+            self.layout.sync(buf, request, self.channel, &markers, width, self.wrap);
+        }
+        let len = buf.len();
+        let first_event = request.unwrap_or(0);
+        let mut hl = Vec::new();
+        for d in self.tape.detections_before(self.cursor) {
+            if d.channel == self.channel && d.event >= first_event {
+                evidence_marks(d, len, &mut hl);
+            }
+        }
+        hl.extend(
+            self.search
+                .matches
+                .iter()
+                .filter(|s| s.end <= len)
+                .map(|&span| Highlight {
+                    span,
+                    mark: Mark::Search,
+                }),
+        );
+        hl.sort_by_key(|h| (h.span.start, h.mark));
+        self.highlights = hl;
+        self.selected_detector = self.selected_detector.min(self.states.len().saturating_sub(1));
+        self.dirty = true;
+    }
+
+    /// Runs the search pattern over the shown buffer.
+    pub fn run_search(&mut self) {
+        let Some(re) = &self.search.pattern else { return };
+        let engine = self.tape.cursor();
+        let buf = engine.buffers().channel(self.channel).expect("a text channel");
+        let text = buf.to_string_lossless();
+        let mut matches = Vec::new();
+        let (mut byte, mut chars) = (0, 0);
+        for m in re.find_iter(&text).filter(|m| !m.is_empty()).take(MAX_MATCHES) {
+            chars += text[byte..m.start()].chars().count();
+            let len = m.as_str().chars().count();
+            matches.push(Span::new(chars, chars + len));
+            chars += len;
+            byte = m.end();
+        }
+        self.search.matches = matches;
+        self.refresh();
+    }
+}
+
+/// The highlights of one detection's evidence in a buffer of `len` chars.
+fn evidence_marks(d: &Detection, len: usize, out: &mut Vec<Highlight>) {
+    let spans = d.spans.iter().filter(|s| s.end <= len);
+    match d.detector {
+        "chunk-chant" => {
+            for s in spans {
+                out.push(Highlight {
+                    span: *s,
+                    mark: Mark::ChunkExtent,
+                });
+                out.push(Highlight {
+                    span: Span::new(s.start, s.start + 1),
+                    mark: Mark::ChunkStart,
+                });
+            }
+        }
+        _ => {
+            // Copies of the period (or units) shade alternately; the first is marked.
+            let period = if d.detector == "short-repeat" {
+                1
+            } else {
+                d.period.unwrap_or(1).max(1)
+            };
+            for (i, s) in spans.enumerate() {
+                let mark = match i / period {
+                    0 => Mark::CopyFirst,
+                    c if c % 2 == 1 => Mark::CopyA,
+                    _ => Mark::CopyB,
+                };
+                out.push(Highlight { span: *s, mark });
+            }
+        }
+    }
+}

@@ -1,0 +1,97 @@
+//! The status line: mode badge, file, speed, position, time, profile, and
+//! problems or a passing message.
+
+use ratatui::layout::Rect;
+use ratatui::text::{Line, Span};
+use ratatui::widgets::Paragraph;
+use ratatui::Frame;
+
+use super::cells::label;
+use super::theme::Theme;
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Mode {
+    Playing,
+    Paused,
+    End,
+    Loading,
+}
+
+impl Mode {
+    pub fn badge(self) -> &'static str {
+        match self {
+            Mode::Playing => " ▶ PLAYING ",
+            Mode::Paused => " ‖ PAUSED ",
+            Mode::End => " ■ END ",
+            Mode::Loading => " … LOADING ",
+        }
+    }
+}
+
+pub struct StatusView<'a> {
+    pub mode: Mode,
+    pub name: &'a str,
+    pub speed: f64,
+    pub cursor: usize,
+    pub total: usize,
+    pub time: f64,
+    pub duration: f64,
+    pub profile: &'a str,
+    pub bad_lines: usize,
+    pub pause_on_detect: bool,
+    pub flash: Option<&'a str>,
+}
+
+/// Seconds as m:ss.s (h:mm:ss past an hour).
+pub fn clock(s: f64) -> String {
+    let s = s.max(0.0);
+    let (h, m, sec) = ((s / 3600.0) as u64, ((s % 3600.0) / 60.0) as u64, s % 60.0);
+    if h > 0 {
+        format!("{h}:{m:02}:{sec:04.1}")
+    } else {
+        format!("{m}:{sec:04.1}")
+    }
+}
+
+pub fn speed_label(speed: f64) -> String {
+    if speed >= 1.0 {
+        format!("×{speed}")
+    } else {
+        format!("×{speed:.2}")
+    }
+}
+
+pub fn render(frame: &mut Frame, area: Rect, v: StatusView<'_>, theme: &Theme) {
+    let badge = match v.mode {
+        Mode::Playing => theme.badge_play,
+        Mode::Paused | Mode::Loading => theme.badge_pause,
+        Mode::End => theme.badge_end,
+    };
+    let mut parts = vec![
+        Span::styled(v.mode.badge(), badge),
+        Span::raw(" "),
+        Span::styled(label(v.name, 40), theme.title),
+        Span::styled(
+            format!(
+                "  {}  event {}/{}  {} / {}  {}",
+                speed_label(v.speed),
+                v.cursor,
+                v.total,
+                clock(v.time),
+                clock(v.duration),
+                v.profile
+            ),
+            theme.text,
+        ),
+    ];
+    if v.pause_on_detect {
+        parts.push(Span::styled("  pause-on-detect", theme.watching));
+    }
+    if v.bad_lines > 0 {
+        parts.push(Span::styled(format!("  {} bad lines", v.bad_lines), theme.error));
+    }
+    if let Some(f) = v.flash {
+        parts.push(Span::styled(format!("  {}", label(f, 200)), theme.flash));
+    }
+    frame.render_widget(Paragraph::new(Line::from(parts)), area);
+}

@@ -1,0 +1,150 @@
+//! Colours and text styles. Highlights that carry meaning also differ in
+//! modifiers (reverse, underline, bold), so the `mono` theme — used for
+//! `NO_COLOR` or `--no-color` — still shows every one of them.
+
+use ratatui::style::{Color, Modifier, Style};
+
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Theme {
+    pub name: &'static str,
+    pub text: Style,
+    pub dim: Style,
+    pub border: Style,
+    pub border_focus: Style,
+    pub title: Style,
+    pub badge_play: Style,
+    pub badge_pause: Style,
+    pub badge_end: Style,
+    pub badge_live: Style,
+    pub idle: Style,
+    pub watching: Style,
+    pub clear: Style,
+    pub fired: Style,
+    pub latched: Style,
+    /// Cycle detectors: the first copy of the period.
+    pub copy_first: Style,
+    /// Cycle detectors and short-repeat units: the other copies, alternately.
+    pub copy_a: Style,
+    pub copy_b: Style,
+    /// chunk-chant: the first char of each occurrence, and its extent.
+    pub chunk_start: Style,
+    pub chunk_extent: Style,
+    pub search: Style,
+    pub marker: Style,
+    pub marker_fired: Style,
+    pub selected: Style,
+    pub involved: Style,
+    pub here: Style,
+    pub key: Style,
+    pub flash: Style,
+    pub error: Style,
+}
+
+impl Theme {
+    pub fn dark() -> Theme {
+        let s = Style::new();
+        Theme {
+            name: "dark",
+            text: s,
+            dim: s.fg(Color::DarkGray),
+            border: s.fg(Color::DarkGray),
+            border_focus: s.fg(Color::Cyan),
+            title: s.add_modifier(Modifier::BOLD),
+            badge_play: s.fg(Color::Black).bg(Color::Green).add_modifier(Modifier::BOLD),
+            badge_pause: s.fg(Color::Black).bg(Color::Yellow).add_modifier(Modifier::BOLD),
+            badge_end: s.fg(Color::Black).bg(Color::Gray).add_modifier(Modifier::BOLD),
+            badge_live: s.fg(Color::White).bg(Color::Red).add_modifier(Modifier::BOLD),
+            idle: s.fg(Color::DarkGray),
+            watching: s.fg(Color::Yellow),
+            clear: s.fg(Color::Green),
+            fired: s.fg(Color::LightRed).add_modifier(Modifier::BOLD),
+            latched: s.fg(Color::Magenta),
+            copy_first: s
+                .fg(Color::Black)
+                .bg(Color::LightYellow)
+                .add_modifier(Modifier::BOLD | Modifier::UNDERLINED),
+            copy_a: s.fg(Color::Black).bg(Color::LightRed),
+            copy_b: s.fg(Color::Black).bg(Color::LightMagenta),
+            chunk_start: s.fg(Color::Black).bg(Color::LightCyan).add_modifier(Modifier::BOLD),
+            chunk_extent: s.fg(Color::LightCyan).add_modifier(Modifier::UNDERLINED),
+            search: s.fg(Color::Black).bg(Color::Yellow),
+            marker: s.fg(Color::Cyan),
+            marker_fired: s.fg(Color::LightRed).add_modifier(Modifier::BOLD),
+            selected: s.bg(Color::DarkGray).add_modifier(Modifier::BOLD),
+            involved: s.fg(Color::LightRed).add_modifier(Modifier::BOLD),
+            here: s.fg(Color::Cyan).add_modifier(Modifier::BOLD),
+            key: s.fg(Color::Cyan).add_modifier(Modifier::BOLD),
+            flash: s.fg(Color::Yellow),
+            error: s.fg(Color::LightRed),
+        }
+    }
+
+    pub fn light() -> Theme {
+        let s = Style::new();
+        Theme {
+            name: "light",
+            dim: s.fg(Color::Gray),
+            border: s.fg(Color::Gray),
+            border_focus: s.fg(Color::Blue),
+            watching: s.fg(Color::Rgb(150, 110, 0)),
+            clear: s.fg(Color::Rgb(0, 120, 0)),
+            fired: s.fg(Color::Red).add_modifier(Modifier::BOLD),
+            chunk_extent: s.fg(Color::Blue).add_modifier(Modifier::UNDERLINED),
+            marker: s.fg(Color::Blue),
+            marker_fired: s.fg(Color::Red).add_modifier(Modifier::BOLD),
+            selected: s.bg(Color::Rgb(220, 220, 220)).add_modifier(Modifier::BOLD),
+            involved: s.fg(Color::Red).add_modifier(Modifier::BOLD),
+            here: s.fg(Color::Blue).add_modifier(Modifier::BOLD),
+            key: s.fg(Color::Blue).add_modifier(Modifier::BOLD),
+            flash: s.fg(Color::Rgb(150, 110, 0)),
+            error: s.fg(Color::Red),
+            ..Theme::dark()
+        }
+    }
+
+    /// No colour at all: meaning is carried by reverse, underline and bold.
+    pub fn mono() -> Theme {
+        let s = Style::new();
+        let b = Modifier::BOLD;
+        Theme {
+            name: "mono",
+            text: s,
+            dim: s.add_modifier(Modifier::DIM),
+            border: s,
+            border_focus: s.add_modifier(b),
+            title: s.add_modifier(b),
+            badge_play: s.add_modifier(Modifier::REVERSED | b),
+            badge_pause: s.add_modifier(Modifier::REVERSED | b),
+            badge_end: s.add_modifier(Modifier::REVERSED),
+            badge_live: s.add_modifier(Modifier::REVERSED | b),
+            idle: s.add_modifier(Modifier::DIM),
+            watching: s,
+            clear: s,
+            fired: s.add_modifier(b | Modifier::REVERSED),
+            latched: s.add_modifier(Modifier::ITALIC),
+            copy_first: s.add_modifier(Modifier::REVERSED | b | Modifier::UNDERLINED),
+            copy_a: s.add_modifier(Modifier::REVERSED),
+            copy_b: s.add_modifier(Modifier::UNDERLINED | b),
+            chunk_start: s.add_modifier(Modifier::REVERSED | b),
+            chunk_extent: s.add_modifier(Modifier::UNDERLINED),
+            search: s.add_modifier(Modifier::REVERSED | Modifier::ITALIC),
+            marker: s.add_modifier(b),
+            marker_fired: s.add_modifier(b | Modifier::REVERSED),
+            selected: s.add_modifier(Modifier::REVERSED),
+            involved: s.add_modifier(b | Modifier::UNDERLINED),
+            here: s.add_modifier(b),
+            key: s.add_modifier(b),
+            flash: s.add_modifier(b),
+            error: s.add_modifier(b),
+        }
+    }
+
+    pub fn by_name(name: &str) -> Option<Theme> {
+        match name {
+            "dark" => Some(Theme::dark()),
+            "light" => Some(Theme::light()),
+            "mono" => Some(Theme::mono()),
+            _ => None,
+        }
+    }
+}

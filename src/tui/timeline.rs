@@ -1,0 +1,294 @@
+//! The timeline pane: the stream as a list of what happened — prompts,
+//! requests, runs of reasoning or content, tool calls with their ✓/✗
+//! results, notes and detections — with the current position marked.
+
+use ratatui::layout::Rect;
+use ratatui::text::{Line, Span};
+use ratatui::widgets::{Block, Paragraph};
+use ratatui::Frame;
+
+use super::cells::label;
+use super::theme::Theme;
+use crate::detect::Detection;
+use crate::event::{Channel, Event, EventKind};
+
+#[derive(Clone, Debug, PartialEq)]
+pub enum EntryKind {
+    Meta(String),
+    Prompt(String),
+    Request(Option<String>),
+    /// Consecutive deltas of one channel, with their total length.
+    Text {
+        channel: Channel,
+        chars: usize,
+    },
+    Call {
+        name: String,
+        args: String,
+        id: Option<String>,
+        result: Option<(usize, bool)>,
+    },
+    /// A tool result whose call is not in the stream.
+    Result {
+        ok: bool,
+    },
+    Note(String),
+    Judge(f64),
+    Other(String),
+    /// Detection number `index` of the stream.
+    Detection {
+        index: usize,
+        detector: &'static str,
+        reason: String,
+    },
+}
+
+#[derive(Clone, Debug, PartialEq)]
+pub struct Entry {
+    pub first: usize,
+    pub last: usize,
+    pub kind: EntryKind,
+}
+
+impl Entry {
+    /// Whether any of `events` belongs to this entry (a call's result counts).
+    pub fn involves(&self, events: &[usize]) -> bool {
+        let result = match self.kind {
+            EntryKind::Call {
+                result: Some((r, _)), ..
+            } => Some(r),
+            _ => None,
+        };
+        events
+            .iter()
+            .any(|&e| (self.first..=self.last).contains(&e) || Some(e) == result)
+    }
+}
+
+/// The entries of a stream, built as events arrive.
+#[derive(Clone, Debug, Default)]
+pub struct Timeline {
+    entries: Vec<Entry>,
+    detections: usize,
+}
+
+impl Timeline {
+    pub fn entries(&self) -> &[Entry] {
+        &self.entries
+    }
+
+    pub fn push(&mut self, index: usize, event: &Event) {
+        let kind = match &event.kind {
+            EventKind::Reasoning { text } | EventKind::Content { text } => {
+                let channel = if matches!(event.kind, EventKind::Reasoning { .. }) {
+                    Channel::Reasoning
+                } else {
+                    Channel::Content
+                };
+                if let Some(Entry {
+                    last,
+                    kind: EntryKind::Text { channel: c, chars },
+                    ..
+                }) = self.entries.last_mut()
+                {
+                    if *c == channel {
+                        *last = index;
+                        *chars += text.chars().count();
+                        return;
+                    }
+                }
+                EntryKind::Text {
+                    channel,
+                    chars: text.chars().count(),
+                }
+            }
+            EventKind::ToolResult { id, ok, .. } => {
+                // Pair with its call: the same id, else the latest call still waiting.
+                let open = self.entries.iter_mut().rev().find(|e| match &e.kind {
+                    EntryKind::Call {
+                        id: cid, result: None, ..
+                    } => id.is_none() || cid == id,
+                    _ => false,
+                });
+                if let Some(Entry {
+                    kind: EntryKind::Call { result, .. },
+                    ..
+                }) = open
+                {
+                    *result = Some((index, *ok));
+                    return;
+                }
+                EntryKind::Result { ok: *ok }
+            }
+            EventKind::Meta => EntryKind::Meta(
+                ["title", "model", "source"]
+                    .iter()
+                    .filter_map(|k| event.extra.get(*k).and_then(|v| v.as_str()))
+                    .collect::<Vec<_>>()
+                    .join(" · "),
+            ),
+            EventKind::Prompt { text } => EntryKind::Prompt(text.clone().unwrap_or_default()),
+            EventKind::Request { id } => EntryKind::Request(id.clone()),
+            EventKind::ToolCall { name, args, id } => EntryKind::Call {
+                name: name.clone(),
+                args: args.to_string(),
+                id: id.clone(),
+                result: None,
+            },
+            EventKind::Note { text } => EntryKind::Note(text.clone()),
+            EventKind::LoopCheck { confidence, .. } => EntryKind::Judge(*confidence),
+            EventKind::Other { type_name } => EntryKind::Other(type_name.clone()),
+        };
+        self.entries.push(Entry {
+            first: index,
+            last: index,
+            kind,
+        });
+    }
+
+    pub fn push_detection(&mut self, d: &Detection) {
+        self.entries.push(Entry {
+            first: d.event,
+            last: d.event,
+            kind: EntryKind::Detection {
+                index: self.detections,
+                detector: d.detector,
+                reason: d.reason.clone(),
+            },
+        });
+        self.detections += 1;
+    }
+
+    /// The entry that holds the last shown event (the one before `cursor`).
+    pub fn current(&self, cursor: usize) -> Option<usize> {
+        let shown = cursor.checked_sub(1)?;
+        let i = self.entries.partition_point(|e| e.first <= shown);
+        i.checked_sub(1)
+    }
+}
+
+/// What the pane draws.
+pub struct TimelineView<'a> {
+    pub timeline: &'a Timeline,
+    pub cursor: usize,
+    /// The selected entry, when the user moves through the list.
+    pub selected: Option<usize>,
+    /// Events to mark as involved in the selected detection.
+    pub involved: &'a [usize],
+    pub block: Block<'a>,
+}
+
+pub fn render(frame: &mut Frame, area: Rect, view: TimelineView<'_>, theme: &Theme) {
+    let inner = view.block.inner(area);
+    let (width, height) = (inner.width as usize, inner.height as usize);
+    let entries = view.timeline.entries();
+    let current = view.timeline.current(view.cursor);
+    let focus = view.selected.or(current).unwrap_or(0);
+    let top = focus
+        .saturating_sub(height / 2)
+        .min(entries.len().saturating_sub(height));
+    let lines: Vec<Line> = entries
+        .iter()
+        .enumerate()
+        .skip(top)
+        .take(height)
+        .map(|(i, e)| {
+            let here = Some(i) == current;
+            let mut style = if e.first >= view.cursor { theme.dim } else { theme.text };
+            if matches!(e.kind, EntryKind::Detection { .. }) && e.first < view.cursor {
+                style = theme.fired;
+            }
+            if e.involves(view.involved) && !view.involved.is_empty() {
+                style = style.patch(theme.involved);
+            }
+            if view.selected == Some(i) {
+                style = style.patch(theme.selected);
+            }
+            let pointer = if here { "▶" } else { " " };
+            let text = format!("{:>6} {}", e.first, describe(e));
+            Line::from(vec![
+                Span::styled(pointer, theme.here),
+                Span::styled(label(&text, width.saturating_sub(1)), style),
+            ])
+        })
+        .collect();
+    frame.render_widget(Paragraph::new(lines).block(view.block), area);
+}
+
+/// One entry as a line of text (not yet sanitized).
+fn describe(e: &Entry) -> String {
+    match &e.kind {
+        EntryKind::Meta(m) => format!("ⓘ {m}"),
+        EntryKind::Prompt(t) => format!("❯ prompt: {t}"),
+        EntryKind::Request(Some(id)) => format!("↳ request {id}"),
+        EntryKind::Request(None) => "↳ request".to_string(),
+        EntryKind::Text { channel, chars } => {
+            let n = e.last - e.first + 1;
+            let icon = if *channel == Channel::Reasoning { "…" } else { "¶" };
+            if n == 1 {
+                format!("{icon} {} {chars} chars", channel.as_str())
+            } else {
+                format!("{icon} {} {chars} chars in {n} deltas", channel.as_str())
+            }
+        }
+        EntryKind::Call { name, args, result, .. } => {
+            let mark = match result {
+                Some((_, true)) => "✓",
+                Some((_, false)) => "✗",
+                None => "…",
+            };
+            format!("{mark} {name} {args}")
+        }
+        EntryKind::Result { ok } => format!("{} tool result", if *ok { "✓" } else { "✗" }),
+        EntryKind::Note(t) => format!("✎ {t}"),
+        EntryKind::Judge(c) => format!("⚖ judge confidence {c:.2}"),
+        EntryKind::Other(t) => format!("· {t}"),
+        EntryKind::Detection { detector, reason, .. } => format!("⚠ {detector}: {reason}"),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    #[test]
+    fn deltas_merge_and_results_pair_with_their_calls() {
+        let mut t = Timeline::default();
+        let mut call = Event::tool_call("read", json!({"p": 1}));
+        if let EventKind::ToolCall { id, .. } = &mut call.kind {
+            *id = Some("c1".into());
+        }
+        let mut result = Event::tool_result(false);
+        if let EventKind::ToolResult { id, .. } = &mut result.kind {
+            *id = Some("c1".into());
+        }
+        let events = [
+            Event::request(),
+            Event::reasoning("ab"),
+            Event::reasoning("cde"),
+            call,
+            result,
+            Event::content("x"),
+            Event::tool_result(true),
+        ];
+        for (i, e) in events.iter().enumerate() {
+            t.push(i, e);
+        }
+        let kinds: Vec<String> = t.entries().iter().map(describe).collect();
+        assert_eq!(
+            kinds,
+            vec![
+                "↳ request",
+                "… reasoning 5 chars in 2 deltas",
+                "✗ read {\"p\":1}",
+                "¶ content 1 chars",
+                "✓ tool result"
+            ]
+        );
+        assert!(t.entries()[2].involves(&[4]), "the call row stands for its result");
+        assert_eq!(t.current(0), None);
+        assert_eq!(t.current(3), Some(1));
+        assert_eq!(t.current(7), Some(4));
+    }
+}
