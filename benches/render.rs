@@ -1,1 +1,118 @@
-fn main() {}
+//! The TUI's costs (`cargo bench --bench render`):
+//! - one frame at 200×50 over a 10 MB buffer with 1000 highlights (target <= 5 ms)
+//! - seeking the app to a far event of a 100 000-event stream, everything shown
+//!   recomputed (target <= 100 ms)
+
+use std::hint::black_box;
+use std::time::Instant;
+
+use criterion::{criterion_group, criterion_main, Criterion};
+use crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
+use loopscope::detect::Span;
+use loopscope::tui::{ui, Action, App, ViewOptions};
+use loopscope::{Event, Profile, Setup};
+use ratatui::backend::TestBackend;
+use ratatui::Terminal;
+
+fn prose(bytes: usize) -> String {
+    const WORDS: &[&str] = &[
+        "the", "parser", "returns", "early", "on", "empty", "input", "思考", "cache", "🙂", "retry",
+    ];
+    let mut s = String::with_capacity(bytes);
+    let mut i = 0usize;
+    while s.len() < bytes {
+        s.push_str(WORDS[(i * 7 + i / 3) % WORDS.len()]);
+        s.push(if i % 13 == 12 { '\n' } else { ' ' });
+        i += 1;
+    }
+    s
+}
+
+fn app(events: Vec<Event>, size: (u16, u16)) -> App {
+    let now = Instant::now();
+    let opts = ViewOptions {
+        paused: true,
+        ..ViewOptions::default()
+    };
+    let mut app = App::new("bench.jsonl", Setup::profile(Profile::Seed), &opts, now);
+    app.update(Action::Resize(size.0, size.1), now);
+    app.update(Action::Events(events), now);
+    app.update(Action::SourceEnded, now);
+    app.update(Action::Key(KeyEvent::new(KeyCode::Char('G'), KeyModifiers::NONE)), now);
+    app
+}
+
+fn frame(c: &mut Criterion) {
+    let text = prose(10 << 20);
+    let mut events = vec![Event::prompt("bench"), Event::request()];
+    let chars: Vec<char> = text.chars().collect();
+    events.extend(
+        chars
+            .chunks(4096)
+            .map(|c| Event::reasoning(&c.iter().collect::<String>())),
+    );
+    let mut app = app(events, (200, 50));
+    // 1000 highlights over the visible rows and around them, all kinds.
+    let len = app.tape.cursor().buffers().reasoning.len();
+    let marks = [
+        loopscope::tui::buffer_pane::Mark::CopyFirst,
+        loopscope::tui::buffer_pane::Mark::CopyA,
+        loopscope::tui::buffer_pane::Mark::CopyB,
+        loopscope::tui::buffer_pane::Mark::ChunkExtent,
+        loopscope::tui::buffer_pane::Mark::Search,
+    ];
+    app.highlights = (0..1000)
+        .map(|i| {
+            let start = len - 20_000 + i * 20;
+            loopscope::tui::buffer_pane::Highlight {
+                span: Span::new(start, start + 15),
+                mark: marks[i % marks.len()],
+            }
+        })
+        .collect();
+    let mut terminal = Terminal::new(TestBackend::new(200, 50)).unwrap();
+    c.bench_function("frame 200x50, 10 MB buffer, 1000 highlights", |b| {
+        b.iter(|| {
+            terminal.draw(|f| ui::render(f, black_box(&app))).unwrap();
+        })
+    });
+}
+
+fn seek(c: &mut Criterion) {
+    // 100 000 events: requests of reasoning and content with tool calls.
+    let text = prose(5 << 20);
+    let chars: Vec<char> = text.chars().collect();
+    let mut pieces = chars.chunks(25).map(|c| c.iter().collect::<String>());
+    let mut events = vec![Event::prompt("bench")];
+    let mut i = 0usize;
+    while events.len() < 100_000 {
+        if i.is_multiple_of(250) {
+            events.push(Event::request());
+            events.push(Event::tool_call(
+                "read_file",
+                serde_json::json!({ "path": format!("f{}", i % 9) }),
+            ));
+            events.push(Event::tool_result(true));
+        }
+        let p = pieces.next().unwrap();
+        events.push(if i.is_multiple_of(5) {
+            Event::content(&p)
+        } else {
+            Event::reasoning(&p)
+        });
+        i += 1;
+    }
+    let mut app = app(events, (200, 50));
+    let now = Instant::now();
+    let targets = [99_999usize, 3, 50_000, 77_777, 12_345, 99_000, 45_678, 1];
+    let mut k = 0;
+    c.bench_function("app seek, 100k events, far jumps", |b| {
+        b.iter(|| {
+            k = (k + 1) % targets.len();
+            app.jump_to(black_box(targets[k]), now);
+        })
+    });
+}
+
+criterion_group!(benches, frame, seek);
+criterion_main!(benches);

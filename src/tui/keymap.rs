@@ -99,6 +99,8 @@ impl Key {
             (Key::Digits, KeyCode::Char(k)) if k.is_ascii_digit() && !ctrl && !alt => {
                 return Some(Some(k as u8 - b'0'));
             }
+            // Shift+Tab arrives as BackTab, usually with SHIFT set.
+            (Key::Code(KeyCode::BackTab), KeyCode::BackTab) => !ctrl && !alt,
             (Key::Code(c), k) => *c == k && !ctrl && !alt && !shift,
             (Key::Shift(c), k) => *c == k && shift && !ctrl && !alt,
             _ => false,
@@ -172,7 +174,7 @@ pub static KEYMAP: &[Binding] = &[
         "playback",
         &[Key::Digits],
         C::JumpTenths(0),
-        "jump to 0 %, 10 %, … 90 % of the stream",
+        "jump to 0 %, 10 % … 90 % of the stream",
     ),
     bind(
         "playback",
@@ -236,23 +238,18 @@ pub static KEYMAP: &[Binding] = &[
         "follow: keep the buffer at its end",
     ),
     hinted(bind("panes", &[Key::Code(K::Tab)], C::FocusNext, "next pane"), "pane"),
-    bind(
-        "panes",
-        &[Key::Code(K::BackTab), Key::Shift(K::BackTab)],
-        C::FocusPrev,
-        "previous pane",
-    ),
+    bind("panes", &[Key::Code(K::BackTab)], C::FocusPrev, "previous pane"),
     bind(
         "panes",
         &[Key::Char('j'), Key::Code(K::Down)],
         C::Down,
-        "down in the pane (scroll / next item)",
+        "down in the pane (scroll, next item)",
     ),
     bind(
         "panes",
         &[Key::Char('k'), Key::Code(K::Up)],
         C::Up,
-        "up in the pane (scroll / previous item)",
+        "up in the pane (scroll, previous item)",
     ),
     bind("panes", &[Key::Code(K::PageDown)], C::PageDown, "page down"),
     bind("panes", &[Key::Code(K::PageUp)], C::PageUp, "page up"),
@@ -264,7 +261,7 @@ pub static KEYMAP: &[Binding] = &[
         "panes",
         &[Key::Code(K::Enter)],
         C::Select,
-        "go to the selected detection / timeline event",
+        "go to the selected detection or event",
     ),
     hinted(
         bind("app", &[Key::Char('?'), Key::Code(K::F(1))], C::Help, "this help"),

@@ -4,7 +4,7 @@
 //! and redraws only when something changed, at most ~60 times a second.
 
 pub mod app;
-mod buffer_pane;
+pub mod buffer_pane;
 pub mod cells;
 mod detectors_pane;
 mod footer;
@@ -19,6 +19,7 @@ mod timeline;
 pub mod ui;
 
 use std::io::{self, IsTerminal, Read, Write};
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::mpsc::{self, RecvTimeoutError, Sender};
 use std::thread;
 use std::time::{Duration, Instant};
@@ -64,12 +65,17 @@ pub fn run(source: Source, setup: Setup, opts: ViewOptions) -> Result<(), String
     let size = terminal.size().map_err(|e| e.to_string())?;
     app.update(Action::Resize(size.width, size.height), now);
     let mut last_draw: Option<Instant> = None;
+    // The end-to-end tests check that a panic restores the terminal.
+    let panic_for_test = std::env::var_os("LOOPSCOPE_TEST_PANIC").is_some();
     loop {
         let now = Instant::now();
         if app.dirty && last_draw.is_none_or(|t| now >= t + FRAME) {
             draw(&mut terminal, &app).map_err(|e| format!("cannot draw: {e}"))?;
             app.dirty = false;
             last_draw = Some(now);
+            if panic_for_test {
+                panic!("deliberate panic (LOOPSCOPE_TEST_PANIC)");
+            }
         }
         let frame_due = (app.dirty).then(|| last_draw.map_or(now, |t| t + FRAME));
         let wake = [app.next_wakeup(now), frame_due]
@@ -117,6 +123,7 @@ impl TerminalGuard {
             previous(info);
         }));
         enable_raw_mode()?;
+        TERMINAL_SET_UP.store(true, Ordering::SeqCst);
         let guard = TerminalGuard;
         crossterm::execute!(io::stdout(), EnterAlternateScreen, EnableMouseCapture)?;
         Ok(guard)
@@ -129,7 +136,15 @@ impl Drop for TerminalGuard {
     }
 }
 
+/// Whether the terminal is in the app's modes; restoring twice would send
+/// a second "leave alternate screen", which moves the cursor back to where
+/// the app started and lets later output overwrite a panic message.
+static TERMINAL_SET_UP: AtomicBool = AtomicBool::new(false);
+
 fn restore_terminal() {
+    if !TERMINAL_SET_UP.swap(false, Ordering::SeqCst) {
+        return;
+    }
     let _ = disable_raw_mode();
     let _ = crossterm::execute!(
         io::stdout(),

@@ -1,0 +1,162 @@
+//! The real binary in a real terminal (tmux): keys in, screen out, and the
+//! terminal restored afterwards — after `q`, Ctrl-C, a panic and SIGTERM.
+//! `.ci/run` installs tmux where it is missing.
+
+use std::process::Command;
+use std::time::{Duration, Instant};
+
+const DEMO: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/sample-logs/demo.jsonl");
+
+/// A private tmux server (own socket, no user config), killed on drop.
+struct Tmux {
+    socket: String,
+}
+
+impl Tmux {
+    fn start(name: &str, command: &str) -> Tmux {
+        let socket = format!("loopscope-e2e-{name}-{}", std::process::id());
+        let t = Tmux { socket };
+        let shell = format!("{command}; echo EXIT=$?; stty -a | grep -o -- '-*icanon' | head -1; sleep 60");
+        t.run(&[
+            "-f",
+            "/dev/null",
+            "new-session",
+            "-d",
+            "-s",
+            "e2e",
+            "-x",
+            "120",
+            "-y",
+            "40",
+            &shell,
+        ]);
+        t.run(&["set", "-sg", "escape-time", "0"]);
+        t
+    }
+
+    fn run(&self, args: &[&str]) -> String {
+        let out = Command::new("tmux")
+            .arg("-L")
+            .arg(&self.socket)
+            .args(args)
+            .env_remove("RUST_BACKTRACE")
+            .env_remove("TMUX")
+            .output()
+            .expect("tmux is installed (.ci/run installs it)");
+        assert!(
+            out.status.success(),
+            "tmux {args:?}: {}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        String::from_utf8_lossy(&out.stdout).into_owned()
+    }
+
+    fn screen(&self) -> String {
+        self.run(&["capture-pane", "-p", "-N", "-t", "e2e"])
+    }
+
+    fn keys(&self, keys: &[&str]) {
+        let mut args = vec!["send-keys", "-t", "e2e"];
+        args.extend_from_slice(keys);
+        self.run(&args);
+    }
+
+    /// Waits for text on screen (never a fixed sleep); fails with the screen.
+    fn wait_for(&self, text: &str) -> String {
+        let start = Instant::now();
+        loop {
+            let screen = self.screen();
+            if screen.contains(text) {
+                return screen;
+            }
+            assert!(
+                start.elapsed() < Duration::from_secs(20),
+                "waited for {text:?}; screen:\n{screen}"
+            );
+            std::thread::sleep(Duration::from_millis(50));
+        }
+    }
+
+    fn alternate_screen_on(&self) -> bool {
+        self.run(&["display", "-p", "-t", "e2e", "#{alternate_on}"]).trim() == "1"
+    }
+}
+
+impl Drop for Tmux {
+    fn drop(&mut self) {
+        let _ = Command::new("tmux").args(["-L", &self.socket, "kill-server"]).output();
+    }
+}
+
+fn viewer(extra: &str) -> String {
+    format!("{} {DEMO} --paused {extra}", env!("CARGO_BIN_EXE_loopscope"))
+}
+
+/// After the app exits: the main screen is back, and the shell's `stty`
+/// reports canonical (cooked) mode, not raw mode.
+fn assert_restored(t: &Tmux, _screen: &str) {
+    let screen = t.wait_for("icanon");
+    assert!(!t.alternate_screen_on(), "still on the alternate screen:\n{screen}");
+    assert!(
+        screen.lines().any(|l| l.trim() == "icanon"),
+        "not back in cooked mode:\n{screen}"
+    );
+}
+
+#[test]
+fn seeking_to_the_end_shows_the_detection_and_q_restores_the_terminal() {
+    let t = Tmux::start("q", &viewer(""));
+    t.wait_for("PAUSED");
+    assert!(t.alternate_screen_on());
+    t.keys(&["G"]);
+    let screen = t.wait_for("END");
+    assert!(screen.contains("block-cycle   FIRED"), "{screen}");
+    assert!(screen.contains("⚠ block-cycle: 2 blocks repeat: 8"), "{screen}");
+    t.keys(&["e"]);
+    t.keys(&["E"]);
+    let screen = t.wait_for("FIRED at event 278");
+    assert!(screen.contains("period 2 · matches 8 (needs 6)"), "{screen}");
+    t.keys(&["q"]);
+    let screen = t.wait_for("EXIT=0");
+    assert_restored(&t, &screen);
+}
+
+#[test]
+fn ctrl_c_quits_from_the_help_overlay() {
+    let t = Tmux::start("ctrlc", &viewer(""));
+    t.wait_for("PAUSED");
+    t.keys(&["?"]);
+    t.wait_for("loopscope keys");
+    t.keys(&["C-c"]);
+    let screen = t.wait_for("EXIT=0");
+    assert_restored(&t, &screen);
+}
+
+#[test]
+fn a_panic_restores_the_terminal_and_prints_its_message() {
+    let t = Tmux::start("panic", &format!("LOOPSCOPE_TEST_PANIC=1 {}", viewer("")));
+    let screen = t.wait_for("EXIT=");
+    assert_restored(&t, &screen);
+    let screen = t.screen();
+    // The whole message is on the main screen, not overwritten.
+    assert!(
+        screen.contains("thread 'main'") && screen.contains("panicked at"),
+        "{screen}"
+    );
+    assert!(screen.contains("deliberate panic (LOOPSCOPE_TEST_PANIC)"), "{screen}");
+    assert!(screen.contains("EXIT=101"), "{screen}");
+}
+
+#[test]
+fn sigterm_restores_the_terminal() {
+    let t = Tmux::start("term", &viewer(""));
+    t.wait_for("PAUSED");
+    let shell = t.run(&["display", "-p", "-t", "e2e", "#{pane_pid}"]);
+    let killed = Command::new("pkill")
+        .args(["-TERM", "-P", shell.trim()])
+        .status()
+        .unwrap();
+    assert!(killed.success());
+    let screen = t.wait_for("EXIT=");
+    assert_restored(&t, &screen);
+}

@@ -1,0 +1,427 @@
+//! The TUI without a terminal: snapshots of the main states on ratatui's
+//! TestBackend, and key handling on the app state. Time is passed in, so
+//! every run is the same.
+
+mod common;
+
+use std::time::{Duration, Instant};
+
+use crossterm::event::{KeyCode, KeyEvent, KeyModifiers, MouseButton, MouseEvent, MouseEventKind};
+use loopscope::tui::layout::Pane;
+use loopscope::tui::status::Mode;
+use loopscope::tui::theme::Theme;
+use loopscope::tui::{ui, Action, App, ViewOptions};
+use loopscope::{Channel, Event, Profile, Setup};
+use ratatui::backend::TestBackend;
+use ratatui::style::Color;
+use ratatui::Terminal;
+
+fn demo_events() -> Vec<Event> {
+    let text = std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/sample-logs/demo.jsonl")).unwrap();
+    text.lines()
+        .map(|l| Event::from_json(serde_json::from_str(l).unwrap()).unwrap().event)
+        .collect()
+}
+
+fn app_with(events: Vec<Event>, profile: Profile, size: (u16, u16), opts: ViewOptions, now: Instant) -> App {
+    let mut app = App::new("demo.jsonl", Setup::profile(profile), &opts, now);
+    app.update(Action::Resize(size.0, size.1), now);
+    app.update(Action::Events(events), now);
+    app.update(Action::SourceEnded, now);
+    app
+}
+
+fn paused() -> ViewOptions {
+    ViewOptions {
+        paused: true,
+        ..ViewOptions::default()
+    }
+}
+
+fn demo(now: Instant) -> App {
+    app_with(demo_events(), Profile::Seed, (120, 40), paused(), now)
+}
+
+fn draw(app: &App) -> Terminal<TestBackend> {
+    let mut t = Terminal::new(TestBackend::new(app.size.width, app.size.height)).unwrap();
+    t.draw(|f| ui::render(f, app)).unwrap();
+    t
+}
+
+fn screen(app: &App) -> String {
+    let t = draw(app);
+    let buf = t.backend().buffer();
+    (0..buf.area.height)
+        .map(|y| (0..buf.area.width).map(|x| buf[(x, y)].symbol()).collect::<String>())
+        .collect::<Vec<_>>()
+        .join("\n")
+}
+
+fn key(app: &mut App, code: KeyCode, now: Instant) {
+    app.update(Action::Key(KeyEvent::new(code, KeyModifiers::NONE)), now);
+}
+
+fn chars(app: &mut App, s: &str, now: Instant) {
+    for c in s.chars() {
+        key(app, KeyCode::Char(c), now);
+    }
+}
+
+/// A stream that chants in its content (gemini-cli's example 1).
+fn chant_events() -> Vec<Event> {
+    let mut ev = vec![Event::prompt("summarize the logs"), Event::request()];
+    ev.push(Event::content("Here is what I found in the logs. "));
+    for _ in 0..12 {
+        ev.push(Event::content("This is a unique sentence, id=1. This is a unique "));
+    }
+    ev
+}
+
+#[test]
+fn snapshot_start() {
+    let now = Instant::now();
+    let mut app = demo(now);
+    app.update(Action::Key(KeyEvent::new(KeyCode::Char('g'), KeyModifiers::NONE)), now);
+    insta::assert_snapshot!("start", draw(&app).backend());
+}
+
+#[test]
+fn snapshot_fired_block_cycle_with_highlights() {
+    let now = Instant::now();
+    let mut app = demo(now);
+    chars(&mut app, "e", now);
+    assert_eq!(app.cursor, 279, "e jumps to just after the detection");
+    let t = draw(&app);
+    insta::assert_snapshot!("block_cycle_fired", t.backend());
+    // The evidence is really highlighted: the first copy, then alternating copies.
+    let buf = t.backend().buffer();
+    let bgs: std::collections::BTreeSet<String> = (0..40)
+        .flat_map(|y| (1..73).map(move |x| (x, y)))
+        .map(|(x, y)| format!("{:?}", buf[(x as u16, y as u16)].bg))
+        .collect();
+    let theme = Theme::dark();
+    for want in [theme.copy_first.bg, theme.copy_a.bg, theme.copy_b.bg] {
+        assert!(bgs.contains(&format!("{:?}", want.unwrap())), "{want:?} not in {bgs:?}");
+    }
+}
+
+#[test]
+fn snapshot_styles_of_the_highlighted_evidence() {
+    // A small terminal so the style snapshot stays readable.
+    let now = Instant::now();
+    let mut app = app_with(demo_events(), Profile::Seed, (100, 24), paused(), now);
+    chars(&mut app, "e", now);
+    insta::assert_debug_snapshot!("block_cycle_styles", draw(&app).backend().buffer());
+}
+
+#[test]
+fn snapshot_chunk_chant_positions() {
+    let now = Instant::now();
+    let mut app = app_with(chant_events(), Profile::GeminiCli, (120, 32), paused(), now);
+    chars(&mut app, "e", now);
+    assert_eq!(
+        app.channel,
+        Channel::Content,
+        "the jump shows the channel of the evidence"
+    );
+    let t = draw(&app);
+    insta::assert_snapshot!("chunk_chant_fired", t.backend());
+    // Each occurrence's first char is marked and its extent underlined.
+    let buf = t.backend().buffer();
+    let theme = Theme::dark();
+    let starts = (0..32u16)
+        .flat_map(|y| (0..74u16).map(move |x| (x, y)))
+        .filter(|&(x, y)| buf[(x, y)].bg == theme.chunk_start.bg.unwrap())
+        .count();
+    assert_eq!(starts, 10, "one start mark per occurrence");
+}
+
+#[test]
+fn snapshot_help_overlay() {
+    let now = Instant::now();
+    let mut app = demo(now);
+    key(&mut app, KeyCode::F(1), now);
+    let text = screen(&app);
+    insta::assert_snapshot!("help", draw(&app).backend());
+    // Every binding is described there.
+    for b in loopscope::tui::keymap::KEYMAP {
+        assert!(text.contains(b.description), "help lacks {:?}", b.description);
+    }
+}
+
+#[test]
+fn snapshot_too_small() {
+    let now = Instant::now();
+    let app = app_with(demo_events(), Profile::Seed, (50, 12), paused(), now);
+    insta::assert_snapshot!("too_small", draw(&app).backend());
+}
+
+#[test]
+fn play_pause_and_the_end_restart() {
+    let t0 = Instant::now();
+    let mut app = demo(t0);
+    assert_eq!(app.mode(), Mode::Paused);
+    key(&mut app, KeyCode::Char(' '), t0);
+    assert_eq!(app.mode(), Mode::Playing);
+    // Two seconds later everything due by then is shown at once.
+    let t1 = t0 + Duration::from_secs(2);
+    app.update(Action::Tick, t1);
+    let due = app.pacing.due_at(2.0);
+    assert_eq!(app.cursor, due);
+    assert!(due > 10);
+    // ×64 for a minute: to the end, where playback stops.
+    chars(&mut app, "++++++++", t1);
+    assert_eq!(app.clock.speed(), 64.0, "speed stops at ×64");
+    app.update(Action::Tick, t1 + Duration::from_secs(60));
+    assert_eq!((app.cursor, app.mode()), (app.tape.len(), Mode::End));
+    // Space at the end plays again from the start.
+    let t2 = t1 + Duration::from_secs(61);
+    key(&mut app, KeyCode::Char(' '), t2);
+    assert_eq!((app.cursor, app.mode()), (0, Mode::Playing));
+    chars(&mut app, "----------", t2);
+    assert_eq!(app.clock.speed(), 0.25);
+    key(&mut app, KeyCode::Char('='), t2);
+    assert_eq!(app.clock.speed(), 1.0);
+}
+
+#[test]
+fn stepping_seeking_and_jumping() {
+    let now = Instant::now();
+    let mut app = demo(now);
+    chars(&mut app, "...", now);
+    assert_eq!(app.cursor, 3);
+    key(&mut app, KeyCode::Char(','), now);
+    assert_eq!(app.cursor, 2);
+    chars(&mut app, "5", now);
+    let half = app.pacing.duration() / 2.0;
+    assert_eq!(app.cursor, app.pacing.due_at(half));
+    key(&mut app, KeyCode::Right, now);
+    assert_eq!(app.cursor, app.pacing.due_at(half + 5.0));
+    key(&mut app, KeyCode::Left, now);
+    key(&mut app, KeyCode::Left, now);
+    assert_eq!(app.cursor, app.pacing.due_at(half - 5.0));
+    app.update(Action::Key(KeyEvent::new(KeyCode::Right, KeyModifiers::SHIFT)), now);
+    assert_eq!(app.cursor, app.pacing.due_at(half - 5.0 + app.pacing.duration() / 10.0));
+    chars(&mut app, "G", now);
+    assert_eq!((app.cursor, app.mode()), (app.tape.len(), Mode::End));
+    chars(&mut app, "g", now);
+    assert_eq!(app.cursor, 0);
+}
+
+#[test]
+fn detections_and_checkpoints_are_reachable_by_key() {
+    let now = Instant::now();
+    let mut app = demo(now);
+    chars(&mut app, "]", now);
+    assert_eq!(app.cursor, 207, "the 2000 checkpoint ran at event 206");
+    chars(&mut app, "]", now);
+    assert_eq!(app.cursor, 279, "the 3000 checkpoint ran at event 278");
+    chars(&mut app, "[", now);
+    assert_eq!(app.cursor, 207);
+    chars(&mut app, "e", now);
+    assert_eq!(app.cursor, 279);
+    assert_eq!(app.states[app.selected_detector].id, "block-cycle");
+    assert!(!app.scroll.follow, "the buffer scrolled to the evidence");
+    chars(&mut app, "e", now);
+    assert_eq!(app.cursor, 279, "no later detection");
+    assert!(app.flash.as_ref().unwrap().text.contains("no detection"));
+    chars(&mut app, "G", now);
+    chars(&mut app, "E", now);
+    assert_eq!(app.cursor, 279);
+}
+
+#[test]
+fn pause_on_detect_stops_at_the_detection() {
+    let t0 = Instant::now();
+    let mut app = app_with(
+        demo_events(),
+        Profile::Seed,
+        (120, 40),
+        ViewOptions {
+            speed: 64.0,
+            ..ViewOptions::default()
+        },
+        t0,
+    );
+    chars(&mut app, "p", t0);
+    assert!(app.pause_on_detect);
+    app.update(Action::Tick, t0 + Duration::from_secs(60));
+    assert_eq!(app.cursor, 279);
+    assert_eq!(app.mode(), Mode::Paused);
+    assert!(app
+        .flash
+        .as_ref()
+        .unwrap()
+        .text
+        .contains("block-cycle fired at event 278"));
+}
+
+#[test]
+fn search_highlights_and_steps_through_matches() {
+    let now = Instant::now();
+    let mut app = demo(now);
+    chars(&mut app, "G/locale", now);
+    assert_eq!(app.search.input.as_deref(), Some("locale"));
+    key(&mut app, KeyCode::Enter, now);
+    let n = app.search.matches.len();
+    assert!(n > 10, "{n}");
+    assert_eq!(app.search.current, Some(0));
+    chars(&mut app, "nn", now);
+    assert_eq!(app.search.current, Some(2));
+    chars(&mut app, "N", now);
+    assert_eq!(app.search.current, Some(1));
+    chars(&mut app, "/(", now);
+    key(&mut app, KeyCode::Enter, now);
+    assert!(app.flash.as_ref().unwrap().text.starts_with("bad pattern"));
+    assert_eq!(app.search.matches.len(), n, "a bad pattern keeps the last search");
+}
+
+#[test]
+fn panes_focus_scroll_and_select() {
+    let now = Instant::now();
+    let mut app = demo(now);
+    chars(&mut app, "G", now);
+    assert!(app.scroll.follow);
+    chars(&mut app, "kk", now);
+    assert!(!app.scroll.follow, "scrolling up leaves follow");
+    chars(&mut app, "jj", now);
+    assert!(app.scroll.follow, "back at the bottom follows again");
+    key(&mut app, KeyCode::Tab, now);
+    assert_eq!(app.focus, Pane::Detectors);
+    chars(&mut app, "j", now);
+    assert_eq!(app.states[app.selected_detector].id, "block-cycle");
+    key(&mut app, KeyCode::Enter, now);
+    assert_eq!(app.cursor, 279, "Enter on a detector goes to its detection");
+    key(&mut app, KeyCode::Tab, now);
+    assert_eq!(app.focus, Pane::Timeline);
+    chars(&mut app, "kk", now);
+    let selected = app.timeline_selected.unwrap();
+    key(&mut app, KeyCode::Enter, now);
+    let entry = &app.timeline.entries()[selected];
+    assert_eq!(app.cursor, entry.last + 1);
+    app.update(Action::Key(KeyEvent::new(KeyCode::BackTab, KeyModifiers::SHIFT)), now);
+    assert_eq!(app.focus, Pane::Detectors);
+    chars(&mut app, "w", now);
+    assert!(!app.wrap);
+    chars(&mut app, "c", now);
+    assert_eq!(app.channel, Channel::Content);
+}
+
+#[test]
+fn the_mouse_wheel_scrolls_the_pane_under_it() {
+    let now = Instant::now();
+    let mut app = demo(now);
+    chars(&mut app, "G", now);
+    let wheel = |kind, column, row| MouseEvent {
+        kind,
+        column,
+        row,
+        modifiers: KeyModifiers::NONE,
+    };
+    app.update(Action::Mouse(wheel(MouseEventKind::ScrollUp, 10, 10)), now);
+    assert!(!app.scroll.follow);
+    app.update(Action::Mouse(wheel(MouseEventKind::ScrollDown, 100, 35)), now);
+    assert!(app.timeline_selected.is_some(), "the timeline under the pointer moved");
+    app.update(
+        Action::Mouse(wheel(MouseEventKind::Down(MouseButton::Left), 100, 5)),
+        now,
+    );
+    assert_eq!(app.focus, Pane::Detectors);
+}
+
+#[test]
+fn q_closes_the_overlay_first_and_ctrl_c_always_quits() {
+    let now = Instant::now();
+    let mut app = demo(now);
+    chars(&mut app, "?", now);
+    assert!(app.help);
+    chars(&mut app, " ", now);
+    assert_eq!(app.mode(), Mode::Paused, "keys under the overlay do nothing");
+    chars(&mut app, "q", now);
+    assert!(!app.help && !app.quit);
+    chars(&mut app, "?", now);
+    key(&mut app, KeyCode::Esc, now);
+    assert!(!app.help);
+    chars(&mut app, "?", now);
+    app.update(
+        Action::Key(KeyEvent::new(KeyCode::Char('c'), KeyModifiers::CONTROL)),
+        now,
+    );
+    assert!(app.quit);
+    let mut app = demo(now);
+    chars(&mut app, "q", now);
+    assert!(app.quit);
+}
+
+#[test]
+fn start_at_shows_that_event_first() {
+    let now = Instant::now();
+    let opts = ViewOptions {
+        start_at: Some(278),
+        paused: true,
+        ..ViewOptions::default()
+    };
+    let app = app_with(demo_events(), Profile::Seed, (120, 40), opts, now);
+    assert_eq!(app.cursor, 279);
+    assert!(screen(&app).contains("FIRED"));
+}
+
+#[test]
+fn log_text_never_reaches_the_terminal_raw_and_wide_chars_align() {
+    let now = Instant::now();
+    let events = vec![
+        Event::prompt("p\u{1b}[2J"),
+        Event::request(),
+        Event::reasoning("esc \u{1b}[31mred\u{1b}[0m bell\u{7} cr\r nul\u{0}\n"),
+        Event::reasoning("\tab|\n思考思|\n🙂🙂🙂|\nabcdef|\n"),
+        Event::tool_call("\u{1b}]0;title\u{7}", serde_json::json!({})),
+    ];
+    let mut app = app_with(events, Profile::Seed, (100, 24), paused(), now);
+    chars(&mut app, "G", now);
+    let text = screen(&app);
+    assert!(!text.lines().any(|l| l.chars().any(char::is_control)), "{text}");
+    assert!(text.contains("esc ␛[31mred␛[0m bell␇ cr␍ nul␀"), "{text}");
+    // Each '|' lands in the same cell: a tab is 4 cells, CJK and emoji 2 (all lines are 6 wide).
+    let t = draw(&app);
+    let buf = t.backend().buffer();
+    let cols: Vec<u16> = (0..24)
+        .filter_map(|y| (1..60).find(|&x| buf[(x, y)].symbol() == "|"))
+        .collect();
+    assert_eq!(cols, vec![7, 7, 7, 7], "{text}");
+}
+
+#[test]
+fn resizing_lays_the_buffer_out_again() {
+    let now = Instant::now();
+    let mut app = demo(now);
+    chars(&mut app, "G", now);
+    let rows_wide = screen(&app).lines().count();
+    app.update(Action::Resize(70, 30), now);
+    let narrow = screen(&app);
+    assert_eq!(narrow.lines().count(), 30);
+    assert!(narrow.lines().all(|l| unicode_width::UnicodeWidthStr::width(l) == 70));
+    assert_eq!(rows_wide, 40);
+    assert!(narrow.contains("reasoning"));
+}
+
+#[test]
+fn colors_off_uses_modifiers_only() {
+    let now = Instant::now();
+    let opts = ViewOptions {
+        theme: Theme::mono(),
+        paused: true,
+        ..ViewOptions::default()
+    };
+    let mut app = app_with(demo_events(), Profile::Seed, (120, 40), opts, now);
+    chars(&mut app, "e", now);
+    let t = draw(&app);
+    let buf = t.backend().buffer();
+    assert!(buf
+        .content()
+        .iter()
+        .all(|c| c.fg == Color::Reset && c.bg == Color::Reset));
+    assert!(buf
+        .content()
+        .iter()
+        .any(|c| c.modifier.contains(ratatui::style::Modifier::REVERSED)));
+}
