@@ -425,3 +425,18 @@ fn colors_off_uses_modifiers_only() {
         .iter()
         .any(|c| c.modifier.contains(ratatui::style::Modifier::REVERSED)));
 }
+
+/// The README's key table is the keymap, so the two cannot drift apart.
+#[test]
+fn the_readme_lists_every_key_binding() {
+    let readme = std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/README.md")).unwrap();
+    let mut table = String::from("| keys | what they do |\n| --- | --- |\n");
+    for b in loopscope::tui::keymap::KEYMAP {
+        let keys = loopscope::tui::keymap::keys_label(b).replace('|', "\\|");
+        table += &format!("| `{keys}` | {} |\n", b.description);
+    }
+    assert!(
+        readme.contains(&table),
+        "README.md should contain this table:\n\n{table}"
+    );
+}
