@@ -9,6 +9,7 @@ use std::time::Instant;
 use criterion::{criterion_group, criterion_main, Criterion};
 use crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
 use loopscope::detect::Span;
+use loopscope::replay::feed::Feed;
 use loopscope::tui::{ui, Action, App, ViewOptions};
 use loopscope::{Event, Profile, Setup};
 use ratatui::backend::TestBackend;
@@ -36,8 +37,9 @@ fn app(events: Vec<Event>, size: (u16, u16)) -> App {
     };
     let mut app = App::new("bench.jsonl", Setup::profile(Profile::Seed), &opts, now);
     app.update(Action::Resize(size.0, size.1), now);
-    app.update(Action::Events(events), now);
-    app.update(Action::SourceEnded, now);
+    app.update(Action::Feed(Feed::Events(events)), now);
+    app.update(Action::Feed(Feed::CaughtUp), now);
+    app.update(Action::Feed(Feed::Ended), now);
     app.update(Action::Key(KeyEvent::new(KeyCode::Char('G'), KeyModifiers::NONE)), now);
     app
 }

@@ -14,6 +14,7 @@ pub mod event;
 pub mod formats;
 pub mod replay;
 pub mod scan;
+pub mod tail;
 pub mod text;
 pub mod tui;
 

@@ -7,9 +7,10 @@ use std::process::ExitCode;
 use clap::{Args, Parser, Subcommand, ValueEnum};
 
 use loopscope::detect::Family;
-use loopscope::replay::PacingRules;
+use loopscope::replay::{feed, PacingRules};
 use loopscope::scan::{self, Input, ScanOptions, EXIT_ERROR};
-use loopscope::tui::{self, theme::Theme, Source, ViewOptions};
+use loopscope::tail::{run_headless, HeadlessOptions, Target};
+use loopscope::tui::{self, theme::Theme, LiveOptions, ViewOptions};
 use loopscope::{Choices, Profile, Setup};
 
 #[derive(Parser)]
@@ -40,18 +41,53 @@ struct ViewArgs {
     detectors: DetectorFlags,
 }
 
+#[derive(Args)]
+struct TailArgs {
+    /// The file to follow ("-" reads standard input); it may not exist yet.
+    file: PathBuf,
+    /// Print each detection as it happens instead of opening the viewer.
+    #[arg(long)]
+    no_tui: bool,
+    /// With --no-tui: one JSON object per detection (the fields of `scan --json`).
+    #[arg(long, requires = "no_tui")]
+    json: bool,
+    /// Replay what the file already holds, then follow. Without it the
+    /// existing content is fed to the detectors silently and following
+    /// starts at the end.
+    #[arg(long)]
+    from_start: bool,
+    /// Run CMD through the shell once per detection, with LOOPSCOPE_FILE,
+    /// LOOPSCOPE_DETECTOR, LOOPSCOPE_EVENT, LOOPSCOPE_REASON and LOOPSCOPE_JSON set.
+    #[arg(long, value_name = "CMD")]
+    on_detect: Option<String>,
+    /// Ring the terminal bell on each detection.
+    #[arg(long)]
+    bell: bool,
+    #[command(flatten)]
+    look: LookFlags,
+    #[command(flatten)]
+    detectors: DetectorFlags,
+}
+
 /// How a replay starts and looks.
 #[derive(Args, Clone)]
 struct ReplayFlags {
-    /// Playback speed, 0.25 to 64.
-    #[arg(long, default_value_t = 1.0, value_parser = parse_speed)]
-    speed: f64,
     /// Start paused.
     #[arg(long)]
     paused: bool,
     /// Start with events up to this index already shown.
     #[arg(long, value_name = "EVENT")]
     start_at: Option<usize>,
+    #[command(flatten)]
+    look: LookFlags,
+}
+
+/// Pacing and looks, for `view` and `tail`.
+#[derive(Args, Clone)]
+struct LookFlags {
+    /// Playback speed, 0.25 to 64.
+    #[arg(long, default_value_t = 1.0, value_parser = parse_speed)]
+    speed: f64,
     /// Pause whenever a detector fires.
     #[arg(long)]
     pause_on_detect: bool,
@@ -84,18 +120,27 @@ fn parse_positive(s: &str) -> Result<f64, String> {
 
 impl ReplayFlags {
     fn options(&self) -> ViewOptions {
+        ViewOptions {
+            paused: self.paused,
+            start_at: self.start_at,
+            ..self.look.options()
+        }
+    }
+}
+
+impl LookFlags {
+    fn options(&self) -> ViewOptions {
         let no_color = self.no_color || std::env::var_os("NO_COLOR").is_some_and(|v| !v.is_empty());
         let theme = if no_color { "mono" } else { self.theme.as_str() };
         ViewOptions {
             speed: self.speed,
-            paused: self.paused,
-            start_at: self.start_at,
             pause_on_detect: self.pause_on_detect,
             pacing: PacingRules {
                 cps: self.cps,
                 ..PacingRules::default()
             },
             theme: Theme::by_name(theme).unwrap_or_else(Theme::dark),
+            ..ViewOptions::default()
         }
     }
 }
@@ -104,6 +149,8 @@ impl ReplayFlags {
 enum Command {
     /// Replay a recorded stream in the terminal and see what fires, and why.
     View(ViewArgs),
+    /// Follow a stream that is still being written; be told the moment a loop starts.
+    Tail(TailArgs),
     /// Run the detectors headless and print what fired (exit 1 if anything did).
     Scan(ScanArgs),
     /// List detectors, their rules, parameters and defaults.
@@ -175,6 +222,7 @@ fn main() -> ExitCode {
     let cli = Cli::parse();
     let result = match cli.command {
         Some(Command::View(args)) => run_view(Some(args.file), &args.replay, &args.detectors),
+        Some(Command::Tail(args)) => run_tail(&args),
         Some(Command::Scan(args)) => run_scan(
             args.files.into_iter().map(Input::Path).collect(),
             args.json,
@@ -195,17 +243,50 @@ fn main() -> ExitCode {
 /// Opens the viewer on a file, standard input, or the bundled demo.
 fn run_view(file: Option<PathBuf>, replay: &ReplayFlags, flags: &DetectorFlags) -> Result<i32, String> {
     let setup = flags.setup()?;
-    let source = match file {
-        Some(path) => Source {
-            name: path.display().to_string(),
-            reader: loopscope::formats::open(&path)?,
-        },
-        None => Source {
-            name: "demo (bundled)".to_string(),
-            reader: Box::new(loopscope::DEMO_STREAM.as_bytes()),
-        },
+    let (name, reader) = match file {
+        Some(path) => (path.display().to_string(), loopscope::formats::open(&path)?),
+        None => (
+            "demo (bundled)".to_string(),
+            Box::new(loopscope::DEMO_STREAM.as_bytes()) as Box<dyn std::io::Read + Send>,
+        ),
     };
-    tui::run(source, setup, replay.options())?;
+    tui::run(&name, setup, replay.options(), |sink| feed::read(reader, false, sink))?;
+    Ok(0)
+}
+
+fn run_tail(args: &TailArgs) -> Result<i32, String> {
+    let setup = args.detectors.setup()?;
+    let target = if loopscope::config::is_stdin(&args.file) {
+        Target::Stdin
+    } else {
+        if args.file.is_dir() {
+            return Err(format!("{}: is a directory", args.file.display()));
+        }
+        Target::File(args.file.clone())
+    };
+    if args.no_tui {
+        let opts = HeadlessOptions {
+            json: args.json,
+            from_start: args.from_start,
+            bell: args.bell,
+            on_detect: args.on_detect.clone(),
+        };
+        // Stderr unlocked: hook threads report failures on it too.
+        let (mut out, mut err) = (io::stdout().lock(), io::stderr());
+        return match run_headless(&target, &setup, &opts, &mut out, &mut err) {
+            Err(e) if e.kind() == io::ErrorKind::BrokenPipe => Ok(0),
+            other => other.map_err(|e| loopscope::io_reason(&e)),
+        };
+    }
+    let opts = ViewOptions {
+        live: Some(LiveOptions {
+            from_start: args.from_start,
+            bell: args.bell,
+            on_detect: args.on_detect.clone(),
+        }),
+        ..args.look.options()
+    };
+    tui::run(&target.name(), setup, opts, |sink| target.start(sink))?;
     Ok(0)
 }
 

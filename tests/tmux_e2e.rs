@@ -160,3 +160,52 @@ fn sigterm_restores_the_terminal() {
     let screen = t.wait_for("EXIT=");
     assert_restored(&t, &screen);
 }
+
+#[test]
+fn tail_shows_appended_lines_live_and_pausing_keeps_reading() {
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("live.jsonl");
+    let append = |text: &str| {
+        use std::io::Write;
+        let mut f = std::fs::OpenOptions::new()
+            .create(true)
+            .append(true)
+            .open(&file)
+            .unwrap();
+        f.write_all(text.as_bytes()).unwrap();
+    };
+    let cmd = format!(
+        "{} tail {} --profile gemini-cli",
+        env!("CARGO_BIN_EXE_loopscope"),
+        file.display()
+    );
+    let t = Tmux::start("tail", &cmd);
+    t.wait_for("to appear");
+    append("{\"type\":\"prompt\",\"text\":\"go\"}\n{\"type\":\"request\"}\n");
+    append("{\"type\":\"reasoning\",\"text\":\"Reading the config before the tests. \"}\n");
+    t.wait_for("Reading the config before the tests.");
+    assert!(t.screen().contains("● LIVE"));
+    let call = "{\"type\":\"tool_call\",\"name\":\"read_file\",\"args\":{\"path\":\"cfg.toml\"}}\n";
+    append(&call.repeat(4));
+    t.wait_for("4 of 5 identical");
+    // The fifth call: the detection is on screen within a frame or two.
+    let appended = Instant::now();
+    append(call);
+    let screen = t.wait_for("tool-repeat FIRED");
+    println!(
+        "tail TUI: append -> FIRED on screen (tmux capture) {:?}",
+        appended.elapsed()
+    );
+    assert!(screen.contains("⚠ tool-repeat"), "{screen}");
+    // Space freezes the view; appends keep being read; G follows again.
+    t.keys(&["Space"]);
+    t.wait_for("PAUSED");
+    append("{\"type\":\"note\",\"text\":\"written while paused\"}\n");
+    t.wait_for("LIVE +1 new");
+    t.keys(&["G"]);
+    let screen = t.wait_for("written while paused");
+    assert!(screen.contains("● LIVE"), "{screen}");
+    t.keys(&["q"]);
+    let screen = t.wait_for("EXIT=0");
+    assert_restored(&t, &screen);
+}

@@ -7,6 +7,7 @@ mod common;
 use std::time::{Duration, Instant};
 
 use crossterm::event::{KeyCode, KeyEvent, KeyModifiers, MouseButton, MouseEvent, MouseEventKind};
+use loopscope::replay::feed::Feed;
 use loopscope::tui::layout::Pane;
 use loopscope::tui::status::Mode;
 use loopscope::tui::theme::Theme;
@@ -26,8 +27,9 @@ fn demo_events() -> Vec<Event> {
 fn app_with(events: Vec<Event>, profile: Profile, size: (u16, u16), opts: ViewOptions, now: Instant) -> App {
     let mut app = App::new("demo.jsonl", Setup::profile(profile), &opts, now);
     app.update(Action::Resize(size.0, size.1), now);
-    app.update(Action::Events(events), now);
-    app.update(Action::SourceEnded, now);
+    app.update(Action::Feed(Feed::Events(events)), now);
+    app.update(Action::Feed(Feed::CaughtUp), now);
+    app.update(Action::Feed(Feed::Ended), now);
     app
 }
 
@@ -439,4 +441,110 @@ fn the_readme_lists_every_key_binding() {
         readme.contains(&table),
         "README.md should contain this table:\n\n{table}"
     );
+}
+
+fn live_app(from_start: bool, now: Instant) -> App {
+    let opts = ViewOptions {
+        live: Some(loopscope::tui::LiveOptions {
+            from_start,
+            ..Default::default()
+        }),
+        ..ViewOptions::default()
+    };
+    let mut app = App::new("live.jsonl", Setup::profile(Profile::GeminiCli), &opts, now);
+    app.update(Action::Resize(120, 40), now);
+    app
+}
+
+fn feed(app: &mut App, events: Vec<Event>, now: Instant) {
+    app.update(Action::Feed(Feed::Events(events)), now);
+}
+
+fn tv() -> Event {
+    common::tool("read_file", r#"{"path":"a"}"#)
+}
+
+#[test]
+fn live_follows_the_end_and_pausing_keeps_reading() {
+    let now = Instant::now();
+    let mut app = live_app(false, now);
+    feed(&mut app, vec![Event::prompt("p"), tv(), tv()], now);
+    app.update(Action::Feed(Feed::CaughtUp), now);
+    assert_eq!((app.cursor, app.mode()), (3, Mode::Live));
+    assert!(app.announcements.is_empty(), "the backlog is fed silently");
+    feed(&mut app, vec![tv()], now);
+    assert_eq!(app.cursor, 4);
+    chars(&mut app, " ", now);
+    assert_eq!(app.mode(), Mode::Paused);
+    feed(&mut app, vec![tv(), tv()], now);
+    assert_eq!(
+        (app.cursor, app.tape.len()),
+        (4, 6),
+        "the view stays, the reading goes on"
+    );
+    assert_eq!(
+        app.announcements.len(),
+        1,
+        "the new detection is announced while paused"
+    );
+    assert!(screen(&app).contains("LIVE +2 new"));
+    chars(&mut app, "G", now);
+    assert_eq!((app.cursor, app.mode()), (6, Mode::Live));
+    chars(&mut app, "k", now);
+    assert_eq!(app.mode(), Mode::Paused, "scrolling up leaves follow mode");
+    chars(&mut app, "F", now);
+    assert_eq!(app.mode(), Mode::Live);
+}
+
+#[test]
+fn live_pause_on_detect_freezes_at_the_detection() {
+    let now = Instant::now();
+    let mut app = live_app(false, now);
+    app.update(Action::Feed(Feed::CaughtUp), now);
+    chars(&mut app, "p", now);
+    let mut events = vec![Event::prompt("p")];
+    events.extend(std::iter::repeat_n(tv(), 8));
+    feed(&mut app, events, now);
+    assert_eq!(app.cursor, 6, "stopped just after the fifth call");
+    assert_eq!(app.tape.len(), 9);
+    assert_eq!(app.mode(), Mode::Paused);
+}
+
+#[test]
+fn live_truncation_starts_over_and_idle_is_said() {
+    let t0 = Instant::now();
+    let mut app = live_app(false, t0);
+    app.update(Action::Feed(Feed::CaughtUp), t0);
+    feed(&mut app, vec![Event::prompt("p"), tv(), tv(), tv()], t0);
+    app.update(
+        Action::Feed(Feed::File(loopscope::replay::follow::FileNews::Truncated)),
+        t0,
+    );
+    assert_eq!((app.cursor, app.tape.len()), (0, 0));
+    assert!(app.flash.as_ref().unwrap().text.contains("truncated"));
+    feed(&mut app, vec![tv(), tv()], t0);
+    assert_eq!(app.states[0].status.summary(), "2 of 5 identical calls in a row");
+    let later = t0 + Duration::from_secs(4);
+    assert!(app.next_wakeup(t0).unwrap() <= t0 + Duration::from_secs(3));
+    app.update(Action::Tick, later);
+    assert!(screen(&app).contains("waiting for data…"));
+    app.update(
+        Action::Feed(Feed::File(loopscope::replay::follow::FileNews::Deleted)),
+        later,
+    );
+    assert!(screen(&app).contains("the file was deleted; keeping what was read"));
+}
+
+#[test]
+fn from_start_replays_the_backlog_then_follows() {
+    let t0 = Instant::now();
+    let mut app = live_app(true, t0);
+    let events: Vec<Event> = (0..10).map(|i| Event::note(&format!("n{i}")).at(i as f64)).collect();
+    feed(&mut app, events, t0);
+    app.update(Action::Feed(Feed::CaughtUp), t0);
+    assert_eq!(app.mode(), Mode::Playing);
+    app.update(Action::Tick, t0 + Duration::from_millis(4500));
+    assert_eq!(app.cursor, 5, "replaying at the log's pace");
+    app.update(Action::Tick, t0 + Duration::from_secs(20));
+    assert_eq!((app.cursor, app.mode()), (10, Mode::Live), "caught up: following");
 }

@@ -17,6 +17,7 @@ use crate::detect::{CheckpointRun, Detection, DetectorState, Span, Status};
 use crate::engine::Tape;
 use crate::event::{Channel, Event};
 use crate::formats::Problem;
+use crate::replay::follow::FileNews;
 use crate::replay::{Clock, Pacing, PacingRules};
 
 /// How a view starts.
@@ -29,6 +30,8 @@ pub struct ViewOptions {
     pub pause_on_detect: bool,
     pub pacing: PacingRules,
     pub theme: Theme,
+    /// Follow a stream that is still being written (`tail`).
+    pub live: Option<LiveOptions>,
 }
 
 impl Default for ViewOptions {
@@ -40,8 +43,40 @@ impl Default for ViewOptions {
             pause_on_detect: false,
             pacing: PacingRules::default(),
             theme: Theme::dark(),
+            live: None,
         }
     }
+}
+
+/// How `tail` follows.
+#[derive(Clone, Debug, Default)]
+pub struct LiveOptions {
+    /// Replay what the file already holds at playback pace, then follow.
+    /// Otherwise that content is fed to the detectors at once and the view
+    /// starts at the end, so their state is right from the first new event.
+    pub from_start: bool,
+    pub bell: bool,
+    pub on_detect: Option<String>,
+}
+
+/// No data for this long while following: say "waiting for data".
+pub const IDLE_AFTER: Duration = Duration::from_secs(3);
+
+/// The state of a live source.
+#[derive(Clone, Debug)]
+pub struct Live {
+    /// The view stays at the newest event. Pausing, scrolling up or
+    /// browsing stops it; `G`, `F` or space bring it back.
+    pub following: bool,
+    /// The content that existed when following began has been read.
+    pub caught_up: bool,
+    pub from_start: bool,
+    /// A standing condition of the file (waiting for it, deleted).
+    pub file: Option<FileNews>,
+    pub last_data: Instant,
+    /// No data for a while.
+    pub idle: bool,
+    pub input_ended: bool,
 }
 
 /// A message shown in the status line for a few seconds.
@@ -97,6 +132,9 @@ pub struct App {
     pub states: Vec<DetectorState>,
     pub runs: Vec<CheckpointRun>,
     pub highlights: Vec<Highlight>,
+    pub live: Option<Live>,
+    /// New live detections for the run loop to announce (bell, hook).
+    pub announcements: Vec<Detection>,
 }
 
 impl App {
@@ -130,10 +168,57 @@ impl App {
             states: Vec::new(),
             runs: Vec::new(),
             highlights: Vec::new(),
+            live: opts.live.as_ref().map(|l| Live {
+                following: !l.from_start,
+                caught_up: false,
+                from_start: l.from_start,
+                file: None,
+                last_data: now,
+                idle: false,
+                input_ended: false,
+            }),
+            announcements: Vec::new(),
             setup,
         };
+        if app.following() {
+            app.clock.set_playing(false, now);
+        }
         app.refresh();
         app
+    }
+
+    /// Live and staying at the newest event.
+    pub fn following(&self) -> bool {
+        self.live.as_ref().is_some_and(|l| l.following)
+    }
+
+    /// Live: go back to the newest event and stay there.
+    pub fn follow(&mut self, now: Instant) {
+        if let Some(live) = self.live.as_mut() {
+            live.following = true;
+            self.scroll.follow = true;
+            self.clock.set_playing(false, now);
+            self.jump_to(self.tape.len(), now);
+        }
+    }
+
+    /// Live: stop at the shown event; reading goes on.
+    pub fn stop_following(&mut self) {
+        if let Some(live) = self.live.as_mut() {
+            live.following = false;
+        }
+    }
+
+    /// The file started over (truncated): a new stream from its first event.
+    pub fn restart(&mut self, now: Instant) {
+        self.tape = Tape::new(&self.setup);
+        self.pacing = Pacing::new(self.pacing.rules());
+        self.timeline = Timeline::default();
+        self.cursor = 0;
+        self.scroll = Scroll::default();
+        self.search.matches.clear();
+        self.clock.seek(0.0, now);
+        self.refresh();
     }
 
     pub fn areas(&self) -> Option<Areas> {
@@ -141,9 +226,11 @@ impl App {
     }
 
     pub fn mode(&self) -> Mode {
-        if self.clock.playing() {
+        if self.following() {
+            Mode::Live
+        } else if self.clock.playing() {
             Mode::Playing
-        } else if self.cursor >= self.tape.len() && !self.loading {
+        } else if self.cursor >= self.tape.len() && !self.loading && self.live.is_none() {
             Mode::End
         } else if self.loading && self.tape.is_empty() {
             Mode::Loading
@@ -154,12 +241,40 @@ impl App {
 
     /// New events from the source: run through the engine, paced, listed.
     pub fn append(&mut self, events: Vec<Event>, now: Instant) {
+        let announce = self.live.as_ref().is_some_and(|l| l.caught_up || l.from_start);
+        let first_new = self.tape.detections().len();
         for event in events {
             let index = self.tape.len();
             self.pacing.push(&event);
             self.timeline.push(index, &event);
             for d in self.tape.push(event).to_vec() {
                 self.timeline.push_detection(&d);
+                if announce {
+                    self.announcements.push(d);
+                }
+            }
+        }
+        if let Some(live) = self.live.as_mut() {
+            live.last_data = now;
+            live.idle = false;
+        }
+        if self.following() {
+            // Like less's ESC-F: stop at the first new detection; reading goes on.
+            let stop = self
+                .pause_on_detect
+                .then(|| self.tape.detections().get(first_new).cloned())
+                .flatten();
+            match stop.filter(|_| announce) {
+                Some(d) => {
+                    self.stop_following();
+                    self.jump_to(d.event + 1, now);
+                    self.flash(
+                        format!("paused: {} fired at event {} (reading goes on)", d.detector, d.event),
+                        now,
+                    );
+                    self.show_detection(&d);
+                }
+                None => self.jump_to(self.tape.len(), now),
             }
         }
         if let Some(at) = self.start_at.filter(|&at| at < self.tape.len()) {
@@ -204,11 +319,45 @@ impl App {
         self.cursor.checked_sub(1).map_or(0.0, |i| self.pacing.play_time(i))
     }
 
+    /// Live: the content that was there at the start has been read.
+    pub fn caught_up(&mut self, now: Instant) {
+        if let Some(live) = self.live.as_mut() {
+            live.caught_up = true;
+            self.loading = false;
+            if live.following {
+                self.jump_to(self.tape.len(), now);
+            }
+        }
+    }
+
+    /// Live: what happened to the followed file.
+    pub fn file_news(&mut self, news: FileNews, now: Instant) {
+        let text = crate::tail::describe(&news, &self.name);
+        if news == FileNews::Truncated {
+            self.restart(now);
+        }
+        let standing = matches!(news, FileNews::Waiting | FileNews::Deleted);
+        if let Some(live) = self.live.as_mut() {
+            live.file = standing.then_some(news);
+        }
+        // A standing condition stays in the status line; one-off news flashes.
+        if !standing {
+            self.flash(text, now);
+        }
+    }
+
     /// Applies every event that is due; stops at a detection when asked to.
     pub fn advance(&mut self, now: Instant) {
         if let Some(f) = &self.flash {
             if f.until <= now {
                 self.flash = None;
+                self.dirty = true;
+            }
+        }
+        if let Some(live) = self.live.as_mut() {
+            let idle = now.saturating_duration_since(live.last_data) >= IDLE_AFTER;
+            if idle != live.idle {
+                live.idle = idle;
                 self.dirty = true;
             }
         }
@@ -241,6 +390,10 @@ impl App {
         if self.cursor >= self.tape.len() && !self.loading && position >= self.pacing.duration() {
             self.clock.set_playing(false, now);
             self.dirty = true;
+            // A replay from the start catches up with the live end: follow it.
+            if self.live.as_ref().is_some_and(|l| l.caught_up) {
+                self.follow(now);
+            }
         }
     }
 
@@ -250,7 +403,8 @@ impl App {
             .then(|| self.clock.when(self.pacing.play_time(self.cursor), now))
             .flatten();
         let flash = self.flash.as_ref().map(|f| f.until);
-        [next_event, flash].into_iter().flatten().min()
+        let idle = self.live.as_ref().filter(|l| !l.idle).map(|l| l.last_data + IDLE_AFTER);
+        [next_event, flash, idle].into_iter().flatten().min()
     }
 
     /// Shows the first `cursor` events; the clock moves to the last one.

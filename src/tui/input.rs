@@ -10,8 +10,8 @@ use regex::Regex;
 use super::app::App;
 use super::keymap::{lookup, Command};
 use super::layout::{Areas, Pane};
-use crate::event::{Channel, Event};
-use crate::formats::Problem;
+use crate::event::Channel;
+use crate::replay::feed::Feed;
 use crate::replay::{faster, slower};
 
 /// Everything that can happen to the app.
@@ -22,10 +22,10 @@ pub enum Action {
     Resize(u16, u16),
     /// Time passed: apply due events.
     Tick,
-    Events(Vec<Event>),
-    Problems(Vec<Problem>),
-    SourceEnded,
-    SourceFailed(String),
+    /// From the source of events.
+    Feed(Feed),
+    /// An `--on-detect` command failed.
+    HookFailed(String),
     Quit,
 }
 
@@ -45,13 +45,23 @@ impl App {
                 self.refresh();
             }
             Action::Tick => self.advance(now),
-            Action::Events(events) => self.append(events, now),
-            Action::Problems(p) => self.problems(p, now),
-            Action::SourceEnded => self.source_ended(now),
-            Action::SourceFailed(msg) => {
-                self.loading = false;
-                self.flash(format!("reading stopped: {msg}"), now);
+            Action::Feed(Feed::Events(events)) => self.append(events, now),
+            Action::Feed(Feed::Problems(p)) => self.problems(p, now),
+            Action::Feed(Feed::CaughtUp) => self.caught_up(now),
+            Action::Feed(Feed::File(news)) => self.file_news(news, now),
+            Action::Feed(Feed::Ended) => {
+                if let Some(live) = self.live.as_mut() {
+                    live.input_ended = true;
+                }
+                self.source_ended(now);
             }
+            Action::Feed(Feed::Failed(msg)) => {
+                if self.live.is_none() {
+                    self.loading = false;
+                }
+                self.flash(format!("reading: {msg}"), now);
+            }
+            Action::HookFailed(msg) => self.flash(msg, now),
             Action::Quit => self.quit = true,
         }
         self.dirty = true;
@@ -131,6 +141,27 @@ impl App {
     }
 
     pub fn command(&mut self, cmd: Command, now: Instant) {
+        use Command::*;
+        // Browsing the history of a live stream stops following it.
+        if matches!(
+            cmd,
+            StepBack
+                | StepForward
+                | SeekBack
+                | SeekForward
+                | SeekBackMore
+                | SeekForwardMore
+                | JumpTenths(_)
+                | Start
+                | NextDetection
+                | PrevDetection
+                | NextCheckpoint
+                | PrevCheckpoint
+                | Select
+        ) && !self.help
+        {
+            self.stop_following();
+        }
         let len = self.tape.len();
         let duration = self.pacing.duration();
         match cmd {
@@ -142,6 +173,15 @@ impl App {
                 self.timeline_selected = None;
             }
             _ if self.help => {}
+            // Live: space freezes the view (reading goes on) and resumes following.
+            Command::TogglePlay if self.live.is_some() && !self.clock.playing() => {
+                if self.following() {
+                    self.stop_following();
+                } else {
+                    self.follow(now);
+                }
+            }
+            Command::End | Command::Follow if self.live.is_some() => self.follow(now),
             Command::TogglePlay => {
                 if self.cursor >= len && !self.loading {
                     self.jump_to(0, now);
@@ -274,6 +314,10 @@ impl App {
                 self.scroll.top = top;
                 // Back at the bottom: follow the text again, like `less +F`.
                 self.scroll.follow = top >= last_page;
+                // Scrolling up a live stream stops it; `F` or `G` resumes.
+                if delta < 0 {
+                    self.stop_following();
+                }
             }
             Pane::Detectors => {
                 let n = self.states.len();

@@ -18,7 +18,7 @@ pub mod theme;
 mod timeline;
 pub mod ui;
 
-use std::io::{self, IsTerminal, Read, Write};
+use std::io::{self, IsTerminal, Write};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::mpsc::{self, RecvTimeoutError, Sender};
 use std::thread;
@@ -32,36 +32,42 @@ use crossterm::terminal::{
 use ratatui::backend::CrosstermBackend;
 use ratatui::Terminal;
 
-pub use app::{App, ViewOptions};
+pub use app::{App, LiveOptions, ViewOptions};
 pub use input::Action;
 
 use crate::config::Setup;
-use crate::formats::{native::NativeDecoder, Decoder, Item};
+use crate::replay::feed::Sink;
+use crate::tail::OnDetect;
 
 /// At most one frame per this long (~60 fps).
 const FRAME: Duration = Duration::from_millis(16);
 /// The loop wakes at least this often (messages expire, signals arrive).
 const IDLE_WAKE: Duration = Duration::from_millis(250);
 
-/// A stream to show: its name and where its bytes come from.
-pub struct Source {
-    pub name: String,
-    pub reader: Box<dyn Read + Send>,
-}
-
-/// Runs the viewer until the user quits.
-pub fn run(source: Source, setup: Setup, opts: ViewOptions) -> Result<(), String> {
+/// Runs the viewer until the user quits. `start` starts the thread that
+/// feeds events (a whole file for `view`, a followed file for `tail`).
+pub fn run(name: &str, setup: Setup, opts: ViewOptions, start: impl FnOnce(Sink)) -> Result<(), String> {
     if !io::stdout().is_terminal() {
         return Err("the viewer needs a terminal; for headless output use `loopscope scan`".to_string());
     }
     let (tx, rx) = mpsc::channel::<Action>();
-    spawn_source(source.reader, tx.clone());
+    let feed_tx = tx.clone();
+    start(Box::new(move |f| feed_tx.send(Action::Feed(f)).is_ok()));
     spawn_signals(tx.clone());
     let guard = TerminalGuard::enter().map_err(|e| format!("cannot set up the terminal: {e}"))?;
     let mut terminal = Terminal::new(CrosstermBackend::new(io::stdout())).map_err(|e| e.to_string())?;
-    spawn_input(tx);
+    spawn_input(tx.clone());
+    let hook = opts
+        .live
+        .as_ref()
+        .and_then(|l| l.on_detect.clone())
+        .map(|command| OnDetect {
+            command,
+            file: name.to_string(),
+        });
+    let bell = opts.live.as_ref().is_some_and(|l| l.bell);
     let now = Instant::now();
-    let mut app = App::new(&source.name, setup, &opts, now);
+    let mut app = App::new(name, setup, &opts, now);
     let size = terminal.size().map_err(|e| e.to_string())?;
     app.update(Action::Resize(size.width, size.height), now);
     let mut last_draw: Option<Instant> = None;
@@ -69,6 +75,19 @@ pub fn run(source: Source, setup: Setup, opts: ViewOptions) -> Result<(), String
     let panic_for_test = std::env::var_os("LOOPSCOPE_TEST_PANIC").is_some();
     loop {
         let now = Instant::now();
+        for d in std::mem::take(&mut app.announcements) {
+            if bell {
+                let _ = terminal.backend_mut().write_all(b"\x07");
+            }
+            if let Some(hook) = &hook {
+                let tx = tx.clone();
+                hook.run(&d, true, move |r| {
+                    if let Err(msg) = r {
+                        let _ = tx.send(Action::HookFailed(msg));
+                    }
+                });
+            }
+        }
         if app.dirty && last_draw.is_none_or(|t| now >= t + FRAME) {
             draw(&mut terminal, &app).map_err(|e| format!("cannot draw: {e}"))?;
             app.dirty = false;
@@ -178,44 +197,4 @@ fn spawn_signals(tx: Sender<Action>) {
             }
         });
     }
-}
-
-/// Reads the whole source, sending events in batches as they are decoded.
-fn spawn_source(mut reader: Box<dyn Read + Send>, tx: Sender<Action>) {
-    thread::spawn(move || {
-        let mut decoder = NativeDecoder::new();
-        let mut buf = vec![0u8; 256 * 1024];
-        let mut items = Vec::new();
-        let send = |items: &mut Vec<Item>| -> bool {
-            let (mut events, mut problems) = (Vec::new(), Vec::new());
-            for item in items.drain(..) {
-                match item {
-                    Item::Event(e) => events.push(e),
-                    Item::Problem(p) => problems.push(p),
-                }
-            }
-            (problems.is_empty() || tx.send(Action::Problems(problems)).is_ok())
-                && (events.is_empty() || tx.send(Action::Events(events)).is_ok())
-        };
-        loop {
-            match reader.read(&mut buf) {
-                Ok(0) => break,
-                Ok(n) => {
-                    decoder.feed(&buf[..n], &mut items);
-                    if !send(&mut items) {
-                        return;
-                    }
-                }
-                Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
-                Err(e) => {
-                    let _ = tx.send(Action::SourceFailed(crate::io_reason(&e)));
-                    return;
-                }
-            }
-        }
-        decoder.finish(&mut items);
-        if send(&mut items) {
-            let _ = tx.send(Action::SourceEnded);
-        }
-    });
 }

@@ -15,6 +15,8 @@ pub enum Mode {
     Paused,
     End,
     Loading,
+    /// Following a live stream at its newest event.
+    Live,
 }
 
 impl Mode {
@@ -24,6 +26,7 @@ impl Mode {
             Mode::Paused => " ‖ PAUSED ",
             Mode::End => " ■ END ",
             Mode::Loading => " … LOADING ",
+            Mode::Live => " ● LIVE ",
         }
     }
 }
@@ -40,6 +43,8 @@ pub struct StatusView<'a> {
     pub bad_lines: usize,
     pub pause_on_detect: bool,
     pub flash: Option<&'a str>,
+    /// For live streams: waiting, deleted, idle, or how far behind the view is.
+    pub live_note: Option<String>,
 }
 
 /// Seconds as m:ss.s (h:mm:ss past an hour).
@@ -66,6 +71,7 @@ pub fn render(frame: &mut Frame, area: Rect, v: StatusView<'_>, theme: &Theme) {
         Mode::Playing => theme.badge_play,
         Mode::Paused | Mode::Loading => theme.badge_pause,
         Mode::End => theme.badge_end,
+        Mode::Live => theme.badge_live,
     };
     let mut parts = vec![
         Span::styled(v.mode.badge(), badge),
@@ -84,6 +90,9 @@ pub fn render(frame: &mut Frame, area: Rect, v: StatusView<'_>, theme: &Theme) {
             theme.text,
         ),
     ];
+    if let Some(note) = &v.live_note {
+        parts.push(Span::styled(format!("  {note}"), theme.watching));
+    }
     if v.pause_on_detect {
         parts.push(Span::styled("  pause-on-detect", theme.watching));
     }

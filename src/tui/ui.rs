@@ -33,6 +33,7 @@ pub fn render(frame: &mut Frame, app: &App) {
             bad_lines: app.bad_lines(),
             pause_on_detect: app.pause_on_detect,
             flash: app.flash.as_ref().map(|f| f.text.as_str()),
+            live_note: live_note(app),
         },
         theme,
     );
@@ -128,6 +129,26 @@ pub fn render(frame: &mut Frame, app: &App) {
     if app.help {
         help::render(frame, area, theme);
     }
+}
+
+/// What a live stream's status adds: the file's condition, idleness, or
+/// how many events arrived while the view was stopped.
+fn live_note(app: &App) -> Option<String> {
+    let live = app.live.as_ref()?;
+    if let Some(news) = &live.file {
+        return Some(crate::tail::describe(news, "the file"));
+    }
+    let behind = app.tape.len().saturating_sub(app.cursor);
+    if !live.following && behind > 0 {
+        return Some(format!("LIVE +{behind} new (G follows)"));
+    }
+    if live.input_ended {
+        return Some("input ended".to_string());
+    }
+    if live.idle && live.following {
+        return Some("waiting for data…".to_string());
+    }
+    None
 }
 
 fn pane_block(app: &App, pane: Pane, title: String) -> Block<'static> {

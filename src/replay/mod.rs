@@ -1,6 +1,12 @@
 //! The replay clock: when each event of a recorded stream is shown, and
 //! where playback is at a given moment. Nothing here reads the clock: every
 //! call takes `now`, so replays are deterministic in tests.
+//!
+//! The sources of events live here too: [`feed`] reads a whole input or a
+//! stream, or follows a file with [`follow`] as it is written.
+
+pub mod feed;
+pub mod follow;
 
 use std::time::{Duration, Instant};
 
@@ -84,6 +90,10 @@ impl Pacing {
         };
         self.stream.push(stream);
         self.play.push(prev_play + gap);
+    }
+
+    pub fn rules(&self) -> PacingRules {
+        self.rules
     }
 
     pub fn len(&self) -> usize {

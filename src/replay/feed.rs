@@ -1,0 +1,148 @@
+//! Where events come from: a whole input read once (`view`), a stream read
+//! until it ends (`tail -`), or a file followed while it grows (`tail FILE`).
+//! Each runs on its own thread and hands [`Feed`] messages to a sink, so the
+//! TUI and the headless `tail --no-tui` share them.
+
+use std::io::{self, Read};
+use std::path::{Path, PathBuf};
+use std::sync::mpsc;
+use std::thread;
+use std::time::Duration;
+
+use notify::Watcher;
+
+use super::follow::{Change, FileNews, Follower};
+use crate::event::Event;
+use crate::formats::{native::NativeDecoder, Decoder, Item, Problem};
+
+/// The polling fallback when file notifications are unavailable.
+pub const POLL: Duration = Duration::from_millis(250);
+
+#[derive(Clone, Debug)]
+pub enum Feed {
+    Events(Vec<Event>),
+    Problems(Vec<Problem>),
+    /// Everything that existed when following began has been sent.
+    CaughtUp,
+    File(FileNews),
+    /// The input ended (a whole file, or standard input closed).
+    Ended,
+    Failed(String),
+}
+
+/// Receives feed messages; returns false when nobody listens any more.
+pub type Sink = Box<dyn FnMut(Feed) -> bool + Send>;
+
+/// Sends the decoded items as one batch of problems and one of events.
+fn send_items(items: &mut Vec<Item>, sink: &mut Sink) -> bool {
+    let (mut events, mut problems) = (Vec::new(), Vec::new());
+    for item in items.drain(..) {
+        match item {
+            Item::Event(e) => events.push(e),
+            Item::Problem(p) => problems.push(p),
+        }
+    }
+    (problems.is_empty() || sink(Feed::Problems(problems))) && (events.is_empty() || sink(Feed::Events(events)))
+}
+
+/// Reads `reader` to its end on a thread. `live` streams (standard input
+/// for `tail -`) have no backlog: they are caught up from the start.
+pub fn read(mut reader: Box<dyn Read + Send>, live: bool, mut sink: Sink) {
+    thread::spawn(move || {
+        if live && !sink(Feed::CaughtUp) {
+            return;
+        }
+        let mut decoder = NativeDecoder::new();
+        let mut buf = vec![0u8; 256 * 1024];
+        let mut items = Vec::new();
+        loop {
+            match reader.read(&mut buf) {
+                Ok(0) => break,
+                Ok(n) => {
+                    decoder.feed(&buf[..n], &mut items);
+                    if !send_items(&mut items, &mut sink) {
+                        return;
+                    }
+                }
+                Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
+                Err(e) => {
+                    sink(Feed::Failed(crate::io_reason(&e)));
+                    return;
+                }
+            }
+        }
+        decoder.finish(&mut items);
+        if send_items(&mut items, &mut sink) && (live || sink(Feed::CaughtUp)) {
+            sink(Feed::Ended);
+        }
+    });
+}
+
+/// Follows `path` on a thread until the sink stops listening: the content
+/// already there first (then `CaughtUp`), then every append as it lands.
+/// A half-written last line waits for its newline.
+pub fn follow(path: &Path, mut sink: Sink) {
+    let path: PathBuf = path.to_path_buf();
+    thread::spawn(move || {
+        let (wake_tx, wake) = mpsc::channel::<()>();
+        // Watch the directory, not the file: rotation and re-creation are
+        // directory events, and the file may not exist yet.
+        let dir = match path.parent() {
+            Some(d) if !d.as_os_str().is_empty() => d.to_path_buf(),
+            _ => PathBuf::from("."),
+        };
+        let watcher = notify::recommended_watcher(move |_res: notify::Result<notify::Event>| {
+            let _ = wake_tx.send(());
+        })
+        .and_then(|mut w| w.watch(&dir, notify::RecursiveMode::NonRecursive).map(|_| w));
+        // Without notifications (some network filesystems), polling still works.
+        let _watcher = watcher.ok();
+        let mut follower = Follower::new(&path);
+        let mut decoder = NativeDecoder::new();
+        let mut items = Vec::new();
+        let mut caught_up = false;
+        loop {
+            let changes = match follower.poll() {
+                Ok(c) => c,
+                Err(e) => {
+                    if !sink(Feed::Failed(format!("{}: {}", path.display(), crate::io_reason(&e)))) {
+                        return;
+                    }
+                    Vec::new()
+                }
+            };
+            for change in changes {
+                match change {
+                    Change::Bytes(b) => decoder.feed(&b, &mut items),
+                    Change::News(news) => {
+                        // A replaced file's unfinished last line is all there will be.
+                        if news == FileNews::Replaced {
+                            decoder.finish(&mut items);
+                        }
+                        if matches!(news, FileNews::Replaced | FileNews::Truncated) {
+                            decoder = NativeDecoder::new();
+                        }
+                        if !send_items(&mut items, &mut sink) || !sink(Feed::File(news)) {
+                            return;
+                        }
+                    }
+                }
+            }
+            if !send_items(&mut items, &mut sink) {
+                return;
+            }
+            if !caught_up {
+                caught_up = true;
+                if !sink(Feed::CaughtUp) {
+                    return;
+                }
+            }
+            // Wake on a notification or after the polling interval, then
+            // take every notification that piled up.
+            if let Err(mpsc::RecvTimeoutError::Disconnected) = wake.recv_timeout(POLL) {
+                thread::sleep(POLL);
+            }
+            while wake.try_recv().is_ok() {}
+        }
+    });
+}

@@ -1,0 +1,199 @@
+//! Following a file by name while something writes it, like
+//! `less --follow-name`: new bytes as they are appended, and the file's life
+//! — not there yet, truncated, replaced (rotation, delete-and-recreate), or
+//! deleted for good. The file is only ever opened for reading.
+
+use std::fs::File;
+use std::io::{self, Read, Seek, SeekFrom};
+use std::path::{Path, PathBuf};
+
+/// What happened to the followed path.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum FileNews {
+    /// The path does not exist (yet).
+    Waiting,
+    /// It exists now, after waiting.
+    Appeared,
+    /// It got shorter: the writer started over; reading restarts at 0.
+    Truncated,
+    /// Another file now has the name (rotation or delete-and-recreate);
+    /// the old one was read to its end, the new one is read from its start.
+    Replaced,
+    /// The name is gone; what was read is kept.
+    Deleted,
+}
+
+/// What one poll found, in the order it happened.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Change {
+    Bytes(Vec<u8>),
+    News(FileNews),
+}
+
+/// The identity of a file (device and inode), to tell a replaced file apart.
+#[cfg(unix)]
+fn identity(meta: &std::fs::Metadata) -> Option<(u64, u64)> {
+    use std::os::unix::fs::MetadataExt;
+    Some((meta.dev(), meta.ino()))
+}
+
+#[cfg(not(unix))]
+fn identity(_meta: &std::fs::Metadata) -> Option<(u64, u64)> {
+    None
+}
+
+pub struct Follower {
+    path: PathBuf,
+    file: Option<File>,
+    id: Option<(u64, u64)>,
+    offset: u64,
+    /// The last news reported, so a state is said once.
+    said: Option<FileNews>,
+    polled: bool,
+}
+
+impl Follower {
+    pub fn new(path: &Path) -> Follower {
+        Follower {
+            path: path.to_path_buf(),
+            file: None,
+            id: None,
+            offset: 0,
+            said: None,
+            polled: false,
+        }
+    }
+
+    pub fn path(&self) -> &Path {
+        &self.path
+    }
+
+    fn say(&mut self, news: FileNews, out: &mut Vec<Change>) {
+        if self.said.as_ref() != Some(&news) {
+            self.said = Some(news.clone());
+            out.push(Change::News(news));
+        }
+    }
+
+    /// Opens the path, if it exists, as the file being read from its start.
+    fn open(&mut self) -> io::Result<bool> {
+        match File::open(&self.path) {
+            Ok(f) => {
+                self.id = identity(&f.metadata()?);
+                self.file = Some(f);
+                self.offset = 0;
+                Ok(true)
+            }
+            Err(e) if e.kind() == io::ErrorKind::NotFound => Ok(false),
+            Err(e) => Err(e),
+        }
+    }
+
+    fn read_new(&mut self, out: &mut Vec<Change>) -> io::Result<()> {
+        let Some(file) = self.file.as_mut() else { return Ok(()) };
+        let mut bytes = Vec::new();
+        let n = file.read_to_end(&mut bytes)?;
+        if n > 0 {
+            self.offset += n as u64;
+            out.push(Change::Bytes(bytes));
+        }
+        Ok(())
+    }
+
+    /// Reads what is new and notices what happened to the path.
+    pub fn poll(&mut self) -> io::Result<Vec<Change>> {
+        let mut out = Vec::new();
+        let first = !self.polled;
+        self.polled = true;
+        if self.file.is_none() {
+            if !self.open()? {
+                self.say(FileNews::Waiting, &mut out);
+                return Ok(out);
+            }
+            if !first {
+                self.say(FileNews::Appeared, &mut out);
+            }
+        }
+        self.read_new(&mut out)?;
+        let current = std::fs::metadata(&self.path);
+        match current {
+            Err(e) if e.kind() == io::ErrorKind::NotFound => self.say(FileNews::Deleted, &mut out),
+            Err(e) => return Err(e),
+            Ok(meta) if identity(&meta) != self.id => {
+                // Rotated or recreated: the old file was read to its end above.
+                if self.open()? {
+                    self.said = None;
+                    self.say(FileNews::Replaced, &mut out);
+                    self.read_new(&mut out)?;
+                }
+            }
+            Ok(meta) if meta.len() < self.offset => {
+                let file = self.file.as_mut().expect("open");
+                file.seek(SeekFrom::Start(0))?;
+                self.offset = 0;
+                self.said = None;
+                self.say(FileNews::Truncated, &mut out);
+                self.read_new(&mut out)?;
+            }
+            Ok(_) => {
+                if matches!(self.said, Some(FileNews::Deleted | FileNews::Waiting)) {
+                    self.said = None;
+                }
+            }
+        }
+        Ok(out)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::fs::OpenOptions;
+    use std::io::Write;
+
+    fn append(p: &Path, s: &str) {
+        OpenOptions::new()
+            .create(true)
+            .append(true)
+            .open(p)
+            .unwrap()
+            .write_all(s.as_bytes())
+            .unwrap();
+    }
+
+    fn text(changes: &[Change]) -> String {
+        changes
+            .iter()
+            .map(|c| match c {
+                Change::Bytes(b) => String::from_utf8_lossy(b).into_owned(),
+                Change::News(n) => format!("<{n:?}>"),
+            })
+            .collect()
+    }
+
+    #[test]
+    fn a_file_through_its_whole_life() {
+        let dir = tempfile::tempdir().unwrap();
+        let p = dir.path().join("run.jsonl");
+        let mut f = Follower::new(&p);
+        assert_eq!(text(&f.poll().unwrap()), "<Waiting>");
+        assert_eq!(text(&f.poll().unwrap()), "", "said once");
+        append(&p, "a\n");
+        assert_eq!(text(&f.poll().unwrap()), "<Appeared>a\n");
+        append(&p, "b");
+        append(&p, "c\n");
+        assert_eq!(text(&f.poll().unwrap()), "bc\n");
+        std::fs::write(&p, "x\n").unwrap();
+        assert_eq!(text(&f.poll().unwrap()), "<Truncated>x\n");
+        // Rotation: the old file gets a last line, then a new file takes the name.
+        append(&p, "last\n");
+        std::fs::rename(&p, dir.path().join("run.jsonl.1")).unwrap();
+        append(&p, "new\n");
+        assert_eq!(text(&f.poll().unwrap()), "last\n<Replaced>new\n");
+        std::fs::remove_file(&p).unwrap();
+        assert_eq!(text(&f.poll().unwrap()), "<Deleted>");
+        assert_eq!(text(&f.poll().unwrap()), "");
+        append(&p, "again\n");
+        assert_eq!(text(&f.poll().unwrap()), "<Replaced>again\n");
+    }
+}

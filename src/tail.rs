@@ -1,0 +1,211 @@
+//! `loopscope tail`: a stream that is still being written. The headless form
+//! (`--no-tui`) prints each detection the moment it happens; the TUI form is
+//! the viewer with a live source. Both run `--on-detect` hooks from here.
+
+use std::io::{self, Read, Write};
+use std::path::PathBuf;
+use std::process::{Command, Stdio};
+use std::sync::mpsc;
+use std::thread;
+
+use crate::config::Setup;
+use crate::detect::Detection;
+use crate::engine::Engine;
+use crate::replay::feed::{self, Feed, Sink};
+use crate::replay::follow::FileNews;
+use crate::scan::{json_line, position, EXIT_CLEAN, EXIT_DETECTED};
+
+/// What to follow.
+#[derive(Clone, Debug)]
+pub enum Target {
+    File(PathBuf),
+    Stdin,
+}
+
+impl Target {
+    pub fn name(&self) -> String {
+        match self {
+            Target::File(p) => p.display().to_string(),
+            Target::Stdin => "-".to_string(),
+        }
+    }
+
+    /// Starts the thread that feeds this target's events to `sink`.
+    pub fn start(&self, sink: Sink) {
+        match self {
+            Target::File(path) => feed::follow(path, sink),
+            Target::Stdin => feed::read(Box::new(io::stdin()) as Box<dyn Read + Send>, true, sink),
+        }
+    }
+}
+
+/// What the file's news means, for a person.
+pub fn describe(news: &FileNews, name: &str) -> String {
+    match news {
+        FileNews::Waiting => format!("waiting for {name} to appear"),
+        FileNews::Appeared => format!("{name} appeared; following it"),
+        FileNews::Truncated => format!("{name} was truncated; starting over from its beginning"),
+        FileNews::Replaced => format!("{name} was replaced; following the new file"),
+        FileNews::Deleted => format!("{name} was deleted; keeping what was read"),
+    }
+}
+
+/// `--on-detect CMD`: run once per detection through the shell, with the
+/// detection in the environment, on its own thread so nothing waits for it.
+#[derive(Clone, Debug)]
+pub struct OnDetect {
+    pub command: String,
+    pub file: String,
+}
+
+impl OnDetect {
+    /// Runs the hook; `done` gets an error message if it failed. `quiet`
+    /// keeps its output off the terminal (the TUI owns the screen); else its
+    /// output goes to stderr, so stdout keeps only detections.
+    pub fn run(&self, d: &Detection, quiet: bool, done: impl FnOnce(Result<(), String>) + Send + 'static) {
+        let mut cmd = Command::new("sh");
+        cmd.arg("-c")
+            .arg(&self.command)
+            .env("LOOPSCOPE_FILE", &self.file)
+            .env("LOOPSCOPE_DETECTOR", d.detector)
+            .env("LOOPSCOPE_EVENT", d.event.to_string())
+            .env("LOOPSCOPE_REASON", &d.reason)
+            .env("LOOPSCOPE_JSON", json_line(&self.file, d).to_string())
+            .stdin(Stdio::null());
+        if quiet {
+            cmd.stdout(Stdio::null()).stderr(Stdio::piped());
+        } else {
+            cmd.stdout(Stdio::from(io::stderr())).stderr(Stdio::inherit());
+        }
+        let event = d.event;
+        thread::spawn(move || {
+            let result = match cmd.output() {
+                Ok(out) if out.status.success() => Ok(()),
+                Ok(out) => {
+                    let why = String::from_utf8_lossy(&out.stderr)
+                        .lines()
+                        .next()
+                        .unwrap_or_default()
+                        .to_string();
+                    let code = out
+                        .status
+                        .code()
+                        .map_or("a signal".to_string(), |c| format!("status {c}"));
+                    let why = if why.is_empty() {
+                        String::new()
+                    } else {
+                        format!(": {why}")
+                    };
+                    Err(format!("on-detect command for event {event} exited with {code}{why}"))
+                }
+                Err(e) => Err(format!("on-detect command could not start: {e}")),
+            };
+            done(result);
+        });
+    }
+}
+
+pub struct HeadlessOptions {
+    pub json: bool,
+    /// Announce detections in the content that was there before following began.
+    pub from_start: bool,
+    pub bell: bool,
+    pub on_detect: Option<String>,
+}
+
+/// One detection as a human line (unaligned: lines are printed as they come).
+pub fn human_line(name: &str, d: &Detection) -> String {
+    format!(
+        "{name}:{}  {:<13}  {:<15}  {}",
+        d.event,
+        d.detector,
+        position(d),
+        d.reason
+    )
+}
+
+/// `tail --no-tui`: prints each detection as it happens, until interrupted
+/// or until standard input ends. Exit 1 if anything was printed.
+pub fn run_headless(
+    target: &Target,
+    setup: &Setup,
+    opts: &HeadlessOptions,
+    out: &mut dyn Write,
+    err: &mut dyn Write,
+) -> io::Result<i32> {
+    let name = target.name();
+    let (tx, rx) = mpsc::channel::<Feed>();
+    let feed_tx = tx.clone();
+    target.start(Box::new(move |f| feed_tx.send(f).is_ok()));
+    stop_on_signals(tx);
+    let hook = opts.on_detect.as_ref().map(|command| OnDetect {
+        command: command.clone(),
+        file: name.clone(),
+    });
+    let mut engine = Engine::new(setup);
+    let mut announcing = opts.from_start;
+    let mut detected = false;
+    for message in rx {
+        match message {
+            Feed::Events(events) => {
+                for event in events {
+                    for d in engine.push(&event) {
+                        if !announcing {
+                            continue;
+                        }
+                        detected = true;
+                        let line = if opts.json {
+                            json_line(&name, &d).to_string()
+                        } else {
+                            human_line(&name, &d)
+                        };
+                        writeln!(out, "{line}")?;
+                        out.flush()?;
+                        if opts.bell {
+                            let _ = err.write_all(b"\x07");
+                        }
+                        if let Some(h) = &hook {
+                            h.run(&d, false, |r| {
+                                if let Err(msg) = r {
+                                    eprintln!("loopscope: {msg}");
+                                }
+                            });
+                        }
+                    }
+                }
+            }
+            Feed::Problems(problems) => {
+                for p in problems {
+                    writeln!(err, "loopscope: warning: {name}: {p}")?;
+                }
+            }
+            Feed::CaughtUp => {
+                announcing = true;
+                if let Target::File(_) = target {
+                    writeln!(err, "loopscope: following {name} from event {}", engine.position())?;
+                }
+            }
+            Feed::File(news) => {
+                writeln!(err, "loopscope: {}", describe(&news, &name))?;
+                if news == FileNews::Truncated {
+                    engine = Engine::new(setup);
+                }
+            }
+            Feed::Failed(msg) => writeln!(err, "loopscope: {msg}")?,
+            Feed::Ended => break,
+        }
+    }
+    Ok(if detected { EXIT_DETECTED } else { EXIT_CLEAN })
+}
+
+/// SIGINT, SIGTERM and SIGHUP end the run like the end of input does.
+fn stop_on_signals(tx: mpsc::Sender<Feed>) {
+    use signal_hook::consts::{SIGHUP, SIGINT, SIGTERM};
+    if let Ok(mut signals) = signal_hook::iterator::Signals::new([SIGTERM, SIGHUP, SIGINT]) {
+        thread::spawn(move || {
+            if signals.forever().next().is_some() {
+                let _ = tx.send(Feed::Ended);
+            }
+        });
+    }
+}
