@@ -43,6 +43,24 @@ impl Ts {
         }
     }
 
+    /// An RFC 3339 time, kept as written.
+    pub fn from_rfc3339(text: &str) -> Option<Ts> {
+        let t = chrono::DateTime::parse_from_rfc3339(text).ok()?;
+        Some(Ts::Clock {
+            text: text.to_string(),
+            unix: t.timestamp() as f64 + f64::from(t.timestamp_subsec_nanos()) * 1e-9,
+        })
+    }
+
+    /// Milliseconds since the Unix epoch, as an RFC 3339 time.
+    pub fn from_unix_millis(ms: i64) -> Option<Ts> {
+        let t = chrono::DateTime::from_timestamp_millis(ms)?;
+        Some(Ts::Clock {
+            text: t.to_rfc3339_opts(chrono::SecondsFormat::Millis, true),
+            unix: ms as f64 / 1000.0,
+        })
+    }
+
     fn parse(v: &Value) -> Result<Ts, String> {
         match v {
             Value::Number(n) => n
@@ -196,7 +214,7 @@ impl Event {
         let Value::Object(mut fields) = value else {
             return Err(format!("expected a JSON object, found {}", json_kind(&value)));
         };
-        let type_name = match fields.remove("type") {
+        let type_name = match fields.shift_remove("type") {
             Some(Value::String(t)) => t,
             Some(other) => return Err(format!("`type` must be a string, not {}", json_kind(&other))),
             None => return Err("missing `type`".to_string()),
@@ -206,7 +224,7 @@ impl Event {
             None | Some(Value::Null) => None,
             Some(v) => match Ts::parse(v) {
                 Ok(ts) => {
-                    fields.remove("ts");
+                    fields.shift_remove("ts");
                     Some(ts)
                 }
                 Err(e) => {
@@ -218,7 +236,7 @@ impl Event {
         let kind = match read_kind(&type_name, &fields) {
             Ok((kind, used)) => {
                 for key in used {
-                    fields.remove(*key);
+                    fields.shift_remove(*key);
                 }
                 kind
             }
@@ -475,6 +493,13 @@ mod tests {
         assert_eq!(e.type_name(), "usage");
         assert_eq!(e.extra.get("tokens"), Some(&json!(12)));
         assert_eq!(e.to_json(), json!({"type":"usage","tokens":12,"x":[1]}));
+        // Field order survives too (Value equality would not notice).
+        let line = r#"{"z":1,"type":"note","text":"t","b":2,"a":3}"#;
+        let e = read(serde_json::from_str(line).unwrap());
+        assert_eq!(
+            e.to_json().to_string(),
+            r#"{"type":"note","text":"t","z":1,"b":2,"a":3}"#
+        );
     }
 
     #[test]

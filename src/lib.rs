@@ -8,6 +8,7 @@
 //! the stream on the [`replay`] clock and shows it.
 
 pub mod config;
+pub mod convert;
 pub mod detect;
 pub mod engine;
 pub mod event;

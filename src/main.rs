@@ -7,6 +7,7 @@ use std::process::ExitCode;
 use clap::{Args, Parser, Subcommand, ValueEnum};
 
 use loopscope::detect::Family;
+use loopscope::formats::{self, FormatChoice};
 use loopscope::replay::{feed, PacingRules};
 use loopscope::scan::{self, Input, ScanOptions, EXIT_ERROR};
 use loopscope::tail::{run_headless, HeadlessOptions, Target};
@@ -28,7 +29,29 @@ struct Cli {
     #[command(flatten)]
     replay: ReplayFlags,
     #[command(flatten)]
+    input: InputFlags,
+    #[command(flatten)]
     detectors: DetectorFlags,
+}
+
+#[derive(Args)]
+struct ConvertArgs {
+    /// The input ("-" reads standard input; a Cline/Roo task folder works too).
+    file: PathBuf,
+    /// Where to write (default: standard output). Never the input itself.
+    #[arg(short, long, value_name = "OUT")]
+    output: Option<PathBuf>,
+    #[command(flatten)]
+    input: InputFlags,
+}
+
+/// How the input is read.
+#[derive(Args, Clone, Copy)]
+struct InputFlags {
+    /// Input format: auto, native, openai-chat, openai-responses, anthropic, gemini,
+    /// claude-code, codex, gemini-cli or cline.
+    #[arg(long, default_value = "auto", value_parser = FormatChoice::parse, global = true)]
+    format: FormatChoice,
 }
 
 #[derive(Args)]
@@ -37,6 +60,8 @@ struct ViewArgs {
     file: PathBuf,
     #[command(flatten)]
     replay: ReplayFlags,
+    #[command(flatten)]
+    input: InputFlags,
     #[command(flatten)]
     detectors: DetectorFlags,
 }
@@ -65,6 +90,8 @@ struct TailArgs {
     bell: bool,
     #[command(flatten)]
     look: LookFlags,
+    #[command(flatten)]
+    input: InputFlags,
     #[command(flatten)]
     detectors: DetectorFlags,
 }
@@ -151,6 +178,8 @@ enum Command {
     View(ViewArgs),
     /// Follow a stream that is still being written; be told the moment a loop starts.
     Tail(TailArgs),
+    /// Turn any supported input into native loopscope JSONL.
+    Convert(ConvertArgs),
     /// Run the detectors headless and print what fired (exit 1 if anything did).
     Scan(ScanArgs),
     /// List detectors, their rules, parameters and defaults.
@@ -165,6 +194,8 @@ struct ScanArgs {
     /// One JSON object per detection per line.
     #[arg(long)]
     json: bool,
+    #[command(flatten)]
+    input: InputFlags,
     #[command(flatten)]
     detectors: DetectorFlags,
 }
@@ -221,15 +252,17 @@ impl DetectorFlags {
 fn main() -> ExitCode {
     let cli = Cli::parse();
     let result = match cli.command {
-        Some(Command::View(args)) => run_view(Some(args.file), &args.replay, &args.detectors),
+        Some(Command::View(args)) => run_view(Some(args.file), &args.replay, args.input, &args.detectors),
         Some(Command::Tail(args)) => run_tail(&args),
+        Some(Command::Convert(args)) => run_convert(&args),
         Some(Command::Scan(args)) => run_scan(
             args.files.into_iter().map(Input::Path).collect(),
             args.json,
+            args.input,
             &args.detectors,
         ),
         Some(Command::Detectors(args)) => run_detectors(&args),
-        None => run_view(cli.file, &cli.replay, &cli.detectors),
+        None => run_view(cli.file, &cli.replay, cli.input, &cli.detectors),
     };
     match result {
         Ok(code) => ExitCode::from(code as u8),
@@ -241,17 +274,51 @@ fn main() -> ExitCode {
 }
 
 /// Opens the viewer on a file, standard input, or the bundled demo.
-fn run_view(file: Option<PathBuf>, replay: &ReplayFlags, flags: &DetectorFlags) -> Result<i32, String> {
+fn run_view(
+    file: Option<PathBuf>,
+    replay: &ReplayFlags,
+    input: InputFlags,
+    flags: &DetectorFlags,
+) -> Result<i32, String> {
     let setup = flags.setup()?;
-    let (name, reader) = match file {
-        Some(path) => (path.display().to_string(), loopscope::formats::open(&path)?),
+    let (name, opened) = match file {
+        Some(path) => (path.display().to_string(), formats::open_input(&path, input.format)?),
         None => (
             "demo (bundled)".to_string(),
-            Box::new(loopscope::DEMO_STREAM.as_bytes()) as Box<dyn std::io::Read + Send>,
+            formats::detect::open_reader(Box::new(loopscope::DEMO_STREAM.as_bytes()), input.format, None)?,
         ),
     };
-    tui::run(&name, setup, replay.options(), |sink| feed::read(reader, false, sink))?;
+    tui::run(&name, setup, replay.options(), |sink| {
+        feed::read(opened.reader, opened.decoder, false, sink)
+    })?;
     Ok(0)
+}
+
+/// Writes the input as native JSONL: a `meta` line naming the source
+/// format, then every event. Converting the output again gives the same bytes.
+fn run_convert(args: &ConvertArgs) -> Result<i32, String> {
+    let opened = formats::open_input(&args.file, args.input.format)?;
+    if let Some(out) = &args.output {
+        let same = std::fs::canonicalize(out)
+            .ok()
+            .zip(std::fs::canonicalize(&args.file).ok())
+            .is_some_and(|(a, b)| a == b);
+        if same {
+            return Err(format!("{}: refusing to write over the input", out.display()));
+        }
+    }
+    let mut sink: Box<dyn Write> = match &args.output {
+        Some(p) => Box::new(io::BufWriter::new(
+            std::fs::File::create(p).map_err(|e| format!("{}: {}", p.display(), loopscope::io_reason(&e)))?,
+        )),
+        None => Box::new(io::BufWriter::new(io::stdout().lock())),
+    };
+    let name = args.file.display().to_string();
+    match loopscope::convert::convert(opened, &name, &mut sink, &mut io::stderr()) {
+        Ok(()) => Ok(0),
+        Err(e) if e.kind() == io::ErrorKind::BrokenPipe => Ok(0),
+        Err(e) => Err(loopscope::io_reason(&e)),
+    }
 }
 
 fn run_tail(args: &TailArgs) -> Result<i32, String> {
@@ -266,6 +333,7 @@ fn run_tail(args: &TailArgs) -> Result<i32, String> {
     };
     if args.no_tui {
         let opts = HeadlessOptions {
+            format: args.input.format,
             json: args.json,
             from_start: args.from_start,
             bell: args.bell,
@@ -286,13 +354,15 @@ fn run_tail(args: &TailArgs) -> Result<i32, String> {
         }),
         ..args.look.options()
     };
-    tui::run(&target.name(), setup, opts, |sink| target.start(sink))?;
+    let format = args.input.format;
+    tui::run(&target.name(), setup, opts, |sink| target.start(format, sink))?;
     Ok(0)
 }
 
-fn run_scan(inputs: Vec<Input>, json: bool, flags: &DetectorFlags) -> Result<i32, String> {
+fn run_scan(inputs: Vec<Input>, json: bool, input: InputFlags, flags: &DetectorFlags) -> Result<i32, String> {
     let opts = ScanOptions {
         setup: flags.setup()?,
+        format: input.format,
         json,
     };
     let (mut out, mut err) = (io::stdout().lock(), io::stderr().lock());

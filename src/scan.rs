@@ -9,7 +9,7 @@ use serde_json::{Map, Value};
 use crate::config::Setup;
 use crate::detect::Detection;
 use crate::engine::Engine;
-use crate::formats::{self, native::NativeDecoder, Item};
+use crate::formats::{self, Decoder, FormatChoice, Item};
 
 /// Exit status: no detection.
 pub const EXIT_CLEAN: i32 = 0;
@@ -20,6 +20,7 @@ pub const EXIT_ERROR: i32 = 2;
 
 pub struct ScanOptions {
     pub setup: Setup,
+    pub format: FormatChoice,
     pub json: bool,
 }
 
@@ -41,10 +42,10 @@ impl Input {
         }
     }
 
-    fn open(&self) -> Result<Box<dyn Read + Send>, String> {
+    fn open(&self, format: FormatChoice) -> Result<formats::Opened, String> {
         match self {
-            Input::Path(p) => formats::open(p),
-            Input::Bytes { bytes, .. } => Ok(Box::new(*bytes)),
+            Input::Path(p) => formats::open_input(p, format),
+            Input::Bytes { bytes, .. } => formats::detect::open_reader(Box::new(*bytes), format, None),
         }
     }
 }
@@ -61,13 +62,14 @@ pub struct FileScan {
 /// over as soon as it is found, so JSON output streams.
 pub fn scan_one(
     input: impl Read,
+    decoder: &mut dyn Decoder,
     setup: &Setup,
     mut on_detection: impl FnMut(&Detection),
     mut on_problem: impl FnMut(&formats::Problem),
 ) -> io::Result<FileScan> {
     let mut engine = Engine::new(setup);
     let mut result = FileScan::default();
-    formats::decode_all(input, &mut NativeDecoder::new(), |item| match item {
+    formats::decode_all(input, decoder, |item| match item {
         Item::Event(event) => {
             result.events += 1;
             for d in engine.push(&event) {
@@ -88,8 +90,8 @@ pub fn run(inputs: &[Input], opts: &ScanOptions, out: &mut dyn Write, err: &mut 
     let (mut failed, mut detected) = (false, false);
     for input in inputs {
         let name = input.name();
-        let reader = match input.open() {
-            Ok(r) => r,
+        let mut opened = match input.open(opts.format) {
+            Ok(o) => o,
             Err(msg) => {
                 writeln!(err, "loopscope: {msg}")?;
                 failed = true;
@@ -98,7 +100,8 @@ pub fn run(inputs: &[Input], opts: &ScanOptions, out: &mut dyn Write, err: &mut 
         };
         let mut write_error = None;
         let scanned = scan_one(
-            reader,
+            opened.reader,
+            &mut *opened.decoder,
             &opts.setup,
             |d| {
                 if opts.json && write_error.is_none() {

@@ -11,7 +11,10 @@ use std::thread;
 use crate::config::Setup;
 use crate::detect::Detection;
 use crate::engine::Engine;
-use crate::replay::feed::{self, Feed, Sink};
+use crate::formats::cline;
+use crate::formats::detect::AutoDecoder;
+use crate::formats::FormatChoice;
+use crate::replay::feed::{self, Feed, MakeDecoder, Sink};
 use crate::replay::follow::FileNews;
 use crate::scan::{json_line, position, EXIT_CLEAN, EXIT_DETECTED};
 
@@ -30,11 +33,20 @@ impl Target {
         }
     }
 
-    /// Starts the thread that feeds this target's events to `sink`.
-    pub fn start(&self, sink: Sink) {
+    /// Starts the thread that feeds this target's events to `sink`, read
+    /// with the importer chosen (or detected from the first bytes).
+    pub fn start(&self, choice: FormatChoice, sink: Sink) {
         match self {
-            Target::File(path) => feed::follow(path, sink),
-            Target::Stdin => feed::read(Box::new(io::stdin()) as Box<dyn Read + Send>, true, sink),
+            Target::File(path) => {
+                let path = cline::task_file(path).unwrap_or_else(|| path.clone());
+                let hint = path.file_name().map(|n| n.to_string_lossy().into_owned());
+                let make: MakeDecoder = Box::new(move || Box::new(AutoDecoder::new(choice, hint.as_deref())));
+                feed::follow(&path, make, sink)
+            }
+            Target::Stdin => {
+                let decoder = Box::new(AutoDecoder::new(choice, None));
+                feed::read(Box::new(io::stdin()) as Box<dyn Read + Send>, decoder, true, sink)
+            }
         }
     }
 }
@@ -106,6 +118,7 @@ impl OnDetect {
 }
 
 pub struct HeadlessOptions {
+    pub format: FormatChoice,
     pub json: bool,
     /// Announce detections in the content that was there before following began.
     pub from_start: bool,
@@ -136,7 +149,7 @@ pub fn run_headless(
     let name = target.name();
     let (tx, rx) = mpsc::channel::<Feed>();
     let feed_tx = tx.clone();
-    target.start(Box::new(move |f| feed_tx.send(f).is_ok()));
+    target.start(opts.format, Box::new(move |f| feed_tx.send(f).is_ok()));
     stop_on_signals(tx);
     let hook = opts.on_detect.as_ref().map(|command| OnDetect {
         command: command.clone(),
@@ -192,6 +205,7 @@ pub fn run_headless(
                 }
             }
             Feed::Failed(msg) => writeln!(err, "loopscope: {msg}")?,
+            Feed::Format(_) => {}
             Feed::Ended => break,
         }
     }

@@ -1,23 +1,44 @@
 //! Input formats. Every format is a [`Decoder`]: fed bytes as they arrive,
-//! it emits events and problems. The same decoder serves a whole file
-//! (`scan`, `view`: fed everything, then `finish`) and a growing one (`tail`:
-//! fed each append; a half-written last record waits for its terminator).
+//! it emits native events and problems. The same decoder serves a whole
+//! file (`scan`, `view`, `convert`: fed everything, then `finish`) and a
+//! growing one (`tail`: fed each append; a half-written record waits).
+//!
+//! Framing is written once: [`lines`] (JSONL), [`sse`] (server-sent events
+//! or bare chunk JSONL), [`array`] (a streamed JSON array), [`whole`] (files
+//! rewritten as a whole). Each importer only maps payloads to events.
 
+pub mod anthropic;
+pub mod array;
+pub mod claude_code;
+pub mod cline;
+pub mod codex;
+pub mod detect;
+pub mod gemini;
+pub mod gemini_cli;
+pub mod lines;
 pub mod native;
+pub mod openai_chat;
+pub mod openai_responses;
+pub mod sse;
+pub mod vcr;
+pub mod whole;
 
 use std::fmt;
 use std::io::{self, Read};
+use std::path::Path;
 
-use crate::event::Event;
+use serde_json::{Map, Value};
+
+use crate::event::{Event, EventKind, Ts};
 
 /// Something wrong in the input, reported once: a record that is not an
-/// event (skipped), or an event that was only partly readable (kept).
+/// event (skipped), or one that was only partly readable (kept).
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Problem {
-    /// 1-based line number in the input.
+    /// 1-based line number in the input (for whole documents: the element).
     pub line: u64,
     pub reason: String,
-    /// The record was not an event and was skipped.
+    /// The record was skipped.
     pub skipped: bool,
 }
 
@@ -37,11 +58,217 @@ pub enum Item {
     Problem(Problem),
 }
 
-pub trait Decoder {
+pub trait Decoder: Send {
     /// Decodes every complete record in `bytes` (plus what earlier calls held back).
     fn feed(&mut self, bytes: &[u8], out: &mut Vec<Item>);
     /// The input ended: a last record without its terminator is decoded too.
     fn finish(&mut self, out: &mut Vec<Item>);
+    /// The writers of this format rewrite the whole file (Cline/Roo, legacy
+    /// gemini-cli JSON): a follower hands each new version to `reread`.
+    fn rewrites_whole_file(&self) -> bool {
+        false
+    }
+    /// A new version of the whole file: only what was not emitted before comes out.
+    fn reread(&mut self, _whole: &[u8], _out: &mut Vec<Item>) {}
+    /// The importer in use (after auto-detection, the detected one).
+    fn format(&self) -> Option<Format> {
+        None
+    }
+}
+
+/// The importers, by the name `--format` takes.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum Format {
+    Native,
+    OpenaiChat,
+    OpenaiResponses,
+    Anthropic,
+    Gemini,
+    ClaudeCode,
+    Codex,
+    GeminiCli,
+    Cline,
+}
+
+impl Format {
+    pub const ALL: [Format; 9] = [
+        Format::Native,
+        Format::OpenaiChat,
+        Format::OpenaiResponses,
+        Format::Anthropic,
+        Format::Gemini,
+        Format::ClaudeCode,
+        Format::Codex,
+        Format::GeminiCli,
+        Format::Cline,
+    ];
+
+    pub fn name(self) -> &'static str {
+        match self {
+            Format::Native => "native",
+            Format::OpenaiChat => "openai-chat",
+            Format::OpenaiResponses => "openai-responses",
+            Format::Anthropic => "anthropic",
+            Format::Gemini => "gemini",
+            Format::ClaudeCode => "claude-code",
+            Format::Codex => "codex",
+            Format::GeminiCli => "gemini-cli",
+            Format::Cline => "cline",
+        }
+    }
+
+    pub fn from_name(name: &str) -> Option<Format> {
+        Format::ALL.into_iter().find(|f| f.name() == name)
+    }
+
+    /// Session files keep whole blocks (a thought, a message), not the
+    /// deltas the model streamed: chunk- and checkpoint-level detectors then
+    /// see blocks, and a loop can show up one block later than it streamed.
+    pub fn has_deltas(self) -> bool {
+        !matches!(
+            self,
+            Format::ClaudeCode | Format::Codex | Format::GeminiCli | Format::Cline
+        )
+    }
+}
+
+impl fmt::Display for Format {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.name())
+    }
+}
+
+/// `--format`: detect, or use this importer.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Default)]
+pub enum FormatChoice {
+    #[default]
+    Auto,
+    Fixed(Format),
+}
+
+impl FormatChoice {
+    pub fn parse(text: &str) -> Result<FormatChoice, String> {
+        if text == "auto" {
+            return Ok(FormatChoice::Auto);
+        }
+        Format::from_name(text).map(FormatChoice::Fixed).ok_or_else(|| {
+            let names: Vec<&str> = Format::ALL.iter().map(|f| f.name()).collect();
+            format!("unknown format {text:?} (known: auto, {})", names.join(", "))
+        })
+    }
+}
+
+/// Builds events for an importer: the time and position of the record
+/// being read are set once, and every event gets them.
+pub struct Out<'a> {
+    items: &'a mut Vec<Item>,
+    pub line: u64,
+    pub ts: Option<Ts>,
+}
+
+impl<'a> Out<'a> {
+    pub fn new(items: &'a mut Vec<Item>, line: u64) -> Out<'a> {
+        Out { items, line, ts: None }
+    }
+
+    pub fn push(&mut self, kind: EventKind) {
+        let mut e = Event::new(kind);
+        e.ts = self.ts.clone();
+        self.items.push(Item::Event(e));
+    }
+
+    /// An item another decoder produced (cassette interactions).
+    pub fn item(&mut self, item: Item) {
+        self.items.push(item);
+    }
+
+    pub fn prompt(&mut self, text: &str) {
+        self.push(EventKind::Prompt {
+            text: Some(text.to_string()),
+        });
+    }
+
+    pub fn request(&mut self, id: Option<&str>) {
+        self.push(EventKind::Request {
+            id: id.filter(|s| !s.is_empty()).map(str::to_string),
+        });
+    }
+
+    pub fn reasoning(&mut self, text: &str) {
+        if !text.is_empty() {
+            self.push(EventKind::Reasoning { text: text.to_string() });
+        }
+    }
+
+    pub fn content(&mut self, text: &str) {
+        if !text.is_empty() {
+            self.push(EventKind::Content { text: text.to_string() });
+        }
+    }
+
+    pub fn note(&mut self, text: impl Into<String>) {
+        self.push(EventKind::Note { text: text.into() });
+    }
+
+    /// A complete tool call. Arguments given as text are parsed; text that
+    /// is not JSON is kept as a string and reported, never dropped.
+    pub fn tool_call(&mut self, id: Option<&str>, name: &str, args: Args) {
+        let args = match args {
+            Args::Json(v) => v,
+            Args::Text(t) if t.trim().is_empty() => Value::Object(Map::new()),
+            Args::Text(t) => match serde_json::from_str(t) {
+                Ok(v) => v,
+                Err(e) => {
+                    self.warn(format!(
+                        "tool call {name}: arguments are not valid JSON ({e}); kept as a string"
+                    ));
+                    Value::String(t.to_string())
+                }
+            },
+        };
+        self.push(EventKind::ToolCall {
+            name: name.to_string(),
+            args,
+            id: id.filter(|s| !s.is_empty()).map(str::to_string),
+        });
+    }
+
+    pub fn tool_result(&mut self, id: Option<&str>, ok: bool, output: Option<Value>) {
+        self.push(EventKind::ToolResult {
+            id: id.filter(|s| !s.is_empty()).map(str::to_string),
+            ok,
+            output,
+        });
+    }
+
+    /// A record that could not be read: skipped.
+    pub fn problem(&mut self, reason: impl Into<String>) {
+        self.items.push(Item::Problem(Problem {
+            line: self.line,
+            reason: reason.into(),
+            skipped: true,
+        }));
+    }
+
+    /// Something only partly readable: kept, and said.
+    pub fn warn(&mut self, reason: impl Into<String>) {
+        self.items.push(Item::Problem(Problem {
+            line: self.line,
+            reason: reason.into(),
+            skipped: false,
+        }));
+    }
+}
+
+/// Tool-call arguments as a source has them.
+pub enum Args<'a> {
+    Json(Value),
+    Text(&'a str),
+}
+
+/// A string field of a JSON object, if it is one.
+pub fn str_of<'a>(v: &'a Value, key: &str) -> Option<&'a str> {
+    v.get(key).and_then(Value::as_str)
 }
 
 /// Runs `decoder` over a whole reader, handing each item to `sink` as soon
@@ -86,9 +313,9 @@ impl Decoded {
     }
 }
 
-/// Opens an input for reading ("-" is standard input). Files are only ever
+/// Opens a path for reading ("-" is standard input); files are only ever
 /// opened read-only. The error is one line, fit for the user.
-pub fn open(path: &std::path::Path) -> Result<Box<dyn Read + Send>, String> {
+pub fn open(path: &Path) -> Result<Box<dyn Read + Send>, String> {
     if crate::config::is_stdin(path) {
         return Ok(Box::new(io::stdin()));
     }
@@ -99,4 +326,21 @@ pub fn open(path: &std::path::Path) -> Result<Box<dyn Read + Send>, String> {
     }
     let file = std::fs::File::open(path).map_err(|e| format!("{shown}: {}", crate::io_reason(&e)))?;
     Ok(Box::new(file))
+}
+
+/// An input ready to decode: where its bytes come from and which importer reads them.
+pub struct Opened {
+    pub reader: Box<dyn Read + Send>,
+    pub decoder: Box<dyn Decoder>,
+    pub format: Format,
+}
+
+/// Opens an input and picks its importer: the one asked for, or the one
+/// detected from its first bytes. A Cline/Roo task folder opens its
+/// `ui_messages.json` (or `api_conversation_history.json`).
+pub fn open_input(path: &Path, choice: FormatChoice) -> Result<Opened, String> {
+    let path = cline::task_file(path).unwrap_or_else(|| path.to_path_buf());
+    let reader = open(&path)?;
+    let hint = path.file_name().map(|n| n.to_string_lossy().into_owned());
+    detect::open_reader(reader, choice, hint.as_deref()).map_err(|e| format!("{}: {e}", path.display()))
 }

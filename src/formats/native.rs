@@ -1,15 +1,13 @@
 //! The native loopscope JSONL reader (`shared/design/log-format.md`).
 
+use super::lines::{is_blank, parse_json, Lines};
 use super::{Decoder, Item, Problem};
-use crate::event::{Event, Parsed};
+use crate::event::Event;
 
-/// Splits input into lines and reads each as one event. Line numbers count
-/// every line, blank ones included, so they match an editor's.
+/// Reads each line as one event.
 #[derive(Debug, Default)]
 pub struct NativeDecoder {
-    /// Bytes of a line whose newline has not arrived yet.
-    pending: Vec<u8>,
-    line: u64,
+    lines: Lines,
 }
 
 impl NativeDecoder {
@@ -19,72 +17,40 @@ impl NativeDecoder {
 
     /// Whether a partial last line is being held back.
     pub fn has_pending(&self) -> bool {
-        !self.pending.is_empty()
-    }
-
-    fn line(&mut self, raw: &[u8], out: &mut Vec<Item>) {
-        self.line += 1;
-        let raw = raw.strip_suffix(b"\r").unwrap_or(raw);
-        let raw = if self.line == 1 {
-            raw.strip_prefix("\u{feff}".as_bytes()).unwrap_or(raw)
-        } else {
-            raw
-        };
-        if raw.iter().all(u8::is_ascii_whitespace) {
-            return;
-        }
-        match parse_line(raw) {
-            Ok(parsed) => {
-                if let Some(reason) = parsed.warning {
-                    out.push(Item::Problem(Problem {
-                        line: self.line,
-                        reason,
-                        skipped: false,
-                    }));
-                }
-                out.push(Item::Event(parsed.event));
-            }
-            Err(reason) => out.push(Item::Problem(Problem {
-                line: self.line,
-                reason,
-                skipped: true,
-            })),
-        }
+        self.lines.has_pending()
     }
 }
 
-fn parse_line(raw: &[u8]) -> Result<Parsed, String> {
-    let text =
-        std::str::from_utf8(raw).map_err(|e| format!("not valid UTF-8 (bad byte at byte {})", e.valid_up_to() + 1))?;
-    let value: serde_json::Value = serde_json::from_str(text).map_err(|e| {
-        let msg = e.to_string();
-        let msg = msg.rfind(" at line ").map_or(msg.as_str(), |i| &msg[..i]);
-        format!("not valid JSON ({msg} at column {})", e.column())
-    })?;
-    Event::from_json(value)
+fn line(number: u64, raw: &[u8], out: &mut Vec<Item>) {
+    if is_blank(raw) {
+        return;
+    }
+    match parse_json(raw).and_then(Event::from_json) {
+        Ok(parsed) => {
+            if let Some(reason) = parsed.warning {
+                out.push(Item::Problem(Problem {
+                    line: number,
+                    reason,
+                    skipped: false,
+                }));
+            }
+            out.push(Item::Event(parsed.event));
+        }
+        Err(reason) => out.push(Item::Problem(Problem {
+            line: number,
+            reason,
+            skipped: true,
+        })),
+    }
 }
 
 impl Decoder for NativeDecoder {
     fn feed(&mut self, bytes: &[u8], out: &mut Vec<Item>) {
-        let mut rest = bytes;
-        while let Some(nl) = rest.iter().position(|&b| b == b'\n') {
-            if self.pending.is_empty() {
-                self.line(&rest[..nl], out);
-            } else {
-                let mut line = std::mem::take(&mut self.pending);
-                line.extend_from_slice(&rest[..nl]);
-                self.line(&line, out);
-            }
-            rest = &rest[nl + 1..];
-        }
-        self.pending.extend_from_slice(rest);
+        self.lines.feed(bytes, |n, raw| line(n, raw, out));
     }
 
     fn finish(&mut self, out: &mut Vec<Item>) {
-        if !self.pending.is_empty() {
-            let line = std::mem::take(&mut self.pending);
-            self.line(&line, out);
-        }
+        self.lines.finish(|n, raw| line(n, raw, out));
     }
 }
 

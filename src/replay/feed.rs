@@ -13,13 +13,15 @@ use notify::Watcher;
 
 use super::follow::{Change, FileNews, Follower};
 use crate::event::Event;
-use crate::formats::{native::NativeDecoder, Decoder, Item, Problem};
+use crate::formats::{Decoder, Format, Item, Problem};
 
 /// The polling fallback when file notifications are unavailable.
 pub const POLL: Duration = Duration::from_millis(250);
 
 #[derive(Clone, Debug)]
 pub enum Feed {
+    /// The importer reading the input (known once detected).
+    Format(Format),
     Events(Vec<Event>),
     Problems(Vec<Problem>),
     /// Everything that existed when following began has been sent.
@@ -45,14 +47,29 @@ fn send_items(items: &mut Vec<Item>, sink: &mut Sink) -> bool {
     (problems.is_empty() || sink(Feed::Problems(problems))) && (events.is_empty() || sink(Feed::Events(events)))
 }
 
+/// Tells the sink the importer's format once it is known.
+struct FormatTeller(Option<Format>);
+
+impl FormatTeller {
+    fn tell(&mut self, decoder: &dyn Decoder, sink: &mut Sink) -> bool {
+        match decoder.format() {
+            Some(f) if self.0 != Some(f) => {
+                self.0 = Some(f);
+                sink(Feed::Format(f))
+            }
+            _ => true,
+        }
+    }
+}
+
 /// Reads `reader` to its end on a thread. `live` streams (standard input
 /// for `tail -`) have no backlog: they are caught up from the start.
-pub fn read(mut reader: Box<dyn Read + Send>, live: bool, mut sink: Sink) {
+pub fn read(mut reader: Box<dyn Read + Send>, mut decoder: Box<dyn Decoder>, live: bool, mut sink: Sink) {
     thread::spawn(move || {
-        if live && !sink(Feed::CaughtUp) {
+        let mut teller = FormatTeller(None);
+        if !teller.tell(&*decoder, &mut sink) || (live && !sink(Feed::CaughtUp)) {
             return;
         }
-        let mut decoder = NativeDecoder::new();
         let mut buf = vec![0u8; 256 * 1024];
         let mut items = Vec::new();
         loop {
@@ -60,7 +77,7 @@ pub fn read(mut reader: Box<dyn Read + Send>, live: bool, mut sink: Sink) {
                 Ok(0) => break,
                 Ok(n) => {
                     decoder.feed(&buf[..n], &mut items);
-                    if !send_items(&mut items, &mut sink) {
+                    if !teller.tell(&*decoder, &mut sink) || !send_items(&mut items, &mut sink) {
                         return;
                     }
                 }
@@ -72,16 +89,20 @@ pub fn read(mut reader: Box<dyn Read + Send>, live: bool, mut sink: Sink) {
             }
         }
         decoder.finish(&mut items);
-        if send_items(&mut items, &mut sink) && (live || sink(Feed::CaughtUp)) {
+        if teller.tell(&*decoder, &mut sink) && send_items(&mut items, &mut sink) && (live || sink(Feed::CaughtUp)) {
             sink(Feed::Ended);
         }
     });
 }
 
+/// Makes a fresh decoder: a followed file that starts over gets a new one.
+pub type MakeDecoder = Box<dyn Fn() -> Box<dyn Decoder> + Send>;
+
 /// Follows `path` on a thread until the sink stops listening: the content
 /// already there first (then `CaughtUp`), then every append as it lands.
-/// A half-written last line waits for its newline.
-pub fn follow(path: &Path, mut sink: Sink) {
+/// A half-written last line waits for its newline. Formats whose writers
+/// rewrite the whole file are re-read whole on every change instead.
+pub fn follow(path: &Path, make: MakeDecoder, mut sink: Sink) {
     let path: PathBuf = path.to_path_buf();
     thread::spawn(move || {
         let (wake_tx, wake) = mpsc::channel::<()>();
@@ -98,7 +119,8 @@ pub fn follow(path: &Path, mut sink: Sink) {
         // Without notifications (some network filesystems), polling still works.
         let _watcher = watcher.ok();
         let mut follower = Follower::new(&path);
-        let mut decoder = NativeDecoder::new();
+        let mut decoder = make();
+        let mut teller = FormatTeller(None);
         let mut items = Vec::new();
         let mut caught_up = false;
         loop {
@@ -111,16 +133,21 @@ pub fn follow(path: &Path, mut sink: Sink) {
                     Vec::new()
                 }
             };
+            let whole = decoder.rewrites_whole_file();
+            let mut changed = false;
             for change in changes {
                 match change {
+                    Change::Bytes(_) if whole => changed = true,
                     Change::Bytes(b) => decoder.feed(&b, &mut items),
+                    // A rewrite is how these formats grow: read the new version whole.
+                    Change::News(FileNews::Truncated | FileNews::Replaced) if whole => changed = true,
                     Change::News(news) => {
                         // A replaced file's unfinished last line is all there will be.
                         if news == FileNews::Replaced {
                             decoder.finish(&mut items);
                         }
                         if matches!(news, FileNews::Replaced | FileNews::Truncated) {
-                            decoder = NativeDecoder::new();
+                            decoder = make();
                         }
                         if !send_items(&mut items, &mut sink) || !sink(Feed::File(news)) {
                             return;
@@ -128,7 +155,12 @@ pub fn follow(path: &Path, mut sink: Sink) {
                     }
                 }
             }
-            if !send_items(&mut items, &mut sink) {
+            if changed {
+                if let Ok(all) = std::fs::read(&path) {
+                    decoder.reread(&all, &mut items);
+                }
+            }
+            if !teller.tell(&*decoder, &mut sink) || !send_items(&mut items, &mut sink) {
                 return;
             }
             if !caught_up {

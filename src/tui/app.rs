@@ -135,6 +135,8 @@ pub struct App {
     pub live: Option<Live>,
     /// New live detections for the run loop to announce (bell, hook).
     pub announcements: Vec<Detection>,
+    /// The importer reading the source, once known.
+    pub format: Option<crate::formats::Format>,
 }
 
 impl App {
@@ -178,6 +180,7 @@ impl App {
                 input_ended: false,
             }),
             announcements: Vec::new(),
+            format: None,
             setup,
         };
         if app.following() {

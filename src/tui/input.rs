@@ -45,6 +45,7 @@ impl App {
                 self.refresh();
             }
             Action::Tick => self.advance(now),
+            Action::Feed(Feed::Format(f)) => self.format = Some(f),
             Action::Feed(Feed::Events(events)) => self.append(events, now),
             Action::Feed(Feed::Problems(p)) => self.problems(p, now),
             Action::Feed(Feed::CaughtUp) => self.caught_up(now),

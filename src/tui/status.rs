@@ -45,6 +45,8 @@ pub struct StatusView<'a> {
     pub flash: Option<&'a str>,
     /// For live streams: waiting, deleted, idle, or how far behind the view is.
     pub live_note: Option<String>,
+    /// The importer, when the input is not native ("claude-code · blocks").
+    pub format_note: Option<String>,
 }
 
 /// Seconds as m:ss.s (h:mm:ss past an hour).
@@ -90,6 +92,9 @@ pub fn render(frame: &mut Frame, area: Rect, v: StatusView<'_>, theme: &Theme) {
             theme.text,
         ),
     ];
+    if let Some(note) = &v.format_note {
+        parts.push(Span::styled(format!("  {note}"), theme.dim));
+    }
     if let Some(note) = &v.live_note {
         parts.push(Span::styled(format!("  {note}"), theme.watching));
     }

@@ -34,6 +34,14 @@ pub fn render(frame: &mut Frame, app: &App) {
             pause_on_detect: app.pause_on_detect,
             flash: app.flash.as_ref().map(|f| f.text.as_str()),
             live_note: live_note(app),
+            format_note: app.format.filter(|f| *f != crate::formats::Format::Native).map(|f| {
+                if f.has_deltas() {
+                    f.name().to_string()
+                } else {
+                    // Detectors see whole blocks, not the streamed deltas.
+                    format!("{f} · whole blocks")
+                }
+            }),
         },
         theme,
     );

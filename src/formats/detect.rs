@@ -1,0 +1,418 @@
+//! Which importer reads an input, from its first bytes (the detection
+//! order of `shared/formats/README.md`): zstd magic, YAML cassette, SSE,
+//! a JSON array, then the shape of the first JSON line. File names break ties.
+
+use std::io::{Cursor, Read};
+
+use serde_json::Value;
+
+use super::array::ArraySplitter;
+use super::sse::looks_like_sse;
+use super::{anthropic, claude_code, cline, codex, gemini, gemini_cli, native, openai_chat, openai_responses, vcr};
+use super::{str_of, Decoder, Format, FormatChoice, Item, Opened, Out};
+
+/// What an input turned out to be.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Kind {
+    Native,
+    OpenaiChat,
+    OpenaiResponses,
+    Anthropic,
+    Gemini,
+    GeminiArray,
+    ClaudeCode,
+    Codex,
+    GeminiCliJsonl,
+    GeminiCliLegacy,
+    GeminiContents,
+    ClineUi,
+    ClineApi,
+    Cassette,
+    Zstd,
+}
+
+impl Kind {
+    pub fn format(self) -> Format {
+        match self {
+            Kind::Native => Format::Native,
+            Kind::OpenaiChat | Kind::Cassette => Format::OpenaiChat,
+            Kind::OpenaiResponses => Format::OpenaiResponses,
+            Kind::Anthropic => Format::Anthropic,
+            Kind::Gemini | Kind::GeminiArray => Format::Gemini,
+            Kind::ClaudeCode => Format::ClaudeCode,
+            Kind::Codex | Kind::Zstd => Format::Codex,
+            Kind::GeminiCliJsonl | Kind::GeminiCliLegacy | Kind::GeminiContents => Format::GeminiCli,
+            Kind::ClineUi | Kind::ClineApi => Format::Cline,
+        }
+    }
+
+    /// Holds other streams rather than events (a cassette, a compressed file).
+    pub fn is_container(self) -> bool {
+        matches!(self, Kind::Cassette | Kind::Zstd)
+    }
+
+    pub fn build(self) -> Box<dyn Decoder> {
+        match self {
+            Kind::Native => Box::new(native::NativeDecoder::new()),
+            Kind::OpenaiChat => Box::new(openai_chat::decoder()),
+            Kind::OpenaiResponses => Box::new(openai_responses::decoder()),
+            Kind::Anthropic => Box::new(anthropic::decoder()),
+            Kind::Gemini => Box::new(gemini::decoder()),
+            Kind::GeminiArray => Box::new(gemini::array_decoder()),
+            Kind::ClaudeCode => Box::new(claude_code::decoder()),
+            Kind::Codex | Kind::Zstd => Box::new(codex::decoder()),
+            Kind::GeminiCliJsonl => Box::new(gemini_cli::jsonl_decoder()),
+            Kind::GeminiCliLegacy => Box::new(gemini_cli::legacy_decoder()),
+            Kind::GeminiContents => Box::new(gemini_cli::contents_decoder()),
+            Kind::ClineUi => Box::new(cline::ui_decoder()),
+            Kind::ClineApi => Box::new(cline::api_decoder()),
+            Kind::Cassette => Box::new(vcr::decoder(Format::OpenaiChat)),
+        }
+    }
+
+    /// The usual reading of a format when detection could not refine it.
+    fn default_for(format: Format) -> Kind {
+        match format {
+            Format::Native => Kind::Native,
+            Format::OpenaiChat => Kind::OpenaiChat,
+            Format::OpenaiResponses => Kind::OpenaiResponses,
+            Format::Anthropic => Kind::Anthropic,
+            Format::Gemini => Kind::Gemini,
+            Format::ClaudeCode => Kind::ClaudeCode,
+            Format::Codex => Kind::Codex,
+            Format::GeminiCli => Kind::GeminiCliJsonl,
+            Format::Cline => Kind::ClineUi,
+        }
+    }
+}
+
+const NATIVE_TYPES: [&str; 9] = [
+    "meta",
+    "prompt",
+    "request",
+    "reasoning",
+    "content",
+    "tool_call",
+    "tool_result",
+    "loop_check",
+    "note",
+];
+
+const TRIED: &str = "native, openai-chat (SSE or chunk JSONL), openai-responses, anthropic, gemini (SSE, JSONL or JSON array), \
+                     claude-code, codex (rollout, exec --json, .zst), gemini-cli (JSONL, legacy JSON, Content[]), cline (ui_messages, \
+                     api_conversation_history), VCR cassettes";
+
+/// An API stream payload's format (rules 5a–5d).
+fn payload_kind(v: &Value) -> Option<Kind> {
+    let t = str_of(v, "type").unwrap_or_default();
+    let choices = v.get("choices").and_then(Value::as_array);
+    if str_of(v, "object") == Some("chat.completion.chunk")
+        || choices.is_some_and(|c| c.iter().any(|c| c.get("delta").is_some()))
+    {
+        return Some(Kind::OpenaiChat);
+    }
+    if t.starts_with("response.") {
+        return Some(Kind::OpenaiResponses);
+    }
+    if matches!(
+        t,
+        "message_start"
+            | "content_block_start"
+            | "content_block_delta"
+            | "content_block_stop"
+            | "message_delta"
+            | "message_stop"
+            | "ping"
+    ) {
+        return Some(Kind::Anthropic);
+    }
+    if v.get("candidates").is_some() || v.get("usageMetadata").is_some() {
+        return Some(Kind::Gemini);
+    }
+    // A stream that starts with an error: {"error": {...}} is read by the chat importer.
+    if v.get("error").is_some() && v.as_object().is_some_and(|o| o.len() <= 2) {
+        return Some(Kind::OpenaiChat);
+    }
+    None
+}
+
+/// A JSON object line's format (rules 5a–5k).
+fn object_kind(v: &Value) -> Option<Kind> {
+    let t = str_of(v, "type").unwrap_or_default();
+    let has = |k: &str| v.get(k).is_some();
+    if NATIVE_TYPES.contains(&t) && !has("uuid") && !has("payload") {
+        return Some(Kind::Native);
+    }
+    if let Some(k) = payload_kind(v) {
+        return Some(k);
+    }
+    if has("timestamp") && has("type") && has("payload") {
+        return Some(Kind::Codex);
+    }
+    if has("id") && has("timestamp") && has("instructions") {
+        return Some(Kind::Codex);
+    }
+    if matches!(t, "thread.started" | "turn.started" | "turn.completed" | "turn.failed") || t.starts_with("item.") {
+        return Some(Kind::Codex);
+    }
+    if (has("uuid") && has("parentUuid") && has("sessionId"))
+        || matches!(
+            t,
+            "summary" | "file-history-snapshot" | "queue-operation" | "progress" | "user" | "assistant"
+        )
+        || (matches!(t, "system" | "stream_event" | "result") && (has("session_id") || has("sessionId")))
+    {
+        return Some(Kind::ClaudeCode);
+    }
+    if has("sessionId") && has("projectHash") {
+        return Some(if has("messages") {
+            Kind::GeminiCliLegacy
+        } else {
+            Kind::GeminiCliJsonl
+        });
+    }
+    if has("model") && has("created_at") && has("message") && has("done") {
+        return Some(Kind::OpenaiChat);
+    }
+    None
+}
+
+/// The format of a JSON array's items (rule 4).
+fn array_kind(first: &Value) -> Option<Kind> {
+    let has = |k: &str| first.get(k).is_some();
+    if has("ts") && matches!(str_of(first, "type"), Some("say" | "ask")) {
+        return Some(Kind::ClineUi);
+    }
+    if has("role") && has("content") {
+        return Some(Kind::ClineApi);
+    }
+    if has("role") && has("parts") {
+        return Some(Kind::GeminiContents);
+    }
+    if has("candidates") {
+        return Some(Kind::GeminiArray);
+    }
+    None
+}
+
+/// Classifies an input from its beginning. `Ok(None)`: more bytes are
+/// needed (only when `complete` is false). `hint` is the file name.
+pub fn classify(head: &[u8], complete: bool, hint: Option<&str>) -> Result<Option<Kind>, String> {
+    let unknown = || Err(format!("not a format loopscope reads (tried {TRIED})"));
+    if head.starts_with(&[0x28, 0xB5, 0x2F, 0xFD]) {
+        return Ok(Some(Kind::Zstd));
+    }
+    let text = String::from_utf8_lossy(head);
+    let text = text.trim_start_matches('\u{feff}');
+    let body = text.trim_start();
+    if body.is_empty() {
+        return if complete {
+            // An empty file: nothing to read, whatever it is.
+            Ok(Some(hint.map_or(Kind::Native, hinted)))
+        } else {
+            Ok(None)
+        };
+    }
+    if body.starts_with("interactions:") {
+        return Ok(Some(Kind::Cassette));
+    }
+    let first_line_complete = body.contains('\n') || complete;
+    let first_line = body.lines().next().unwrap_or_default();
+    if looks_like_sse(first_line) {
+        // The first JSON payload decides.
+        for line in body.lines() {
+            if let Some(data) = line.strip_prefix("data:") {
+                let data = data.trim();
+                if data == "[DONE]" {
+                    continue;
+                }
+                if let Ok(v) = serde_json::from_str::<Value>(data) {
+                    return payload_kind(&v).map(Some).map_or_else(unknown, Ok);
+                }
+            }
+        }
+        return if complete { unknown() } else { Ok(None) };
+    }
+    if body.starts_with('[') {
+        let mut first = None;
+        ArraySplitter::default().feed(body.as_bytes(), |_, e| {
+            if first.is_none() {
+                first = serde_json::from_slice::<Value>(e).ok();
+            }
+        });
+        return match first {
+            Some(v) => array_kind(&v).map(Some).map_or_else(unknown, Ok),
+            None if complete => match hint {
+                Some(h) if h.ends_with(cline::API_HISTORY) => Ok(Some(Kind::ClineApi)),
+                Some(h) if h.ends_with(cline::UI_MESSAGES) => Ok(Some(Kind::ClineUi)),
+                _ => unknown(),
+            },
+            None => Ok(None),
+        };
+    }
+    if body.starts_with('{') {
+        if !first_line_complete {
+            return Ok(None);
+        }
+        // The first line that parses decides: a broken first line is a
+        // bad line to report, not a reason to give up on the file.
+        let complete_lines = if complete {
+            body.lines().count()
+        } else {
+            body.lines().count() - 1
+        };
+        for line in body.lines().take(complete_lines).take(50) {
+            if let Ok(v) = serde_json::from_str::<Value>(line) {
+                return object_kind(&v).map(Some).map_or_else(unknown, Ok);
+            }
+        }
+        // Pretty-printed JSON (legacy gemini-cli sessions): the whole document decides.
+        return match serde_json::from_str::<Value>(body) {
+            Ok(v) => object_kind(&v).map(Some).map_or_else(unknown, Ok),
+            Err(_) if !complete && complete_lines < 50 => Ok(None),
+            Err(_) => unknown(),
+        };
+    }
+    unknown()
+}
+
+/// An empty file's reading, by its name.
+fn hinted(name: &str) -> Kind {
+    if name.ends_with(cline::UI_MESSAGES) {
+        Kind::ClineUi
+    } else if name.ends_with(cline::API_HISTORY) {
+        Kind::ClineApi
+    } else if name.ends_with(".zst") {
+        Kind::Zstd
+    } else {
+        Kind::Native
+    }
+}
+
+/// The importer for a format asked for by name, refined by the input's shape.
+fn for_choice(format: Format, detected: Option<Kind>) -> Kind {
+    match detected {
+        Some(k) if k.format() == format || k.is_container() => k,
+        _ => Kind::default_for(format),
+    }
+}
+
+/// Reads enough of `reader` to pick the importer; the reader handed back
+/// still starts at the beginning.
+pub fn open_reader(
+    mut reader: Box<dyn Read + Send>,
+    choice: FormatChoice,
+    hint: Option<&str>,
+) -> Result<Opened, String> {
+    let mut head = Vec::new();
+    let mut buf = vec![0u8; 64 * 1024];
+    let detected = loop {
+        let n = reader.read(&mut buf).map_err(|e| crate::io_reason(&e))?;
+        head.extend_from_slice(&buf[..n]);
+        let complete = n == 0;
+        match classify(&head, complete, hint) {
+            Ok(None) if !complete && head.len() < 16 << 20 => continue,
+            Ok(found) => break found,
+            Err(e) if choice == FormatChoice::Auto => return Err(e),
+            Err(_) => break None,
+        }
+    };
+    let reader: Box<dyn Read + Send> = Box::new(Cursor::new(head).chain(reader));
+    if detected == Some(Kind::Zstd) {
+        let inner = zstd::stream::read::Decoder::new(reader).map_err(|e| format!("not a readable zstd file ({e})"))?;
+        let hint = hint.map(|h| h.trim_end_matches(".zst").to_string());
+        return open_reader(Box::new(inner), choice, hint.as_deref());
+    }
+    let kind = match choice {
+        FormatChoice::Auto => detected.unwrap_or(Kind::Native),
+        FormatChoice::Fixed(f) => for_choice(f, detected),
+    };
+    Ok(Opened {
+        reader,
+        decoder: kind.build(),
+        format: kind.format(),
+    })
+}
+
+/// Detects the format from the first bytes that arrive, then decodes with
+/// it: for inputs that grow (`tail`), where nothing can be read ahead.
+pub struct AutoDecoder {
+    choice: FormatChoice,
+    hint: Option<String>,
+    head: Vec<u8>,
+    inner: Option<Box<dyn Decoder>>,
+    failed: bool,
+}
+
+impl AutoDecoder {
+    pub fn new(choice: FormatChoice, hint: Option<&str>) -> AutoDecoder {
+        AutoDecoder {
+            choice,
+            hint: hint.map(str::to_string),
+            head: Vec::new(),
+            inner: None,
+            failed: false,
+        }
+    }
+
+    fn settle(&mut self, complete: bool, out: &mut Vec<Item>) {
+        if self.inner.is_some() || self.failed {
+            return;
+        }
+        let found = match (classify(&self.head, complete, self.hint.as_deref()), self.choice) {
+            (Ok(Some(Kind::Zstd)), _) => {
+                Err("a compressed file cannot be followed as it grows; read it with scan or view".to_string())
+            }
+            (Ok(Some(k)), FormatChoice::Auto) => Ok(Some(k)),
+            (Ok(k), FormatChoice::Fixed(f)) if k.is_some() || complete => Ok(Some(for_choice(f, k))),
+            (Err(_), FormatChoice::Fixed(f)) => Ok(Some(Kind::default_for(f))),
+            (other, _) => other,
+        };
+        match found {
+            Ok(Some(kind)) => {
+                let mut inner = kind.build();
+                inner.feed(&std::mem::take(&mut self.head), out);
+                self.inner = Some(inner);
+            }
+            Ok(None) => {}
+            Err(e) => {
+                self.failed = true;
+                Out::new(out, 1).problem(e);
+            }
+        }
+    }
+}
+
+impl Decoder for AutoDecoder {
+    fn feed(&mut self, bytes: &[u8], out: &mut Vec<Item>) {
+        match &mut self.inner {
+            Some(inner) => inner.feed(bytes, out),
+            None if !self.failed => {
+                self.head.extend_from_slice(bytes);
+                self.settle(false, out);
+            }
+            None => {}
+        }
+    }
+
+    fn finish(&mut self, out: &mut Vec<Item>) {
+        self.settle(true, out);
+        if let Some(inner) = &mut self.inner {
+            inner.finish(out);
+        }
+    }
+
+    fn rewrites_whole_file(&self) -> bool {
+        self.inner.as_ref().is_some_and(|i| i.rewrites_whole_file())
+    }
+
+    fn reread(&mut self, whole: &[u8], out: &mut Vec<Item>) {
+        if let Some(inner) = &mut self.inner {
+            inner.reread(whole, out);
+        }
+    }
+
+    fn format(&self) -> Option<Format> {
+        self.inner.as_ref().and_then(|i| i.format())
+    }
+}

@@ -1,0 +1,187 @@
+//! gemini-cli chat recordings (`~/.gemini/tmp/<project>/chats/`): the
+//! append-only JSONL (≥ 0.39, with `$set` and `$rewindTo` records, and
+//! messages re-appended when they change), the legacy single JSON file, and
+//! `Content[]` files (checkpoints, `/bug` exports). Messages hold whole
+//! blocks; a re-appended message only adds what it did not have before.
+
+use std::collections::{HashMap, HashSet};
+
+use serde_json::Value;
+
+use super::gemini::Gemini;
+use super::sse::{Handler, JsonLinesDecoder};
+use super::whole::{parse_json, DocHandler, WholeDecoder};
+use super::{str_of, Args, Format, Out};
+use crate::event::Ts;
+
+pub fn jsonl_decoder() -> JsonLinesDecoder<Lines> {
+    JsonLinesDecoder::new(Lines::default(), Format::GeminiCli)
+}
+
+pub fn legacy_decoder() -> WholeDecoder<Legacy> {
+    WholeDecoder::new(Legacy::default(), parse_json, Format::GeminiCli)
+}
+
+pub fn contents_decoder() -> WholeDecoder<Contents> {
+    WholeDecoder::new(Contents::default(), parse_json, Format::GeminiCli)
+}
+
+/// What has been emitted of one message.
+#[derive(Debug, Default)]
+struct Seen {
+    content: usize,
+    thoughts: usize,
+    calls: HashSet<String>,
+    results: HashSet<String>,
+}
+
+/// Message records, by id, as far as they were emitted.
+#[derive(Debug, Default)]
+pub struct Messages {
+    seen: HashMap<String, Seen>,
+}
+
+fn text_of(content: Option<&Value>) -> String {
+    match content {
+        Some(Value::String(s)) => s.clone(),
+        Some(Value::Array(parts)) => parts
+            .iter()
+            .filter_map(|p| str_of(p, "text"))
+            .collect::<Vec<_>>()
+            .join(""),
+        _ => String::new(),
+    }
+}
+
+impl Messages {
+    /// One MessageRecord (new, or re-appended with more in it).
+    fn record(&mut self, m: &Value, out: &mut Out<'_>) {
+        out.ts = str_of(m, "timestamp").and_then(Ts::from_rfc3339);
+        let id = str_of(m, "id").unwrap_or_default().to_string();
+        let fresh = !self.seen.contains_key(&id);
+        let seen = self.seen.entry(id.clone()).or_default();
+        let text = text_of(m.get("content"));
+        match str_of(m, "type").unwrap_or_default() {
+            "user" if fresh => out.prompt(&text),
+            "gemini" => {
+                if fresh {
+                    out.request(Some(&id));
+                }
+                let thoughts = m
+                    .get("thoughts")
+                    .and_then(Value::as_array)
+                    .map(Vec::as_slice)
+                    .unwrap_or_default();
+                for t in thoughts.iter().skip(seen.thoughts) {
+                    let line = match (str_of(t, "subject"), str_of(t, "description")) {
+                        (Some(s), Some(d)) => format!("**{s}** {d}\n\n"),
+                        (s, d) => format!("{}\n\n", s.or(d).unwrap_or_default()),
+                    };
+                    out.reasoning(&line);
+                }
+                seen.thoughts = seen.thoughts.max(thoughts.len());
+                let chars = text.chars().count();
+                if chars > seen.content {
+                    out.content(&text.chars().skip(seen.content).collect::<String>());
+                    seen.content = chars;
+                }
+                for call in m.get("toolCalls").and_then(Value::as_array).into_iter().flatten() {
+                    let cid = str_of(call, "id").unwrap_or_default().to_string();
+                    if seen.calls.insert(cid.clone()) {
+                        out.tool_call(
+                            Some(&cid),
+                            str_of(call, "name").unwrap_or("unknown"),
+                            Args::Json(call.get("args").cloned().unwrap_or(Value::Null)),
+                        );
+                    }
+                    let status = str_of(call, "status").unwrap_or_default();
+                    let done = matches!(status, "success" | "error" | "cancelled")
+                        || call.get("result").is_some_and(|r| !r.is_null());
+                    if done && seen.results.insert(cid.clone()) {
+                        let output = call
+                            .get("result")
+                            .and_then(|r| r.get(0))
+                            .and_then(|r| r.get("functionResponse"))
+                            .and_then(|f| f.get("response"))
+                            .or(call.get("resultDisplay"))
+                            .cloned();
+                        out.tool_result(Some(&cid), status == "success" || status.is_empty(), output);
+                    }
+                }
+            }
+            "error" if fresh => out.note(format!("error: {text}")),
+            "info" | "warning" if fresh => out.note(text),
+            _ => {}
+        }
+    }
+}
+
+/// The JSONL recording.
+#[derive(Debug, Default)]
+pub struct Lines {
+    messages: Messages,
+}
+
+impl Handler for Lines {
+    fn payload(&mut self, _event: Option<&str>, v: Value, out: &mut Out<'_>) {
+        if let Some(id) = v.get("$rewindTo") {
+            let id = id.as_str().unwrap_or_default();
+            out.note(format!(
+                "rewound to message {id}: what followed it was discarded in the session"
+            ));
+        } else if v.get("$set").is_some() || (v.get("sessionId").is_some() && v.get("type").is_none()) {
+            // Metadata: the header line and its updates.
+        } else {
+            self.messages.record(&v, out);
+        }
+    }
+}
+
+/// The legacy single-JSON session file.
+#[derive(Debug, Default)]
+pub struct Legacy {
+    messages: Messages,
+}
+
+impl DocHandler for Legacy {
+    fn document(&mut self, doc: Value, out: &mut Out<'_>) {
+        for m in doc.get("messages").and_then(Value::as_array).into_iter().flatten() {
+            self.messages.record(m, out);
+        }
+    }
+}
+
+/// `Content[]`: `{role, parts}` turns (checkpoints, bug-report exports).
+#[derive(Default)]
+pub struct Contents {
+    done: usize,
+    parts: Gemini,
+}
+
+impl DocHandler for Contents {
+    fn document(&mut self, doc: Value, out: &mut Out<'_>) {
+        let turns = doc.get("history").unwrap_or(&doc);
+        for turn in turns.as_array().into_iter().flatten().skip(self.done) {
+            self.done += 1;
+            let parts = turn
+                .get("parts")
+                .and_then(Value::as_array)
+                .map(Vec::as_slice)
+                .unwrap_or_default();
+            if str_of(turn, "role") == Some("user") {
+                let text: Vec<&str> = parts.iter().filter_map(|p| str_of(p, "text")).collect();
+                if !text.is_empty() {
+                    out.prompt(&text.join("\n"));
+                }
+                for p in parts.iter().filter(|p| p.get("functionResponse").is_some()) {
+                    self.parts.part(p, out);
+                }
+            } else {
+                out.request(None);
+                for p in parts {
+                    self.parts.part(p, out);
+                }
+            }
+        }
+    }
+}

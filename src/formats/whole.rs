@@ -1,0 +1,86 @@
+//! Formats written as one document (Cline/Roo's JSON arrays, legacy
+//! gemini-cli JSON, VCR cassettes): parsed once the document is complete,
+//! and again on every rewrite; the handler emits only what is new.
+
+use serde_json::Value;
+
+use super::{Decoder, Format, Item, Out};
+
+/// What an importer does with each complete version of the document.
+pub trait DocHandler: Send {
+    /// Emits what this version has that earlier versions did not.
+    fn document(&mut self, doc: Value, out: &mut Out<'_>);
+}
+
+/// How the document is parsed (JSON or YAML) into a JSON value.
+pub type Parse = fn(&[u8]) -> Result<Value, String>;
+
+pub fn parse_json(bytes: &[u8]) -> Result<Value, String> {
+    serde_json::from_slice(bytes).map_err(|e| format!("not valid JSON ({e})"))
+}
+
+pub struct WholeDecoder<H> {
+    buffer: Vec<u8>,
+    parsed: bool,
+    parse: Parse,
+    handler: H,
+    format: Format,
+}
+
+impl<H: DocHandler> WholeDecoder<H> {
+    pub fn new(handler: H, parse: Parse, format: Format) -> WholeDecoder<H> {
+        WholeDecoder {
+            buffer: Vec::new(),
+            parsed: false,
+            parse,
+            handler,
+            format,
+        }
+    }
+
+    /// Parses the buffer. Before the input ends (`whole` false) only a
+    /// JSON document that ends with its closing bracket is tried: YAML can
+    /// parse "successfully" while cut short. `report` says why it failed.
+    fn try_parse(&mut self, out: &mut Vec<Item>, whole: bool, report: bool) {
+        let end = self.buffer.iter().rev().find(|b| !b.is_ascii_whitespace()).copied();
+        let json_like = matches!(self.buffer.iter().find(|b| !b.is_ascii_whitespace()), Some(b'{' | b'['));
+        let looks_complete = json_like && matches!(end, Some(b'}' | b']'));
+        if !(whole || looks_complete) {
+            return;
+        }
+        match (self.parse)(&self.buffer) {
+            Ok(doc) => {
+                self.parsed = true;
+                self.handler.document(doc, &mut Out::new(out, 1));
+            }
+            Err(reason) if report => Out::new(out, 1).problem(reason),
+            Err(_) => {}
+        }
+    }
+}
+
+impl<H: DocHandler> Decoder for WholeDecoder<H> {
+    fn feed(&mut self, bytes: &[u8], out: &mut Vec<Item>) {
+        self.buffer.extend_from_slice(bytes);
+        self.try_parse(out, false, false);
+    }
+
+    fn finish(&mut self, out: &mut Vec<Item>) {
+        if !self.parsed {
+            self.try_parse(out, true, true);
+        }
+    }
+
+    fn rewrites_whole_file(&self) -> bool {
+        true
+    }
+
+    fn reread(&mut self, whole: &[u8], out: &mut Vec<Item>) {
+        self.buffer = whole.to_vec();
+        self.try_parse(out, true, false);
+    }
+
+    fn format(&self) -> Option<Format> {
+        Some(self.format)
+    }
+}
