@@ -441,5 +441,10 @@ fn describe_text(setup: &Setup) -> String {
     if setup.detectors.iter().any(|c| c.info.family == Family::Checkpoint) {
         s += "\nCheckpoint detectors see the reasoning of the current request; a request starts them over.\n";
     }
+    s +=
+        "\nInput formats: raw API streams (openai-chat, openai-responses, anthropic, gemini) and native logs keep the \
+          deltas as the model streamed them. Session files (claude-code, codex, gemini-cli, cline) keep whole blocks \
+          (a thought, a message): chunk-chant and the checkpoint detectors then see one block at a time, so a \
+          checkpoint runs after the block that crosses it.\n";
     s
 }

@@ -548,3 +548,14 @@ fn from_start_replays_the_backlog_then_follows() {
     app.update(Action::Tick, t0 + Duration::from_secs(20));
     assert_eq!((app.cursor, app.mode()), (10, Mode::Live), "caught up: following");
 }
+
+#[test]
+fn the_status_line_says_when_a_source_holds_whole_blocks() {
+    let now = Instant::now();
+    let mut app = demo(now);
+    app.update(Action::Feed(Feed::Format(loopscope::formats::Format::ClaudeCode)), now);
+    assert!(screen(&app).contains("claude-code · whole blocks"));
+    app.update(Action::Feed(Feed::Format(loopscope::formats::Format::Anthropic)), now);
+    let text = screen(&app);
+    assert!(text.contains("anthropic") && !text.contains("whole blocks"));
+}

@@ -1,0 +1,108 @@
+//! Importer throughput on ~4 MB of each format (`cargo bench --bench importers`).
+//! Importing must never be the bottleneck: compare with the engine bench.
+
+use std::hint::black_box;
+
+use criterion::{criterion_group, criterion_main, Criterion, Throughput};
+use loopscope::formats::detect::Kind;
+use loopscope::formats::Decoded;
+use serde_json::json;
+
+const TARGET: usize = 4 << 20;
+
+fn words(i: usize) -> String {
+    const W: &[&str] = &[
+        "the", "parser", "returns", "early", "on", "empty", "input", "so", "check", "config",
+    ];
+    (0..6)
+        .map(|k| W[(i * 7 + k * 3) % W.len()])
+        .collect::<Vec<_>>()
+        .join(" ")
+        + " "
+}
+
+/// Repeats `make(i)` until the text is about TARGET bytes.
+fn build(make: impl Fn(usize) -> String) -> String {
+    let mut s = String::new();
+    let mut i = 0;
+    while s.len() < TARGET {
+        s.push_str(&make(i));
+        i += 1;
+    }
+    s
+}
+
+fn inputs() -> Vec<(&'static str, Kind, String)> {
+    let sse = |v: serde_json::Value| format!("data: {v}\n\n");
+    vec![
+        (
+            "openai-chat SSE",
+            Kind::OpenaiChat,
+            build(|i| sse(json!({"id":"c","object":"chat.completion.chunk","choices":[{"index":0,"delta":{"reasoning_content": words(i)}}]}))),
+        ),
+        (
+            "openai-responses SSE",
+            Kind::OpenaiResponses,
+            build(|i| format!("event: response.output_text.delta\n{}", sse(json!({"type":"response.output_text.delta","item_id":"m","delta": words(i)})))),
+        ),
+        (
+            "anthropic SSE",
+            Kind::Anthropic,
+            build(|i| format!("event: content_block_delta\n{}", sse(json!({"type":"content_block_delta","index":0,"delta":{"type":"thinking_delta","thinking": words(i)}})))),
+        ),
+        (
+            "gemini SSE",
+            Kind::Gemini,
+            build(|i| sse(json!({"candidates":[{"content":{"role":"model","parts":[{"text": words(i), "thought": true}]}}],"responseId":"r"}))).replace('\n', "\r\n"),
+        ),
+        (
+            "claude-code JSONL",
+            Kind::ClaudeCode,
+            build(|i| {
+                json!({"type":"assistant","uuid":i,"parentUuid":null,"sessionId":"s","timestamp":"2026-01-01T00:00:00.000Z","requestId":format!("r{}", i / 5),
+                       "message":{"role":"assistant","content":[{"type":"text","text": words(i).repeat(20)}]}})
+                .to_string()
+                    + "\n"
+            }),
+        ),
+        (
+            "codex rollout",
+            Kind::Codex,
+            build(|i| {
+                json!({"timestamp":"2026-01-01T00:00:00.000Z","type":"response_item","payload":{"type":"function_call","name":"shell","arguments":format!("{{\"command\":[\"cat\",\"f{i}\"]}}"),"call_id":format!("c{i}")}})
+                    .to_string()
+                    + "\n"
+            }),
+        ),
+        (
+            "gemini-cli JSONL",
+            Kind::GeminiCliJsonl,
+            build(|i| json!({"id":format!("m{i}"),"timestamp":"2026-01-01T00:00:00.000Z","type":"gemini","content": words(i).repeat(20)}).to_string() + "\n"),
+        ),
+        ("cline ui_messages", Kind::ClineUi, {
+            let items: Vec<serde_json::Value> = (0..20_000)
+                .map(|i| json!({"ts": 1_760_000_000_000i64 + i, "type":"say","say": if i % 2 == 0 {"reasoning"} else {"text"}, "text": words(i as usize).repeat(30)}))
+                .collect();
+            serde_json::to_string(&items).unwrap()
+        }),
+    ]
+}
+
+fn importers(c: &mut Criterion) {
+    let mut g = c.benchmark_group("import");
+    g.sample_size(10);
+    for (name, kind, text) in inputs() {
+        g.throughput(Throughput::Bytes(text.len() as u64));
+        g.bench_function(name, |b| {
+            b.iter(|| {
+                Decoded::from_bytes(black_box(text.as_bytes()), &mut *kind.build())
+                    .events
+                    .len()
+            })
+        });
+    }
+    g.finish();
+}
+
+criterion_group!(benches, importers);
+criterion_main!(benches);
