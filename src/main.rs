@@ -326,8 +326,11 @@ fn run_tail(args: &TailArgs) -> Result<i32, String> {
     let target = if loopscope::config::is_stdin(&args.file) {
         Target::Stdin
     } else {
-        if args.file.is_dir() {
-            return Err(format!("{}: is a directory", args.file.display()));
+        if args.file.is_dir() && formats::cline::task_file(&args.file).is_none() {
+            return Err(format!(
+                "{}: is a directory (and not a Cline/Roo task folder)",
+                args.file.display()
+            ));
         }
         Target::File(args.file.clone())
     };
