@@ -13,6 +13,7 @@ pub mod detect;
 pub mod engine;
 pub mod event;
 pub mod formats;
+pub mod render;
 pub mod replay;
 pub mod scan;
 pub mod tail;

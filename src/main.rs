@@ -8,6 +8,7 @@ use clap::{Args, Parser, Subcommand, ValueEnum};
 
 use loopscope::detect::Family;
 use loopscope::formats::{self, FormatChoice};
+use loopscope::render::{At, Shot};
 use loopscope::replay::{feed, PacingRules};
 use loopscope::scan::{self, Input, ScanOptions, EXIT_ERROR};
 use loopscope::tail::{run_headless, HeadlessOptions, Target};
@@ -43,6 +44,64 @@ struct ConvertArgs {
     output: Option<PathBuf>,
     #[command(flatten)]
     input: InputFlags,
+}
+
+#[derive(Args)]
+struct ScreenshotArgs {
+    /// The stream to draw.
+    file: PathBuf,
+    /// Draw just after this event, or at the end.
+    #[arg(long, default_value = "end", value_name = "EVENT|end", value_parser = At::parse)]
+    at: At,
+    /// Terminal size in cells.
+    #[arg(long, default_value = "120x40", value_name = "COLSxROWS", value_parser = parse_size)]
+    size: (u16, u16),
+    /// Select this detector and show its evidence.
+    #[arg(long, value_name = "DETECTOR")]
+    select: Option<String>,
+    /// Keys to press first, one character each ("?" opens the help, "c" the content, "e" the next detection).
+    #[arg(long, default_value = "")]
+    keys: String,
+    /// Draw it as `tail` shows a live stream.
+    #[arg(long)]
+    live: bool,
+    /// Where to write the SVG (default: standard output).
+    #[arg(short, long, value_name = "OUT.svg")]
+    output: Option<PathBuf>,
+    /// Colour theme.
+    #[arg(long, value_parser = ["dark", "light", "mono"], default_value = "dark")]
+    theme: String,
+    #[command(flatten)]
+    input: InputFlags,
+    #[command(flatten)]
+    detectors: DetectorFlags,
+}
+
+#[derive(Args)]
+struct ReplayIntoArgs {
+    /// The recorded stream (any supported format).
+    source: PathBuf,
+    /// The file to write native JSONL into (created or emptied first).
+    target: PathBuf,
+    /// How many times faster than recorded.
+    #[arg(long, default_value_t = 1.0, value_parser = parse_positive)]
+    speed: f64,
+    /// Characters per second for events without `ts`.
+    #[arg(long, default_value_t = 300.0, value_parser = parse_positive)]
+    cps: f64,
+    #[command(flatten)]
+    input: InputFlags,
+}
+
+fn parse_size(s: &str) -> Result<(u16, u16), String> {
+    let (w, h) = s
+        .split_once('x')
+        .ok_or_else(|| format!("expected COLSxROWS like 120x40, got {s:?}"))?;
+    let parse = |v: &str| v.trim().parse::<u16>().ok().filter(|n| (10..=1000).contains(n));
+    match (parse(w), parse(h)) {
+        (Some(w), Some(h)) => Ok((w, h)),
+        _ => Err(format!("expected COLSxROWS with 10 to 1000 each, got {s:?}")),
+    }
 }
 
 /// How the input is read.
@@ -180,6 +239,10 @@ enum Command {
     Tail(TailArgs),
     /// Turn any supported input into native loopscope JSONL.
     Convert(ConvertArgs),
+    /// Draw the viewer at a position of a stream into an SVG file (no terminal needed).
+    Screenshot(ScreenshotArgs),
+    /// Write a recorded stream into a file at its own pace, to try `tail` in another terminal.
+    ReplayInto(ReplayIntoArgs),
     /// Run the detectors headless and print what fired (exit 1 if anything did).
     Scan(ScanArgs),
     /// List detectors, their rules, parameters and defaults.
@@ -255,6 +318,8 @@ fn main() -> ExitCode {
         Some(Command::View(args)) => run_view(Some(args.file), &args.replay, args.input, &args.detectors),
         Some(Command::Tail(args)) => run_tail(&args),
         Some(Command::Convert(args)) => run_convert(&args),
+        Some(Command::Screenshot(args)) => run_screenshot(&args),
+        Some(Command::ReplayInto(args)) => run_replay_into(&args),
         Some(Command::Scan(args)) => run_scan(
             args.files.into_iter().map(Input::Path).collect(),
             args.json,
@@ -359,6 +424,77 @@ fn run_tail(args: &TailArgs) -> Result<i32, String> {
     };
     let format = args.input.format;
     tui::run(&target.name(), setup, opts, |sink| target.start(format, sink))?;
+    Ok(0)
+}
+
+/// Reads every event of an input; problems are warnings on stderr.
+fn read_events(
+    path: &std::path::Path,
+    format: FormatChoice,
+) -> Result<(Vec<loopscope::Event>, formats::Format), String> {
+    let opened = formats::open_input(path, format)?;
+    let format = opened.format;
+    let mut decoder = opened.decoder;
+    let mut events = Vec::new();
+    let name = path.display();
+    formats::decode_all(opened.reader, &mut *decoder, |item| match item {
+        formats::Item::Event(e) => events.push(e),
+        formats::Item::Problem(p) => eprintln!("loopscope: warning: {name}: {p}"),
+    })
+    .map_err(|e| format!("{name}: {}", loopscope::io_reason(&e)))?;
+    Ok((events, format))
+}
+
+fn write_output(output: Option<&std::path::Path>, text: &str) -> Result<(), String> {
+    match output {
+        Some(p) => std::fs::write(p, text).map_err(|e| format!("{}: {}", p.display(), loopscope::io_reason(&e))),
+        None => match io::stdout().lock().write_all(text.as_bytes()) {
+            Err(e) if e.kind() != io::ErrorKind::BrokenPipe => Err(loopscope::io_reason(&e)),
+            _ => Ok(()),
+        },
+    }
+}
+
+fn run_screenshot(args: &ScreenshotArgs) -> Result<i32, String> {
+    let setup = args.detectors.setup()?;
+    let (events, format) = read_events(&args.file, args.input.format)?;
+    let shot = Shot {
+        name: args.file.display().to_string(),
+        at: args.at,
+        size: args.size,
+        select: args.select.clone(),
+        keys: args.keys.clone(),
+        live: args.live,
+        theme: Theme::by_name(&args.theme).unwrap_or_else(Theme::dark),
+    };
+    let buffer = loopscope::render::screenshot(events, format, setup, &shot)?;
+    let title = format!("loopscope {}", args.file.display());
+    write_output(args.output.as_deref(), &loopscope::render::svg::to_svg(&buffer, &title))?;
+    Ok(0)
+}
+
+fn run_replay_into(args: &ReplayIntoArgs) -> Result<i32, String> {
+    let same = std::fs::canonicalize(&args.target)
+        .ok()
+        .zip(std::fs::canonicalize(&args.source).ok())
+        .is_some_and(|(a, b)| a == b);
+    if same {
+        return Err(format!("{}: refusing to write over the source", args.target.display()));
+    }
+    let (events, _) = read_events(&args.source, args.input.format)?;
+    let mut out = std::fs::File::create(&args.target)
+        .map_err(|e| format!("{}: {}", args.target.display(), loopscope::io_reason(&e)))?;
+    let rules = PacingRules {
+        cps: args.cps,
+        ..PacingRules::default()
+    };
+    eprintln!(
+        "loopscope: writing {} events into {}",
+        events.len(),
+        args.target.display()
+    );
+    loopscope::replay::write_paced(&events, rules, args.speed, &mut out, std::thread::sleep)
+        .map_err(|e| loopscope::io_reason(&e))?;
     Ok(0)
 }
 

@@ -198,6 +198,31 @@ impl Clock {
     }
 }
 
+/// Writes `events` as native JSONL at the pace they were recorded (`speed`
+/// times faster), flushing each line, so another process can follow the
+/// file as if an agent were writing it. `sleep` is given the time to wait.
+pub fn write_paced(
+    events: &[Event],
+    rules: PacingRules,
+    speed: f64,
+    out: &mut dyn std::io::Write,
+    mut sleep: impl FnMut(Duration),
+) -> std::io::Result<()> {
+    let mut pacing = Pacing::new(rules);
+    let mut at = 0.0;
+    for e in events {
+        pacing.push(e);
+        let t = pacing.play_time(pacing.len() - 1) / speed.max(0.01);
+        if t > at {
+            sleep(Duration::from_secs_f64(t - at));
+            at = t;
+        }
+        writeln!(out, "{}", e.to_json())?;
+        out.flush()?;
+    }
+    Ok(())
+}
+
 /// Doubles or halves a speed within the allowed range.
 pub fn faster(speed: f64) -> f64 {
     (speed * 2.0).min(MAX_SPEED)
@@ -256,6 +281,20 @@ mod tests {
             at("2025-01-01T00:00:11Z"),
         ]);
         assert_eq!((p.stream_time(0), p.stream_time(1), p.stream_time(2)), (0.0, 2.0, 2.0));
+    }
+
+    #[test]
+    fn paced_writing_waits_between_lines() {
+        let events = [
+            Event::prompt("p").at(0.0),
+            Event::note("a").at(1.0),
+            Event::note("b").at(3.0),
+        ];
+        let mut out = Vec::new();
+        let mut waits = Vec::new();
+        write_paced(&events, PacingRules::default(), 2.0, &mut out, |d| waits.push(d)).unwrap();
+        assert_eq!(waits, vec![Duration::from_millis(500), Duration::from_secs(1)]);
+        assert_eq!(String::from_utf8(out).unwrap().lines().count(), 3);
     }
 
     #[test]

@@ -218,7 +218,7 @@ pub fn render(frame: &mut Frame, area: Rect, view: TimelineView<'_>, theme: &The
 /// One entry as a line of text (not yet sanitized).
 fn describe(e: &Entry) -> String {
     match &e.kind {
-        EntryKind::Meta(m) => format!("ⓘ {m}"),
+        EntryKind::Meta(m) => format!("≡ {m}"),
         EntryKind::Prompt(t) => format!("❯ prompt: {t}"),
         EntryKind::Request(Some(id)) => format!("↳ request {id}"),
         EntryKind::Request(None) => "↳ request".to_string(),

@@ -1,0 +1,226 @@
+//! A ratatui buffer as an SVG picture of the terminal: one `<rect>` per run
+//! of background colour, one `<text>` per run of text style, every run
+//! stretched to its exact cell width so columns line up whatever the font.
+
+use std::fmt::Write;
+
+use ratatui::buffer::Buffer;
+use ratatui::style::{Color, Modifier};
+use unicode_width::UnicodeWidthStr;
+
+const CELL_W: f64 = 8.4;
+const CELL_H: f64 = 17.0;
+const FONT_SIZE: f64 = 14.0;
+const DEFAULT_FG: &str = "#d7dae0";
+const DEFAULT_BG: &str = "#1e2127";
+
+/// The 16 named colours (a softer palette than xterm's).
+fn named(c: Color) -> Option<&'static str> {
+    Some(match c {
+        Color::Black => "#282c34",
+        Color::Red => "#e06c75",
+        Color::Green => "#98c379",
+        Color::Yellow => "#e5c07b",
+        Color::Blue => "#61afef",
+        Color::Magenta => "#c678dd",
+        Color::Cyan => "#56b6c2",
+        Color::Gray => "#abb2bf",
+        Color::DarkGray => "#5c6370",
+        Color::LightRed => "#ff7b86",
+        Color::LightGreen => "#b5e890",
+        Color::LightYellow => "#f0d58c",
+        Color::LightBlue => "#82c4ff",
+        Color::LightMagenta => "#de9bf0",
+        Color::LightCyan => "#7fd3de",
+        Color::White => "#ffffff",
+        _ => return None,
+    })
+}
+
+/// A colour as `#rrggbb`; `Reset` is the default for its role.
+fn hex(c: Color, default: &str) -> String {
+    match c {
+        Color::Reset => default.to_string(),
+        Color::Rgb(r, g, b) => format!("#{r:02x}{g:02x}{b:02x}"),
+        Color::Indexed(i) => indexed(i),
+        other => named(other).unwrap_or(default).to_string(),
+    }
+}
+
+/// xterm's 256-colour palette.
+fn indexed(i: u8) -> String {
+    const BASE: [Color; 16] = [
+        Color::Black,
+        Color::Red,
+        Color::Green,
+        Color::Yellow,
+        Color::Blue,
+        Color::Magenta,
+        Color::Cyan,
+        Color::Gray,
+        Color::DarkGray,
+        Color::LightRed,
+        Color::LightGreen,
+        Color::LightYellow,
+        Color::LightBlue,
+        Color::LightMagenta,
+        Color::LightCyan,
+        Color::White,
+    ];
+    match i {
+        0..=15 => named(BASE[i as usize]).unwrap_or(DEFAULT_FG).to_string(),
+        16..=231 => {
+            let n = i - 16;
+            let level = |v: u8| if v == 0 { 0 } else { 55 + v * 40 };
+            format!("#{:02x}{:02x}{:02x}", level(n / 36), level((n / 6) % 6), level(n % 6))
+        }
+        _ => {
+            let g = 8 + (i - 232) * 10;
+            format!("#{g:02x}{g:02x}{g:02x}")
+        }
+    }
+}
+
+fn escape(s: &str) -> String {
+    let mut out = String::with_capacity(s.len());
+    for c in s.chars() {
+        match c {
+            '&' => out.push_str("&amp;"),
+            '<' => out.push_str("&lt;"),
+            '>' => out.push_str("&gt;"),
+            '"' => out.push_str("&quot;"),
+            '\'' => out.push_str("&apos;"),
+            c => out.push(c),
+        }
+    }
+    out
+}
+
+/// The drawn colours and text attributes of one cell.
+#[derive(Clone, PartialEq)]
+struct Look {
+    fg: String,
+    bg: String,
+    bold: bool,
+    dim: bool,
+    italic: bool,
+    underline: bool,
+    strike: bool,
+}
+
+fn look(cell: &ratatui::buffer::Cell) -> Look {
+    let m = cell.modifier;
+    let (mut fg, mut bg) = (hex(cell.fg, DEFAULT_FG), hex(cell.bg, DEFAULT_BG));
+    if m.contains(Modifier::REVERSED) {
+        std::mem::swap(&mut fg, &mut bg);
+    }
+    Look {
+        fg,
+        bg,
+        bold: m.contains(Modifier::BOLD),
+        dim: m.contains(Modifier::DIM),
+        italic: m.contains(Modifier::ITALIC),
+        underline: m.contains(Modifier::UNDERLINED),
+        strike: m.contains(Modifier::CROSSED_OUT),
+    }
+}
+
+fn text_element(out: &mut String, x: usize, y: usize, cells: usize, text: &str, l: &Look) {
+    let mut attrs = format!(r#"fill="{}""#, l.fg);
+    if l.bold {
+        attrs += r#" font-weight="bold""#;
+    }
+    if l.italic {
+        attrs += r#" font-style="italic""#;
+    }
+    if l.dim {
+        attrs += r#" opacity="0.6""#;
+    }
+    match (l.underline, l.strike) {
+        (true, true) => attrs += r#" text-decoration="underline line-through""#,
+        (true, false) => attrs += r#" text-decoration="underline""#,
+        (false, true) => attrs += r#" text-decoration="line-through""#,
+        _ => {}
+    }
+    let _ = writeln!(
+        out,
+        r#"<text x="{:.1}" y="{:.1}" textLength="{:.1}" lengthAdjust="spacingAndGlyphs" {attrs}>{}</text>"#,
+        x as f64 * CELL_W,
+        y as f64 * CELL_H + CELL_H * 0.78,
+        cells as f64 * CELL_W,
+        escape(text)
+    );
+}
+
+/// Renders `buf` as an SVG document titled `title`.
+pub fn to_svg(buf: &Buffer, title: &str) -> String {
+    let (w, h) = (buf.area.width as usize, buf.area.height as usize);
+    let (pw, ph) = (w as f64 * CELL_W, h as f64 * CELL_H);
+    let mut rects = String::new();
+    let mut texts = String::new();
+    for y in 0..h {
+        // Backgrounds.
+        let mut x = 0;
+        while x < w {
+            let bg = look(&buf[(x as u16, y as u16)]).bg;
+            let start = x;
+            while x < w && look(&buf[(x as u16, y as u16)]).bg == bg {
+                x += 1;
+            }
+            if bg != DEFAULT_BG {
+                let _ = writeln!(
+                    rects,
+                    r#"<rect x="{:.1}" y="{:.1}" width="{:.1}" height="{CELL_H:.1}" fill="{bg}"/>"#,
+                    start as f64 * CELL_W,
+                    y as f64 * CELL_H,
+                    (x - start) as f64 * CELL_W
+                );
+            }
+        }
+        // Text: runs of one look; a wide glyph is a run of its own, two cells wide.
+        let mut x = 0;
+        let mut run = String::new();
+        let (mut run_start, mut run_cells, mut run_look) = (0, 0, None::<Look>);
+        let mut flush = |run: &mut String, start: usize, cells: usize, l: &Option<Look>| {
+            let visible = !run.trim().is_empty() || l.as_ref().is_some_and(|l| l.underline || l.strike);
+            if let (true, Some(l)) = (visible, l) {
+                text_element(&mut texts, start, y, cells, run, l);
+            }
+            run.clear();
+        };
+        while x < w {
+            let cell = &buf[(x as u16, y as u16)];
+            let sym = cell.symbol();
+            let width = UnicodeWidthStr::width(sym).max(1);
+            let l = look(cell);
+            if width > 1 || run_look.as_ref() != Some(&l) {
+                flush(&mut run, run_start, run_cells, &run_look);
+                run_start = x;
+                run_cells = 0;
+                run_look = Some(l.clone());
+            }
+            run.push_str(sym);
+            run_cells += width;
+            if width > 1 {
+                flush(&mut run, run_start, run_cells, &run_look);
+                run_start = x + width;
+                run_cells = 0;
+                run_look = None;
+            }
+            x += width;
+        }
+        flush(&mut run, run_start, run_cells, &run_look);
+    }
+    format!(
+        r##"<svg xmlns="http://www.w3.org/2000/svg" width="{pw:.0}" height="{ph:.0}" viewBox="0 0 {pw:.1} {ph:.1}" font-family="'JetBrains Mono', 'DejaVu Sans Mono', Menlo, Consolas, 'Noto Sans Mono CJK SC', monospace" font-size="{FONT_SIZE}">
+<title>{}</title>
+<rect width="100%" height="100%" fill="{DEFAULT_BG}"/>
+<g shape-rendering="crispEdges">
+{rects}</g>
+<g xml:space="preserve">
+{texts}</g>
+</svg>
+"##,
+        escape(title)
+    )
+}

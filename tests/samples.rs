@@ -1,0 +1,179 @@
+//! Every sample in sample-logs/ gives exactly the detections that
+//! sample-logs/expected.json lists, under both profiles, and the table in
+//! sample-logs/README.md is expected.json. `UPDATE_SAMPLES=1` rewrites both
+//! from what `scan` says now (review the diff).
+
+use std::path::Path;
+use std::process::Command;
+
+use serde_json::{json, Value};
+
+const ROOT: &str = env!("CARGO_MANIFEST_DIR");
+const PROFILES: [&str; 2] = ["seed", "gemini-cli"];
+
+fn expected() -> Value {
+    let text = std::fs::read_to_string(Path::new(ROOT).join("sample-logs/expected.json")).unwrap();
+    serde_json::from_str(&text).unwrap()
+}
+
+/// (detector, event, reason) of every detection `scan` reports.
+fn scan(file: &str, profile: &str) -> Vec<Value> {
+    let out = Command::new(env!("CARGO_BIN_EXE_loopscope"))
+        .args(["scan", "--json", "--profile", profile])
+        .arg(format!("sample-logs/{file}"))
+        .current_dir(ROOT)
+        .env_remove("LOOPSCOPE_CONFIG")
+        .env("XDG_CONFIG_HOME", "/nonexistent")
+        .output()
+        .unwrap();
+    assert!(
+        matches!(out.status.code(), Some(0 | 1)),
+        "{file}: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert!(
+        out.stderr.is_empty(),
+        "{file} [{profile}] has problems: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    String::from_utf8(out.stdout)
+        .unwrap()
+        .lines()
+        .map(|l| {
+            let d: Value = serde_json::from_str(l).unwrap();
+            json!({"detector": d["detector"], "event": d["event"], "reason": d["reason"]})
+        })
+        .collect()
+}
+
+fn cell(detections: &[Value]) -> String {
+    if detections.is_empty() {
+        return "—".to_string();
+    }
+    detections
+        .iter()
+        .map(|d| {
+            let reason = d["reason"].as_str().unwrap_or_default().replace('|', "\\|");
+            format!(
+                "`{}` at event {}: {reason}",
+                d["detector"].as_str().unwrap_or_default(),
+                d["event"]
+            )
+        })
+        .collect::<Vec<_>>()
+        .join("<br>")
+}
+
+/// The README table, made from expected.json.
+fn table(exp: &Value) -> String {
+    let mut t =
+        String::from("| sample | kind | what it shows | seed | gemini-cli |\n| --- | --- | --- | --- | --- |\n");
+    for s in exp["samples"].as_array().unwrap() {
+        t += &format!(
+            "| [`{f}`]({f}) | {} | {} | {} | {} |\n",
+            s["kind"].as_str().unwrap(),
+            s["shows"].as_str().unwrap().replace('|', "\\|"),
+            cell(s["expect"]["seed"].as_array().unwrap()),
+            cell(s["expect"]["gemini-cli"].as_array().unwrap()),
+            f = s["file"].as_str().unwrap(),
+        );
+    }
+    t
+}
+
+const BEGIN: &str = "<!-- samples:begin -->\n";
+const END: &str = "<!-- samples:end -->";
+
+fn readme_with(table: &str) -> String {
+    let readme = std::fs::read_to_string(Path::new(ROOT).join("sample-logs/README.md")).unwrap();
+    let (head, rest) = readme.split_once(BEGIN).expect("README has the samples:begin marker");
+    let (_, tail) = rest.split_once(END).expect("README has the samples:end marker");
+    format!("{head}{BEGIN}{table}{END}{tail}")
+}
+
+#[test]
+fn every_sample_gives_the_expected_detections() {
+    let mut exp = expected();
+    let update = std::env::var_os("UPDATE_SAMPLES").is_some();
+    let mut wrong = Vec::new();
+    for s in exp["samples"].as_array_mut().unwrap() {
+        let file = s["file"].as_str().unwrap().to_string();
+        for profile in PROFILES {
+            let got = Value::Array(scan(&file, profile));
+            if update {
+                s["expect"][profile] = got;
+            } else if s["expect"][profile] != got {
+                wrong.push(format!(
+                    "{file} [{profile}]\n  want {}\n  got  {got}",
+                    s["expect"][profile]
+                ));
+            }
+        }
+    }
+    if update {
+        let text = serde_json::to_string_pretty(&exp).unwrap() + "\n";
+        std::fs::write(Path::new(ROOT).join("sample-logs/expected.json"), text).unwrap();
+        std::fs::write(Path::new(ROOT).join("sample-logs/README.md"), readme_with(&table(&exp))).unwrap();
+    }
+    assert!(wrong.is_empty(), "{}", wrong.join("\n"));
+}
+
+#[test]
+fn the_readme_table_is_expected_json() {
+    let readme = std::fs::read_to_string(Path::new(ROOT).join("sample-logs/README.md")).unwrap();
+    assert_eq!(
+        readme,
+        readme_with(&table(&expected())),
+        "run UPDATE_SAMPLES=1 cargo test --test samples"
+    );
+}
+
+#[test]
+fn every_sample_is_listed_and_every_listed_sample_exists() {
+    let listed: Vec<String> = expected()["samples"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|s| s["file"].as_str().unwrap().to_string())
+        .collect();
+    for f in &listed {
+        assert!(
+            Path::new(ROOT).join("sample-logs").join(f).exists(),
+            "{f} is listed but missing"
+        );
+    }
+    let mut on_disk = Vec::new();
+    for dir in ["sample-logs", "sample-logs/formats"] {
+        for e in std::fs::read_dir(Path::new(ROOT).join(dir)).unwrap() {
+            let name = e.unwrap().file_name().to_string_lossy().into_owned();
+            let rel = if dir.ends_with("formats") {
+                format!("formats/{name}")
+            } else {
+                name
+            };
+            let skip = ["formats", "README.md", "expected.json", "make_samples.py"].contains(&rel.as_str());
+            if !skip {
+                on_disk.push(rel);
+            }
+        }
+    }
+    for f in on_disk {
+        assert!(listed.contains(&f), "sample-logs/{f} is not in expected.json");
+    }
+    // Both languages and every detector are covered.
+    let exp = expected();
+    let fired: std::collections::HashSet<&str> = exp["samples"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .flat_map(|s| {
+            PROFILES
+                .iter()
+                .flat_map(move |p| s["expect"][*p].as_array().unwrap().iter())
+        })
+        .map(|d| d["detector"].as_str().unwrap())
+        .collect();
+    for info in loopscope::detect::DETECTORS {
+        assert!(fired.contains(info.id), "no sample fires {}", info.id);
+    }
+}
