@@ -8,8 +8,9 @@ use ratatui::buffer::Buffer;
 use ratatui::style::{Color, Modifier};
 use unicode_width::UnicodeWidthStr;
 
-const CELL_W: f64 = 8.4;
-const CELL_H: f64 = 17.0;
+/// One terminal cell, in SVG user units.
+pub const CELL_W: f64 = 8.4;
+pub const CELL_H: f64 = 17.0;
 const FONT_SIZE: f64 = 14.0;
 const DEFAULT_FG: &str = "#d7dae0";
 const DEFAULT_BG: &str = "#1e2127";
@@ -90,6 +91,9 @@ fn escape(s: &str) -> String {
             '>' => out.push_str("&gt;"),
             '"' => out.push_str("&quot;"),
             '\'' => out.push_str("&apos;"),
+            // XML 1.0 cannot hold these at all; the TUI never draws them, but a
+            // picture must stay well-formed whatever the buffer holds.
+            c if c.is_control() && c != '\t' => out.push('\u{fffd}'),
             c => out.push(c),
         }
     }
@@ -159,12 +163,19 @@ pub fn to_svg(buf: &Buffer, title: &str) -> String {
     let mut rects = String::new();
     let mut texts = String::new();
     for y in 0..h {
-        // Backgrounds.
+        // Backgrounds; a wide glyph paints both of its cells, as a terminal does.
+        let mut bgs: Vec<String> = Vec::with_capacity(w);
+        while bgs.len() < w {
+            let cell = &buf[(bgs.len() as u16, y as u16)];
+            let width = UnicodeWidthStr::width(cell.symbol()).clamp(1, w - bgs.len());
+            let bg = look(cell).bg;
+            bgs.extend(std::iter::repeat_n(bg, width));
+        }
         let mut x = 0;
         while x < w {
-            let bg = look(&buf[(x as u16, y as u16)]).bg;
+            let bg = bgs[x].clone();
             let start = x;
-            while x < w && look(&buf[(x as u16, y as u16)]).bg == bg {
+            while x < w && bgs[x] == bg {
                 x += 1;
             }
             if bg != DEFAULT_BG {

@@ -1,0 +1,23 @@
+#!/bin/sh
+# Regenerates every picture in screenshots/ from sample-logs/, with the real
+# TUI drawn off-screen (`loopscope screenshot`). Run from the project root:
+#
+#     sh screenshots/make.sh
+#
+# tests/screenshots.rs runs each `loopscope screenshot` line below and fails
+# when a committed picture differs from what it draws now, so after a change
+# to the TUI run this and review the pictures.
+set -eu
+cargo build --quiet --release
+loopscope() { target/release/loopscope "$@"; }
+
+# The demo at its fired block-cycle: the two sentences, their repeats, the checkpoint.
+loopscope screenshot sample-logs/demo.jsonl --at 278 --select block-cycle -o screenshots/demo-block-cycle.svg
+# A numbered plan in Chinese whose numbers grow: list-cycle's lines, numbering ignored.
+loopscope screenshot sample-logs/list-loop-zh.jsonl --at 666 --select list-cycle -o screenshots/list-cycle-zh.svg
+# Chanting in the answer: chunk-chant's positions of the repeated 50-char chunk.
+loopscope screenshot sample-logs/chanting-content-en.jsonl --at 66 --select chunk-chant -o screenshots/chunk-chant.svg
+# The key bindings (the `?` overlay).
+loopscope screenshot sample-logs/demo.jsonl --keys '?' -o screenshots/help.svg
+# `loopscope tail` following an agent that reads the same file again and again.
+loopscope screenshot sample-logs/identical-tool-calls.jsonl --live --select tool-repeat --size 120x44 -o screenshots/tail.svg
