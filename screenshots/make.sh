@@ -21,3 +21,5 @@ loopscope screenshot sample-logs/chanting-content-en.jsonl --at 66 --select chun
 loopscope screenshot sample-logs/demo.jsonl --keys '?' -o screenshots/help.svg
 # `loopscope tail` following an agent that reads the same file again and again.
 loopscope screenshot sample-logs/identical-tool-calls.jsonl --live --select tool-repeat --size 120x44 -o screenshots/tail.svg
+# Debugging a false positive: identical lines of code trip block-cycle (and list-cycle).
+loopscope screenshot sample-logs/fp-code-block.jsonl --at 220 --select block-cycle --size 120x44 -o screenshots/fp-code-block.svg

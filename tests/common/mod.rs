@@ -1,6 +1,8 @@
 //! Helpers shared by the integration tests.
 #![allow(dead_code)]
 
+pub mod tmux;
+
 use loopscope::{Choices, Detection, Engine, Event, Profile, Setup};
 use serde_json::Value;
 

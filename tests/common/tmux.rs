@@ -1,0 +1,95 @@
+//! A private tmux server for the end-to-end tests: the real binary in a real
+//! terminal. `.ci/run` installs tmux where it is missing.
+
+use std::path::Path;
+use std::process::Command;
+use std::time::{Duration, Instant};
+
+/// A private tmux server (own socket, no user config), killed on drop.
+pub struct Tmux {
+    socket: String,
+}
+
+impl Tmux {
+    pub fn start(name: &str, command: &str) -> Tmux {
+        Tmux::start_in(name, command, Path::new("."))
+    }
+
+    /// Runs `command` in a 120x40 window, in `dir`; afterwards the shell
+    /// prints `EXIT=<status>` and whether the terminal is in cooked mode.
+    pub fn start_in(name: &str, command: &str, dir: &Path) -> Tmux {
+        let socket = format!("loopscope-e2e-{name}-{}", std::process::id());
+        let t = Tmux { socket };
+        let shell = format!("{command}; echo EXIT=$?; stty -a | grep -o -- '-*icanon' | head -1; sleep 60");
+        t.run(&[
+            "-f",
+            "/dev/null",
+            "new-session",
+            "-d",
+            "-s",
+            "e2e",
+            "-x",
+            "120",
+            "-y",
+            "40",
+            "-c",
+            &dir.to_string_lossy(),
+            &shell,
+        ]);
+        t.run(&["set", "-sg", "escape-time", "0"]);
+        t
+    }
+
+    pub fn run(&self, args: &[&str]) -> String {
+        let out = Command::new("tmux")
+            .arg("-L")
+            .arg(&self.socket)
+            .args(args)
+            .env_remove("RUST_BACKTRACE")
+            .env_remove("TMUX")
+            .output()
+            .expect("tmux is installed (.ci/run installs it)");
+        assert!(
+            out.status.success(),
+            "tmux {args:?}: {}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        String::from_utf8_lossy(&out.stdout).into_owned()
+    }
+
+    pub fn screen(&self) -> String {
+        self.run(&["capture-pane", "-p", "-N", "-t", "e2e"])
+    }
+
+    pub fn keys(&self, keys: &[&str]) {
+        let mut args = vec!["send-keys", "-t", "e2e"];
+        args.extend_from_slice(keys);
+        self.run(&args);
+    }
+
+    /// Waits for text on screen (never a fixed sleep); fails with the screen.
+    pub fn wait_for(&self, text: &str) -> String {
+        let start = Instant::now();
+        loop {
+            let screen = self.screen();
+            if screen.contains(text) {
+                return screen;
+            }
+            assert!(
+                start.elapsed() < Duration::from_secs(20),
+                "waited for {text:?}; screen:\n{screen}"
+            );
+            std::thread::sleep(Duration::from_millis(50));
+        }
+    }
+
+    pub fn alternate_screen_on(&self) -> bool {
+        self.run(&["display", "-p", "-t", "e2e", "#{alternate_on}"]).trim() == "1"
+    }
+}
+
+impl Drop for Tmux {
+    fn drop(&mut self) {
+        let _ = Command::new("tmux").args(["-L", &self.socket, "kill-server"]).output();
+    }
+}
