@@ -109,7 +109,7 @@ fn parse_size(s: &str) -> Result<(u16, u16), String> {
 struct InputFlags {
     /// Input format: auto, native, openai-chat, openai-responses, anthropic, gemini,
     /// claude-code, codex, gemini-cli or cline.
-    #[arg(long, default_value = "auto", value_parser = FormatChoice::parse, global = true)]
+    #[arg(long, default_value = "auto", value_parser = FormatChoice::parse)]
     format: FormatChoice,
 }
 
@@ -285,16 +285,16 @@ enum ProfileArg {
 #[derive(Args, Clone, Default)]
 struct DetectorFlags {
     /// Detector profile [default: seed].
-    #[arg(long, value_enum, global = true)]
+    #[arg(long, value_enum)]
     profile: Option<ProfileArg>,
     /// Only these detectors (comma-separated ids) [default: all of the profile].
-    #[arg(long, value_delimiter = ',', global = true)]
+    #[arg(long, value_delimiter = ',')]
     detectors: Option<Vec<String>>,
     /// Set a parameter, e.g. --set block-cycle.min_matches=8 (repeatable; overrides the config).
-    #[arg(long = "set", value_name = "ID.PARAM=VALUE", global = true)]
+    #[arg(long = "set", value_name = "ID.PARAM=VALUE")]
     sets: Vec<String>,
     /// TOML config file [default: $LOOPSCOPE_CONFIG, then $XDG_CONFIG_HOME/loopscope/config.toml].
-    #[arg(long, value_name = "FILE", global = true)]
+    #[arg(long, value_name = "FILE")]
     config: Option<PathBuf>,
 }
 

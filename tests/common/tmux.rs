@@ -69,15 +69,20 @@ impl Tmux {
 
     /// Waits for text on screen (never a fixed sleep); fails with the screen.
     pub fn wait_for(&self, text: &str) -> String {
+        self.wait_for_any(&[text])
+    }
+
+    /// Waits until one of `texts` is on screen; fails with the screen.
+    pub fn wait_for_any(&self, texts: &[&str]) -> String {
         let start = Instant::now();
         loop {
             let screen = self.screen();
-            if screen.contains(text) {
+            if texts.iter().any(|t| screen.contains(t)) {
                 return screen;
             }
             assert!(
                 start.elapsed() < Duration::from_secs(20),
-                "waited for {text:?}; screen:\n{screen}"
+                "waited for {texts:?}; screen:\n{screen}"
             );
             std::thread::sleep(Duration::from_millis(50));
         }
