@@ -45,7 +45,9 @@ fn convert(name: &str) -> (String, String) {
     let out = Command::cargo_bin("loopscope")
         .unwrap()
         .arg("convert")
-        .arg(path(name))
+        .arg(name)
+        // Relative, so that messages naming the file do not depend on the checkout.
+        .current_dir(DIR)
         .assert()
         .success();
     let o = out.get_output();
