@@ -2,6 +2,7 @@
 //! - one frame at 200×50 over a 10 MB buffer with 1000 highlights (target <= 5 ms)
 //! - seeking the app to a far event of a 100 000-event stream, everything shown
 //!   recomputed (target <= 100 ms)
+//! - `loopscope screenshot`'s SVG writer over that 200×50 frame
 
 use std::hint::black_box;
 use std::time::Instant;
@@ -77,6 +78,10 @@ fn frame(c: &mut Criterion) {
         b.iter(|| {
             terminal.draw(|f| ui::render(f, black_box(&app))).unwrap();
         })
+    });
+    let buffer = terminal.backend().buffer().clone();
+    c.bench_function("svg of a 200x50 frame", |b| {
+        b.iter(|| loopscope::render::svg::to_svg(black_box(&buffer), "bench"))
     });
 }
 
