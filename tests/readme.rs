@@ -311,3 +311,24 @@ fn readme_lines_are_classified_as_a_user_would_run_them() {
     assert_eq!(command("loopscope   # the demo").as_deref(), Some("loopscope"));
     assert_eq!(command("# a comment"), None);
 }
+
+#[test]
+fn the_readmes_links_to_files_exist() {
+    for (file, base) in [("README.md", ""), ("sample-logs/README.md", "sample-logs/")] {
+        let text = std::fs::read_to_string(Path::new(ROOT).join(file)).unwrap();
+        let mut links = 0;
+        for (i, _) in text.match_indices("](") {
+            let target = &text[i + 2..];
+            let target = &target[..target.find(')').unwrap()];
+            if target.starts_with("http") || target.starts_with('#') {
+                continue;
+            }
+            links += 1;
+            assert!(
+                Path::new(ROOT).join(base).join(target).exists(),
+                "{file} links to missing {target}"
+            );
+        }
+        assert!(links > 0, "{file} has no links to check");
+    }
+}
