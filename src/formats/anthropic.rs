@@ -29,6 +29,23 @@ pub struct Anthropic {
     tools: HashMap<u64, ToolUse>,
 }
 
+/// A finished Messages API content block (as session files store them) as
+/// events: thinking, text, tool_use. Returns false for any other block, which
+/// the caller may map itself.
+pub fn finished_block(block: &Value, out: &mut Out<'_>) -> bool {
+    match str_of(block, "type") {
+        Some("thinking") => out.reasoning(str_of(block, "thinking").unwrap_or_default()),
+        Some("text") => out.content(str_of(block, "text").unwrap_or_default()),
+        Some("tool_use") => out.tool_call(
+            str_of(block, "id"),
+            str_of(block, "name").unwrap_or("unknown"),
+            Args::Json(block.get("input").cloned().unwrap_or(Value::Null)),
+        ),
+        _ => return false,
+    }
+    true
+}
+
 /// Whether a content block is a server-side tool result.
 fn is_tool_result(kind: &str) -> bool {
     kind.ends_with("_tool_result") || kind == "tool_result"

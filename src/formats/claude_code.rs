@@ -6,10 +6,10 @@
 
 use serde_json::Value;
 
-use super::anthropic::Anthropic;
+use super::anthropic::{self, Anthropic};
 use super::gemini::Gemini;
 use super::sse::{Handler, JsonLinesDecoder};
-use super::{str_of, Args, Format, Out};
+use super::{str_of, Format, Out};
 use crate::event::Ts;
 
 pub fn decoder() -> JsonLinesDecoder<ClaudeCode> {
@@ -58,16 +58,7 @@ impl ClaudeCode {
             self.request = request;
         }
         for block in m.get("content").and_then(Value::as_array).into_iter().flatten() {
-            match str_of(block, "type") {
-                Some("thinking") => out.reasoning(str_of(block, "thinking").unwrap_or_default()),
-                Some("text") => out.content(str_of(block, "text").unwrap_or_default()),
-                Some("tool_use") => out.tool_call(
-                    str_of(block, "id"),
-                    str_of(block, "name").unwrap_or("unknown"),
-                    Args::Json(block.get("input").cloned().unwrap_or(Value::Null)),
-                ),
-                _ => {}
-            }
+            anthropic::finished_block(block, out);
         }
         for part in m.get("parts").and_then(Value::as_array).into_iter().flatten() {
             self.parts.part(part, out);

@@ -9,6 +9,7 @@ use std::path::{Path, PathBuf};
 
 use serde_json::{json, Value};
 
+use super::anthropic;
 use super::whole::{parse_json, DocHandler, WholeDecoder};
 use super::{str_of, Args, Format, Out};
 use crate::event::Ts;
@@ -152,18 +153,8 @@ impl DocHandler for ApiHistory {
                 out.request(None);
                 out.reasoning(str_of(m, "reasoning_content").unwrap_or_default());
                 for b in &blocks {
-                    match str_of(b, "type") {
-                        Some("thinking") => out.reasoning(str_of(b, "thinking").unwrap_or_default()),
-                        Some("reasoning") => {
-                            out.reasoning(str_of(b, "summary").or(str_of(b, "text")).unwrap_or_default())
-                        }
-                        Some("text") => out.content(str_of(b, "text").unwrap_or_default()),
-                        Some("tool_use") => out.tool_call(
-                            str_of(b, "id"),
-                            str_of(b, "name").unwrap_or("unknown"),
-                            Args::Json(b.get("input").cloned().unwrap_or(Value::Null)),
-                        ),
-                        _ => {}
+                    if !anthropic::finished_block(b, out) && str_of(b, "type") == Some("reasoning") {
+                        out.reasoning(str_of(b, "summary").or(str_of(b, "text")).unwrap_or_default());
                     }
                 }
                 continue;
