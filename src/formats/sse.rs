@@ -136,6 +136,22 @@ impl<H: Handler> StreamDecoder<H> {
     }
 }
 
+/// One line of bare chunk JSONL: the whole line is the payload.
+fn deliver_line(handler: &mut impl Handler, line: u64, raw: &[u8], out: &mut Vec<Item>) {
+    if !is_blank(raw) {
+        let data = String::from_utf8_lossy(raw);
+        deliver(
+            handler,
+            Payload {
+                event: None,
+                data: &data,
+                line,
+            },
+            out,
+        );
+    }
+}
+
 /// Hands one payload to a handler: `[DONE]`, parsed JSON, or a problem.
 pub fn deliver(handler: &mut dyn Handler, p: Payload<'_>, items: &mut Vec<Item>) {
     let mut out = Out::new(items, p.line);
@@ -187,19 +203,7 @@ impl<H: Handler> JsonLinesDecoder<H> {
 impl<H: Handler> Decoder for JsonLinesDecoder<H> {
     fn feed(&mut self, bytes: &[u8], out: &mut Vec<Item>) {
         let handler = &mut self.handler;
-        self.lines.feed(bytes, |n, raw| {
-            if !is_blank(raw) {
-                deliver(
-                    handler,
-                    Payload {
-                        event: None,
-                        data: &String::from_utf8_lossy(raw),
-                        line: n,
-                    },
-                    out,
-                );
-            }
-        });
+        self.lines.feed(bytes, |n, raw| deliver_line(handler, n, raw, out));
     }
 
     fn finish(&mut self, out: &mut Vec<Item>) {
@@ -207,17 +211,7 @@ impl<H: Handler> Decoder for JsonLinesDecoder<H> {
         let mut last = 0;
         self.lines.finish(|n, raw| {
             last = n;
-            if !is_blank(raw) {
-                deliver(
-                    handler,
-                    Payload {
-                        event: None,
-                        data: &String::from_utf8_lossy(raw),
-                        line: n,
-                    },
-                    out,
-                );
-            }
+            deliver_line(handler, n, raw, out);
         });
         let mut o = Out::new(out, last);
         self.handler.finish(&mut o);
