@@ -156,16 +156,8 @@ impl BufferLayout {
         let mut last_space: Option<(usize, usize)> = None;
         let mut mi = self.markers.partition_point(|&m| m < scan_from);
         for g in text.graphemes(true) {
-            while mi < self.markers.len() && self.markers[mi] <= off {
-                if off > row_start {
-                    self.rows.push(Row::Text {
-                        start: row_start,
-                        end: off,
-                    });
-                }
-                self.rows.push(Row::Marker { at: self.markers[mi] });
-                (row_start, col, last_space) = (off, 0, None);
-                mi += 1;
+            if self.push_markers_until(off, &mut row_start, &mut mi) {
+                (col, last_space) = (0, None);
             }
             let n = g.chars().count();
             if is_newline(g) {
@@ -215,21 +207,29 @@ impl BufferLayout {
             }
             off += n;
         }
-        while mi < self.markers.len() && self.markers[mi] <= off {
-            if off > row_start {
-                self.rows.push(Row::Text {
-                    start: row_start,
-                    end: off,
-                });
-            }
-            self.rows.push(Row::Marker { at: self.markers[mi] });
-            row_start = off;
-            mi += 1;
-        }
+        self.push_markers_until(off, &mut row_start, &mut mi);
         self.rows.push(Row::Text {
             start: row_start,
             end: off,
         });
+    }
+
+    /// Puts a marker row for every marker from `mi` at or before `off`, each
+    /// ending the text row before it; says whether it put any.
+    fn push_markers_until(&mut self, off: usize, row_start: &mut usize, mi: &mut usize) -> bool {
+        let first = *mi;
+        while *mi < self.markers.len() && self.markers[*mi] <= off {
+            if off > *row_start {
+                self.rows.push(Row::Text {
+                    start: *row_start,
+                    end: off,
+                });
+            }
+            self.rows.push(Row::Marker { at: self.markers[*mi] });
+            *row_start = off;
+            *mi += 1;
+        }
+        *mi > first
     }
 
     /// Index of the row that shows char `at`.
