@@ -3,8 +3,9 @@
 //! sample-logs/README.md is expected.json. `UPDATE_SAMPLES=1` rewrites both
 //! from what `scan` says now (review the diff).
 
+mod common;
+
 use std::path::Path;
-use std::process::Command;
 
 use serde_json::{json, Value};
 
@@ -18,12 +19,9 @@ fn expected() -> Value {
 
 /// (detector, event, reason) of every detection `scan` reports.
 fn scan(file: &str, profile: &str) -> Vec<Value> {
-    let out = Command::new(env!("CARGO_BIN_EXE_loopscope"))
+    let out = common::loopscope_at_root()
         .args(["scan", "--json", "--profile", profile])
         .arg(format!("sample-logs/{file}"))
-        .current_dir(ROOT)
-        .env_remove("LOOPSCOPE_CONFIG")
-        .env("XDG_CONFIG_HOME", "/nonexistent")
         .output()
         .unwrap();
     assert!(

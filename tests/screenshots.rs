@@ -2,8 +2,11 @@
 //! draws now (each line of screenshots/make.sh is run), every picture is
 //! well-formed SVG, and a picture of a fired detector shows its reason.
 
+mod common;
+
 use std::path::Path;
-use std::process::Command;
+
+use common::loopscope_at_root as loopscope;
 
 use loopscope::render::svg::{to_svg, CELL_H, CELL_W};
 use ratatui::buffer::Buffer;
@@ -13,15 +16,6 @@ use serde_json::Value;
 use unicode_width::UnicodeWidthChar;
 
 const ROOT: &str = env!("CARGO_MANIFEST_DIR");
-
-fn loopscope() -> Command {
-    let mut cmd = Command::new(env!("CARGO_BIN_EXE_loopscope"));
-    cmd.current_dir(ROOT)
-        .env_remove("LOOPSCOPE_CONFIG")
-        .env_remove("NO_COLOR")
-        .env("XDG_CONFIG_HOME", "/nonexistent");
-    cmd
-}
 
 /// A shell line split into words; single quotes group (all make.sh needs).
 fn words(line: &str) -> Vec<String> {

@@ -3,6 +3,17 @@
 
 pub mod tmux;
 
+/// This build's `loopscope`, run from the project root as a fresh user
+/// would: no config file, no NO_COLOR.
+pub fn loopscope_at_root() -> std::process::Command {
+    let mut cmd = std::process::Command::new(env!("CARGO_BIN_EXE_loopscope"));
+    cmd.current_dir(env!("CARGO_MANIFEST_DIR"))
+        .env_remove("LOOPSCOPE_CONFIG")
+        .env_remove("NO_COLOR")
+        .env("XDG_CONFIG_HOME", "/nonexistent");
+    cmd
+}
+
 use loopscope::{Choices, Detection, Engine, Event, Profile, Setup};
 use serde_json::Value;
 
