@@ -363,14 +363,8 @@ fn run_view(
 /// format, then every event. Converting the output again gives the same bytes.
 fn run_convert(args: &ConvertArgs) -> Result<i32, String> {
     let opened = formats::open_input(&args.file, args.input.format)?;
-    if let Some(out) = &args.output {
-        let same = std::fs::canonicalize(out)
-            .ok()
-            .zip(std::fs::canonicalize(&args.file).ok())
-            .is_some_and(|(a, b)| a == b);
-        if same {
-            return Err(format!("{}: refusing to write over the input", out.display()));
-        }
+    if let Some(out) = args.output.as_deref().filter(|out| same_file(out, &args.file)) {
+        return Err(format!("{}: refusing to write over the input", out.display()));
     }
     let mut sink: Box<dyn Write> = match &args.output {
         Some(p) => Box::new(io::BufWriter::new(
@@ -445,6 +439,14 @@ fn read_events(
     Ok((events, format))
 }
 
+/// Whether two paths name one existing file (loopscope never writes to what it reads).
+fn same_file(a: &std::path::Path, b: &std::path::Path) -> bool {
+    std::fs::canonicalize(a)
+        .ok()
+        .zip(std::fs::canonicalize(b).ok())
+        .is_some_and(|(a, b)| a == b)
+}
+
 fn write_output(output: Option<&std::path::Path>, text: &str) -> Result<(), String> {
     match output {
         Some(p) => std::fs::write(p, text).map_err(|e| format!("{}: {}", p.display(), loopscope::io_reason(&e))),
@@ -474,11 +476,7 @@ fn run_screenshot(args: &ScreenshotArgs) -> Result<i32, String> {
 }
 
 fn run_replay_into(args: &ReplayIntoArgs) -> Result<i32, String> {
-    let same = std::fs::canonicalize(&args.target)
-        .ok()
-        .zip(std::fs::canonicalize(&args.source).ok())
-        .is_some_and(|(a, b)| a == b);
-    if same {
+    if same_file(&args.target, &args.source) {
         return Err(format!("{}: refusing to write over the source", args.target.display()));
     }
     let (events, _) = read_events(&args.source, args.input.format)?;

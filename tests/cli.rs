@@ -370,6 +370,12 @@ fn the_input_file_is_never_written() {
         std::fs::metadata(&f).unwrap().modified().unwrap(),
     );
     env.cmd().args(["scan", "loop.jsonl"]).assert().code(1);
+    // Commands that write refuse to write over what they read.
+    env.cmd()
+        .args(["replay-into", "loop.jsonl", "./loop.jsonl"])
+        .assert()
+        .code(2)
+        .stderr("loopscope: ./loop.jsonl: refusing to write over the source\n");
     let after = (
         std::fs::read(&f).unwrap(),
         std::fs::metadata(&f).unwrap().modified().unwrap(),
