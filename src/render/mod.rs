@@ -88,11 +88,8 @@ pub fn screenshot(events: Vec<Event>, format: Format, setup: Setup, shot: &Shot)
                 ids.join(", ")
             ));
         };
-        app.selected_detector = index;
         app.focus = Pane::Detectors;
-        if let Some(d) = app.selected_detection().cloned() {
-            app.show_detection(&d);
-        }
+        app.select_detector(index);
     }
     for c in shot.keys.chars() {
         app.update(Action::Key(KeyEvent::new(KeyCode::Char(c), KeyModifiers::NONE)), now);

@@ -444,6 +444,14 @@ impl App {
             .and_then(|s| self.detection_of(s))
     }
 
+    /// Selects the `i`th detector; a fired one brings its evidence into view.
+    pub fn select_detector(&mut self, i: usize) {
+        self.selected_detector = i.min(self.states.len().saturating_sub(1));
+        if let Some(d) = self.selected_detection().cloned() {
+            self.show_detection(&d);
+        }
+    }
+
     /// Selects the detector of `d` and brings its evidence into view.
     pub fn show_detection(&mut self, d: &Detection) {
         if let Some(i) = self.states.iter().position(|s| s.id == d.detector) {

@@ -321,14 +321,7 @@ impl App {
                 }
             }
             Pane::Detectors => {
-                let n = self.states.len();
-                if n == 0 {
-                    return;
-                }
-                self.selected_detector = self.selected_detector.saturating_add_signed(delta).min(n - 1);
-                if let Some(d) = self.selected_detection().cloned() {
-                    self.show_detection(&d);
-                }
+                self.select_detector(self.selected_detector.saturating_add_signed(delta));
             }
             Pane::Timeline => {
                 let n = self.timeline.entries().len();
