@@ -13,13 +13,12 @@
 
 mod common;
 
-use std::io::{BufRead, BufReader};
 use std::path::Path;
 use std::process::{Command, Output, Stdio};
-use std::sync::mpsc;
 use std::time::{Duration, Instant};
 
 use common::tmux::Tmux;
+use common::{interrupt, lines_of};
 
 const ROOT: &str = env!("CARGO_MANIFEST_DIR");
 
@@ -160,21 +159,8 @@ fn run_finite(s: &Scratch, cmd: &str) -> String {
 
 /// Runs until its first line of output, then is interrupted as a user would.
 fn run_follow(s: &Scratch, cmd: &str) -> String {
-    use std::os::unix::process::CommandExt;
-    let mut child = s
-        .sh(cmd)
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .process_group(0)
-        .spawn()
-        .unwrap();
-    let stdout = child.stdout.take().unwrap();
-    let (tx, rx) = mpsc::channel();
-    std::thread::spawn(move || {
-        for line in BufReader::new(stdout).lines().map_while(Result::ok) {
-            let _ = tx.send(line);
-        }
-    });
+    let mut child = s.sh(cmd).stdout(Stdio::piped()).stderr(Stdio::piped()).spawn().unwrap();
+    let rx = lines_of(child.stdout.take().unwrap());
     let mut printed = vec![rx
         .recv_timeout(Duration::from_secs(20))
         .unwrap_or_else(|_| panic!("{cmd}: printed nothing in 20 s"))];
@@ -183,18 +169,11 @@ fn run_follow(s: &Scratch, cmd: &str) -> String {
         printed.push(line);
     }
     // (Only loopscope: hooks it started may still be running.)
-    let killed = Command::new("kill")
-        .args(["-INT", &child.id().to_string()])
-        .status()
-        .unwrap();
-    assert!(killed.success());
+    interrupt(&child);
     let out = wait_with_timeout(child, Duration::from_secs(10), cmd);
     check_status(cmd, &out);
     printed.extend(rx.try_iter());
-    printed.join(
-        "
-",
-    )
+    printed.join("\n")
 }
 
 fn run_viewer(s: &Scratch, cmd: &str, n: usize) {

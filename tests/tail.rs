@@ -2,13 +2,16 @@
 //! the output, its order, and the file's life (split lines, truncation,
 //! rotation, delete-and-recreate), `--on-detect`, standard input.
 
+mod common;
+
 use std::fs::OpenOptions;
-use std::io::{BufRead, BufReader, Write};
+use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
-use std::sync::mpsc::{self, Receiver};
+use std::sync::mpsc::Receiver;
 use std::time::Duration;
 
+use common::{interrupt, lines_of};
 use serde_json::{json, Value};
 
 const BIN: &str = env!("CARGO_BIN_EXE_loopscope");
@@ -18,18 +21,6 @@ struct Tail {
     child: Child,
     out: Receiver<String>,
     err: Receiver<String>,
-}
-
-fn lines_of(r: impl std::io::Read + Send + 'static) -> Receiver<String> {
-    let (tx, rx) = mpsc::channel();
-    std::thread::spawn(move || {
-        for line in BufReader::new(r).lines().map_while(Result::ok) {
-            if tx.send(line).is_err() {
-                break;
-            }
-        }
-    });
-    rx
 }
 
 impl Tail {
@@ -81,10 +72,7 @@ impl Tail {
 
     /// Interrupts it like Ctrl-C does and returns the exit code.
     fn stop(mut self) -> i32 {
-        Command::new("kill")
-            .args(["-INT", &self.child.id().to_string()])
-            .status()
-            .unwrap();
+        interrupt(&self.child);
         self.child.wait().unwrap().code().unwrap_or(-1)
     }
 }

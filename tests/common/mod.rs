@@ -3,6 +3,29 @@
 
 pub mod tmux;
 
+/// The lines a child writes to a pipe, as they come.
+pub fn lines_of(r: impl std::io::Read + Send + 'static) -> std::sync::mpsc::Receiver<String> {
+    use std::io::BufRead;
+    let (tx, rx) = std::sync::mpsc::channel();
+    std::thread::spawn(move || {
+        for line in std::io::BufReader::new(r).lines().map_while(Result::ok) {
+            if tx.send(line).is_err() {
+                break;
+            }
+        }
+    });
+    rx
+}
+
+/// Interrupts a child as Ctrl-C would (SIGINT to it alone).
+pub fn interrupt(child: &std::process::Child) {
+    let sent = std::process::Command::new("kill")
+        .args(["-INT", &child.id().to_string()])
+        .status()
+        .unwrap();
+    assert!(sent.success(), "kill -INT {}", child.id());
+}
+
 /// This build's `loopscope`, run from the project root as a fresh user
 /// would: no config file, no NO_COLOR.
 pub fn loopscope_at_root() -> std::process::Command {
