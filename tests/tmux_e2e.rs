@@ -116,7 +116,7 @@ fn tail_shows_appended_lines_live_and_pausing_keeps_reading() {
     append(call);
     let screen = t.wait_for("tool-repeat FIRED");
     println!(
-        "tail TUI: append -> FIRED on screen (tmux capture) {:?}",
+        "tail TUI: append -> FIRED on a settled screen (tmux capture polled every 50 ms, +30 ms settle) {:?}",
         appended.elapsed()
     );
     assert!(screen.contains("⚠ tool-repeat"), "{screen}");

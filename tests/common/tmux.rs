@@ -72,13 +72,20 @@ impl Tmux {
         self.wait_for_any(&[text])
     }
 
-    /// Waits until one of `texts` is on screen; fails with the screen.
+    /// Waits until one of `texts` is on a settled screen; fails with the screen.
+    /// A capture can land in the middle of a frame being written (the top
+    /// drawn, the rest not yet), so a screen counts once a second capture
+    /// shortly after is the same.
     pub fn wait_for_any(&self, texts: &[&str]) -> String {
         let start = Instant::now();
         loop {
             let screen = self.screen();
             if texts.iter().any(|t| screen.contains(t)) {
-                return screen;
+                std::thread::sleep(Duration::from_millis(30));
+                if self.screen() == screen {
+                    return screen;
+                }
+                continue;
             }
             assert!(
                 start.elapsed() < Duration::from_secs(20),
