@@ -225,7 +225,7 @@ impl History {
     /// Drops everything before `new_start`. Positions there stop counting
     /// by themselves; storage and stale map entries are swept now and then
     /// so the cost stays proportional to what was appended.
-    fn cut_front(&mut self, new_start: usize, max_history: usize) {
+    fn cut_front(&mut self, new_start: usize, max_history: usize, utf16: bool) {
         self.start = new_start;
         if self.index < new_start {
             self.prev_same.resize(new_start - self.base, NONE);
@@ -234,18 +234,50 @@ impl History {
         while self.segments.front().is_some_and(|s| s.start + s.len <= new_start) {
             self.segments.pop_front();
         }
-        let dead = self.start - self.base;
+        self.trim_front_segment(utf16);
+        // The front segment may start a unit early (a surrogate pair cut in
+        // half); storage is kept from there.
+        let keep_from = self.segments.front().map_or(self.start, |s| s.start.min(self.start));
+        let dead = keep_from - self.base;
         let live = self.units.len() - dead;
         if dead > 4096 && dead > 3 * live {
             self.units.drain(..dead);
             self.prefix.drain(..dead);
             self.prev_same.drain(..dead.min(self.prev_same.len()));
-            self.base = self.start;
+            self.base = keep_from;
         }
         if self.stats.len() > 4 * max_history.max(1024) {
             let start = self.start;
             self.stats.retain(|_, last| *last >= start);
         }
+    }
+
+    /// A delta longer than the history straddles its start: the part that
+    /// left is taken off the segment (its chars counted into `chan_start`),
+    /// so a segment never reaches into storage that is swept away. Each
+    /// unit is counted once, so this stays proportional to what was appended.
+    fn trim_front_segment(&mut self, utf16: bool) {
+        let Some(seg) = self.segments.front().copied() else {
+            return;
+        };
+        let mut cut = self.start;
+        // Never split a surrogate pair: the pair's char stays in the segment.
+        if utf16 && cut > seg.start && self.units.get(cut - self.base).is_some_and(|u| (0xDC00..=0xDFFF).contains(u)) {
+            cut -= 1;
+        }
+        if cut <= seg.start {
+            return;
+        }
+        let gone = &self.units[seg.start - self.base..cut - self.base];
+        let chars = if utf16 {
+            gone.iter().filter(|&&u| !(0xDC00..=0xDFFF).contains(&u)).count()
+        } else {
+            gone.len()
+        };
+        let front = self.segments.front_mut().expect("checked above");
+        front.start = cut;
+        front.len -= cut - seg.start;
+        front.chan_start += chars;
     }
 
     /// The newest `limit` positions still in history of the chunk whose
@@ -344,7 +376,7 @@ impl ChunkChant {
         }
         if self.history.len() > self.max_history {
             let new_start = self.history.end() - self.max_history;
-            self.history.cut_front(new_start, self.max_history);
+            self.history.cut_front(new_start, self.max_history, self.utf16);
         }
     }
 
