@@ -25,7 +25,8 @@ pub fn convert(mut opened: Opened, name: &str, out: &mut dyn Write, err: &mut dy
                         writeln!(out, "{}", meta(opened.format.name()).to_json())?;
                     }
                 }
-                writeln!(out, "{}", e.to_json())
+                // Escaped so the output is safe on a terminal; the same data.
+                writeln!(out, "{}", crate::sanitize::json(&e.to_json().to_string()))
             }
             Item::Problem(p) => writeln!(err, "loopscope: warning: {name}: {p}"),
         })();

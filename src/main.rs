@@ -10,6 +10,7 @@ use loopscope::detect::Family;
 use loopscope::formats::{self, FormatChoice};
 use loopscope::render::{At, Shot};
 use loopscope::replay::{feed, PacingRules};
+use loopscope::sanitize::Terminal;
 use loopscope::scan::{self, Input, ScanOptions, EXIT_ERROR};
 use loopscope::tail::{run_headless, HeadlessOptions, Target};
 use loopscope::tui::{self, theme::Theme, LiveOptions, ViewOptions};
@@ -332,7 +333,7 @@ fn main() -> ExitCode {
     match result {
         Ok(code) => ExitCode::from(code as u8),
         Err(msg) => {
-            eprintln!("loopscope: {msg}");
+            eprintln!("loopscope: {}", loopscope::sanitize::text(&msg));
             ExitCode::from(EXIT_ERROR as u8)
         }
     }
@@ -362,21 +363,29 @@ fn run_view(
 /// Writes the input as native JSONL: a `meta` line naming the source
 /// format, then every event. Converting the output again gives the same bytes.
 fn run_convert(args: &ConvertArgs) -> Result<i32, String> {
+    refuse_writing_into(args.output.as_deref(), &[&args.file])?;
     let opened = formats::open_input(&args.file, args.input.format)?;
-    if let Some(out) = args.output.as_deref().filter(|out| same_file(out, &args.file)) {
-        return Err(format!("{}: refusing to write over the input", out.display()));
-    }
-    let mut sink: Box<dyn Write> = match &args.output {
-        Some(p) => Box::new(io::BufWriter::new(
-            std::fs::File::create(p).map_err(|e| format!("{}: {}", p.display(), loopscope::io_reason(&e)))?,
-        )),
-        None => Box::new(io::BufWriter::new(io::stdout().lock())),
-    };
     let name = args.file.display().to_string();
-    match loopscope::convert::convert(opened, &name, &mut sink, &mut io::stderr()) {
-        Ok(()) => Ok(0),
-        Err(e) if e.kind() == io::ErrorKind::BrokenPipe => Ok(0),
-        Err(e) => Err(loopscope::io_reason(&e)),
+    let mut err = Terminal::new(io::stderr());
+    match &args.output {
+        Some(p) => loopscope::files::write_atomically(p, |w| loopscope::convert::convert(opened, &name, w, &mut err)),
+        None => {
+            let mut out = io::BufWriter::new(Terminal::new(io::stdout().lock()));
+            match loopscope::convert::convert(opened, &name, &mut out, &mut err).and_then(|()| out.flush()) {
+                Err(e) if e.kind() != io::ErrorKind::BrokenPipe => Err(loopscope::io_reason(&e)),
+                _ => Ok(()),
+            }
+        }
+    }?;
+    Ok(0)
+}
+
+/// loopscope never writes to a file it reads: neither `-o` nor standard
+/// output may be one of the inputs (compared as files, not as paths).
+fn refuse_writing_into(output: Option<&std::path::Path>, inputs: &[&std::path::Path]) -> Result<(), String> {
+    match output {
+        Some(out) => loopscope::files::refuse_if_input(out, inputs),
+        None => loopscope::files::refuse_stdout_into_input(inputs),
     }
 }
 
@@ -401,8 +410,11 @@ fn run_tail(args: &TailArgs) -> Result<i32, String> {
             bell: args.bell,
             on_detect: args.on_detect.clone(),
         };
+        if let Target::File(path) = &target {
+            refuse_writing_into(None, &[path])?;
+        }
         // Stderr unlocked: hook threads report failures on it too.
-        let (mut out, mut err) = (io::stdout().lock(), io::stderr());
+        let (mut out, mut err) = (Terminal::new(io::stdout().lock()), Terminal::new(io::stderr()));
         return match run_headless(&target, &setup, &opts, &mut out, &mut err) {
             Err(e) if e.kind() == io::ErrorKind::BrokenPipe => Ok(0),
             other => other.map_err(|e| loopscope::io_reason(&e)),
@@ -430,27 +442,22 @@ fn read_events(
     let format = opened.format;
     let mut decoder = opened.decoder;
     let mut events = Vec::new();
-    let name = path.display();
+    let name = loopscope::sanitize::path(path);
     formats::decode_all(opened.reader, &mut *decoder, |item| match item {
         formats::Item::Event(e) => events.push(e),
-        formats::Item::Problem(p) => eprintln!("loopscope: warning: {name}: {p}"),
+        formats::Item::Problem(p) => eprintln!(
+            "loopscope: warning: {name}: {}",
+            loopscope::sanitize::line(&p.to_string())
+        ),
     })
     .map_err(|e| format!("{name}: {}", loopscope::io_reason(&e)))?;
     Ok((events, format))
 }
 
-/// Whether two paths name one existing file (loopscope never writes to what it reads).
-fn same_file(a: &std::path::Path, b: &std::path::Path) -> bool {
-    std::fs::canonicalize(a)
-        .ok()
-        .zip(std::fs::canonicalize(b).ok())
-        .is_some_and(|(a, b)| a == b)
-}
-
 fn write_output(output: Option<&std::path::Path>, text: &str) -> Result<(), String> {
     match output {
-        Some(p) => std::fs::write(p, text).map_err(|e| format!("{}: {}", p.display(), loopscope::io_reason(&e))),
-        None => match io::stdout().lock().write_all(text.as_bytes()) {
+        Some(p) => loopscope::files::write_atomically(p, |w| w.write_all(text.as_bytes())),
+        None => match Terminal::new(io::stdout().lock()).write_all(text.as_bytes()) {
             Err(e) if e.kind() != io::ErrorKind::BrokenPipe => Err(loopscope::io_reason(&e)),
             _ => Ok(()),
         },
@@ -459,6 +466,7 @@ fn write_output(output: Option<&std::path::Path>, text: &str) -> Result<(), Stri
 
 fn run_screenshot(args: &ScreenshotArgs) -> Result<i32, String> {
     let setup = args.detectors.setup()?;
+    refuse_writing_into(args.output.as_deref(), &[&args.file])?;
     let (events, format) = read_events(&args.file, args.input.format)?;
     let shot = Shot {
         name: args.file.display().to_string(),
@@ -476,9 +484,9 @@ fn run_screenshot(args: &ScreenshotArgs) -> Result<i32, String> {
 }
 
 fn run_replay_into(args: &ReplayIntoArgs) -> Result<i32, String> {
-    if same_file(&args.target, &args.source) {
-        return Err(format!("{}: refusing to write over the source", args.target.display()));
-    }
+    // Written as it goes (that is the point: a file to tail), so no
+    // temporary file; never one of the files the source is read from.
+    loopscope::files::refuse_if_input(&args.target, &[&args.source])?;
     let (events, _) = read_events(&args.source, args.input.format)?;
     let mut out = std::fs::File::create(&args.target)
         .map_err(|e| format!("{}: {}", args.target.display(), loopscope::io_reason(&e)))?;
@@ -489,7 +497,7 @@ fn run_replay_into(args: &ReplayIntoArgs) -> Result<i32, String> {
     eprintln!(
         "loopscope: writing {} events into {}",
         events.len(),
-        args.target.display()
+        loopscope::sanitize::path(&args.target)
     );
     loopscope::replay::write_paced(&events, rules, args.speed, &mut out, std::thread::sleep)
         .map_err(|e| loopscope::io_reason(&e))?;
@@ -502,7 +510,15 @@ fn run_scan(inputs: Vec<Input>, json: bool, input: InputFlags, flags: &DetectorF
         format: input.format,
         json,
     };
-    let (mut out, mut err) = (io::stdout().lock(), io::stderr().lock());
+    let paths: Vec<&std::path::Path> = inputs
+        .iter()
+        .filter_map(|i| match i {
+            Input::Path(p) => Some(p.as_path()),
+            _ => None,
+        })
+        .collect();
+    refuse_writing_into(None, &paths)?;
+    let (mut out, mut err) = (Terminal::new(io::stdout().lock()), Terminal::new(io::stderr().lock()));
     match scan::run(&inputs, &opts, &mut out, &mut err) {
         Ok(code) => Ok(code),
         // A closed pipe (`| head`) is the reader's choice, not an error.

@@ -105,7 +105,9 @@ pub fn run(inputs: &[Input], opts: &ScanOptions, out: &mut dyn Write, err: &mut 
             &opts.setup,
             |d| {
                 if opts.json && write_error.is_none() {
-                    if let Err(e) = writeln!(out, "{}", json_line(&name, d)).and_then(|_| out.flush()) {
+                    if let Err(e) = writeln!(out, "{}", crate::sanitize::json(&json_line(&name, d).to_string()))
+                        .and_then(|_| out.flush())
+                    {
                         write_error = Some(e);
                     }
                 }

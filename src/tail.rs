@@ -168,19 +168,20 @@ pub fn run_headless(
                         }
                         detected = true;
                         let line = if opts.json {
-                            json_line(&name, &d).to_string()
+                            crate::sanitize::json(&json_line(&name, &d).to_string()).into_owned()
                         } else {
                             human_line(&name, &d)
                         };
                         writeln!(out, "{line}")?;
                         out.flush()?;
                         if opts.bell {
-                            let _ = err.write_all(b"\x07");
+                            // The one control character printed on purpose, past the sanitizer.
+                            let _ = io::stderr().write_all(b"\x07");
                         }
                         if let Some(h) = &hook {
                             h.run(&d, false, |r| {
                                 if let Err(msg) = r {
-                                    eprintln!("loopscope: {msg}");
+                                    eprintln!("loopscope: {}", crate::sanitize::text(&msg));
                                 }
                             });
                         }

@@ -375,7 +375,7 @@ fn the_input_file_is_never_written() {
         .args(["replay-into", "loop.jsonl", "./loop.jsonl"])
         .assert()
         .code(2)
-        .stderr("loopscope: ./loop.jsonl: refusing to write over the source\n");
+        .stderr("loopscope: ./loop.jsonl: is the same file as the input loop.jsonl; refusing to write over it\n");
     let after = (
         std::fs::read(&f).unwrap(),
         std::fs::metadata(&f).unwrap().modified().unwrap(),

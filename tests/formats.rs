@@ -215,7 +215,7 @@ fn converting_the_output_again_gives_the_same_bytes() {
         .code(2)
         .get_output()
         .clone();
-    assert!(String::from_utf8_lossy(&out.stderr).contains("refusing to write over the input"));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("refusing to write over it"));
 }
 
 #[test]

@@ -11,7 +11,11 @@ fn spanned(buffer: &str, d: &loopscope::Detection) -> Vec<String> {
     d.spans
         .iter()
         .map(|s| {
-            assert!(s.start < s.end && s.end <= chars.len(), "span {s:?} outside {} chars", chars.len());
+            assert!(
+                s.start < s.end && s.end <= chars.len(),
+                "span {s:?} outside {} chars",
+                chars.len()
+            );
             chars[s.start..s.end].iter().collect()
         })
         .collect()
@@ -92,5 +96,186 @@ fn long_deltas_through_a_small_history_after_many_sweeps() {
     let chunk = chunk.trim_end_matches('\u{FFFD}');
     for t in spanned(&buffer, &found[0]) {
         assert!(t.starts_with(chunk), "{t:?} is not {chunk:?}");
+    }
+}
+
+// ---- loopscope never writes to a file it reads ----
+
+fn lines(events: &[Event]) -> String {
+    events.iter().map(|e| e.to_json().to_string() + "\n").collect()
+}
+
+fn clean_stream() -> String {
+    lines(&[
+        Event::prompt("hi"),
+        Event::request(),
+        Event::reasoning("thinking about it"),
+    ])
+}
+
+/// Runs a command in `dir` and asserts it refused (exit 2, one line) and
+/// left `kept` byte-identical.
+fn assert_refused(dir: &std::path::Path, args: &[&str], kept: &std::path::Path) {
+    let before = std::fs::read(kept).unwrap();
+    let out = common::loopscope_at_root()
+        .current_dir(dir)
+        .args(args)
+        .output()
+        .unwrap();
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{args:?}: {err}");
+    assert!(err.contains("refusing to write"), "{args:?}: {err}");
+    assert_eq!(err.lines().count(), 1, "{err}");
+    assert_eq!(
+        std::fs::read(kept).unwrap(),
+        before,
+        "{args:?} changed {}",
+        kept.display()
+    );
+}
+
+#[test]
+fn outputs_that_are_inputs_by_hard_link_symlink_or_task_folder_are_refused() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    let input = d.join("in.jsonl");
+    std::fs::write(&input, clean_stream()).unwrap();
+    std::fs::hard_link(&input, d.join("hard.jsonl")).unwrap();
+    std::os::unix::fs::symlink(&input, d.join("soft.jsonl")).unwrap();
+    for out in ["hard.jsonl", "soft.jsonl", "in.jsonl", "./in.jsonl"] {
+        assert_refused(d, &["convert", "in.jsonl", "-o", out], &input);
+        assert_refused(d, &["screenshot", "in.jsonl", "-o", out], &input);
+        assert_refused(d, &["replay-into", "in.jsonl", out], &input);
+    }
+    // A Cline task folder: its own files, and new files inside it.
+    let task = d.join("task");
+    std::fs::create_dir(&task).unwrap();
+    let ui = task.join("ui_messages.json");
+    std::fs::write(
+        &ui,
+        r#"[{"ts":1,"type":"say","say":"task","text":"do it"},{"ts":2,"type":"say","say":"text","text":"ok"}]"#,
+    )
+    .unwrap();
+    assert_refused(d, &["convert", "task", "-o", "task/ui_messages.json"], &ui);
+    assert_refused(d, &["replay-into", "task", "task/ui_messages.json"], &ui);
+    assert_refused(d, &["convert", "task", "-o", "task/out.jsonl"], &ui);
+    assert!(!task.join("out.jsonl").exists());
+}
+
+#[test]
+fn standard_output_appended_to_an_input_is_refused() {
+    let dir = tempfile::tempdir().unwrap();
+    let input = dir.path().join("in.jsonl");
+    std::fs::write(&input, clean_stream()).unwrap();
+    for args in [&["scan", "in.jsonl"][..], &["convert", "in.jsonl"][..]] {
+        let before = std::fs::read(&input).unwrap();
+        let append = std::fs::OpenOptions::new().append(true).open(&input).unwrap();
+        let out = common::loopscope_at_root()
+            .current_dir(dir.path())
+            .args(args)
+            .stdout(append)
+            .output()
+            .unwrap();
+        assert_eq!(out.status.code(), Some(2), "{args:?}");
+        assert!(String::from_utf8_lossy(&out.stderr).contains("standard output is"));
+        assert_eq!(std::fs::read(&input).unwrap(), before);
+    }
+}
+
+#[test]
+fn a_successful_output_is_complete_and_leaves_no_temporary_file() {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(dir.path().join("in.jsonl"), clean_stream()).unwrap();
+    std::fs::write(dir.path().join("out.jsonl"), "old contents\n").unwrap();
+    let out = common::loopscope_at_root()
+        .current_dir(dir.path())
+        .args(["convert", "in.jsonl", "-o", "out.jsonl"])
+        .output()
+        .unwrap();
+    assert!(out.status.success());
+    let written = std::fs::read_to_string(dir.path().join("out.jsonl")).unwrap();
+    assert!(written.starts_with("{\"type\":\"meta\"") && written.contains("thinking about it"));
+    assert_eq!(std::fs::read_dir(dir.path()).unwrap().count(), 2);
+}
+
+// ---- nothing from a log reaches a terminal raw ----
+
+const OSC52: &str = "\u{1b}]52;c;aGVsbG8=\u{7}";
+const TITLE: &str = "\u{1b}]0;pwned\u{1b}\\";
+const C1_CSI: &str = "\u{9b}2J";
+const BIDI: &str = "\u{202e}gnp.exe";
+
+fn hostile_tool_loop() -> String {
+    let name = format!("read{OSC52}{TITLE}{C1_CSI}{BIDI}");
+    let mut events = vec![Event::prompt(&format!("go{OSC52}")), Event::request()];
+    for _ in 0..6 {
+        events.push(Event::tool_call(
+            &name,
+            serde_json::json!({"path": format!("a{TITLE}")}),
+        ));
+    }
+    lines(&events)
+}
+
+fn assert_terminal_safe(what: &str, bytes: &[u8]) {
+    let text = String::from_utf8_lossy(bytes);
+    for c in text.chars() {
+        assert!(
+            c == '\n' || !loopscope::sanitize::is_unsafe(c),
+            "{what} printed {:?} raw: {text:?}",
+            c
+        );
+    }
+}
+
+#[test]
+fn scan_prints_no_escape_from_a_log_or_a_file_name() {
+    let dir = tempfile::tempdir().unwrap();
+    let name = format!("x{TITLE}{C1_CSI}.jsonl");
+    std::fs::write(dir.path().join(&name), hostile_tool_loop()).unwrap();
+    std::fs::write(
+        dir.path().join("bad.jsonl"),
+        format!("{{\"type\":\"{OSC52}\"\nnot json {TITLE}\n"),
+    )
+    .unwrap();
+    for json in [false, true] {
+        let mut cmd = common::loopscope_at_root();
+        cmd.current_dir(dir.path())
+            .args(["scan", &name, "bad.jsonl", "missing{OSC52}.jsonl"]);
+        if json {
+            cmd.arg("--json");
+        }
+        let out = cmd.output().unwrap();
+        assert_eq!(out.status.code(), Some(2));
+        assert_terminal_safe("scan stdout", &out.stdout);
+        assert_terminal_safe("scan stderr", &out.stderr);
+        let stdout = String::from_utf8_lossy(&out.stdout);
+        assert!(stdout.contains("tool-repeat"), "{stdout}");
+        if json {
+            // The JSON still carries the exact name, escaped.
+            let first: serde_json::Value = serde_json::from_str(stdout.lines().next().unwrap()).unwrap();
+            assert_eq!(first["file"], serde_json::Value::String(name.clone()));
+            assert!(first["reason"].as_str().unwrap().contains("read"));
+        }
+    }
+}
+
+#[test]
+fn tail_no_tui_prints_no_escape_from_a_log() {
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("t.jsonl");
+    std::fs::write(&file, hostile_tool_loop()).unwrap();
+    for json in [false, true] {
+        let mut cmd = common::loopscope_at_root();
+        cmd.args(["tail", "--no-tui", "--from-start", "-"])
+            .stdin(std::fs::File::open(&file).unwrap());
+        if json {
+            cmd.arg("--json");
+        }
+        let out = cmd.output().unwrap();
+        assert_eq!(out.status.code(), Some(1));
+        assert_terminal_safe("tail stdout", &out.stdout);
+        assert_terminal_safe("tail stderr", &out.stderr);
+        assert!(String::from_utf8_lossy(&out.stdout).contains("tool-repeat"));
     }
 }

@@ -262,7 +262,13 @@ impl History {
         };
         let mut cut = self.start;
         // Never split a surrogate pair: the pair's char stays in the segment.
-        if utf16 && cut > seg.start && self.units.get(cut - self.base).is_some_and(|u| (0xDC00..=0xDFFF).contains(u)) {
+        if utf16
+            && cut > seg.start
+            && self
+                .units
+                .get(cut - self.base)
+                .is_some_and(|u| (0xDC00..=0xDFFF).contains(u))
+        {
             cut -= 1;
         }
         if cut <= seg.start {

@@ -10,28 +10,11 @@ use unicode_width::UnicodeWidthStr;
 /// Tab stops every this many columns.
 pub const TAB: usize = 4;
 
-/// The visible stand-in for a character that must not be sent to a terminal.
-pub fn placeholder(c: char) -> Option<char> {
-    match c {
-        // C0 controls as their Control Pictures (␀ … ␟), DEL as ␡.
-        '\u{0}'..='\u{1f}' => char::from_u32(0x2400 + c as u32),
-        '\u{7f}' => Some('␡'),
-        // C1 controls and bidi overrides/isolates could reorder or hide text.
-        '\u{80}'..='\u{9f}' | '\u{200e}' | '\u{200f}' | '\u{202a}'..='\u{202e}' | '\u{2066}'..='\u{2069}' => Some('�'),
-        _ => None,
-    }
-}
+pub use crate::sanitize::placeholder;
 
-/// Log text for a one-line label: newlines shown as ⏎, tabs as a space,
-/// anything unsafe as its placeholder.
+/// Log text for a one-line label (see [`crate::sanitize::line`]).
 pub fn sanitize(text: &str) -> String {
-    text.chars()
-        .map(|c| match c {
-            '\n' => '⏎',
-            '\t' => ' ',
-            c => placeholder(c).unwrap_or(c),
-        })
-        .collect()
+    crate::sanitize::line(text)
 }
 
 /// Like [`sanitize`], cut to at most `max` cells with an ellipsis.
