@@ -139,7 +139,7 @@ mod tests {
             }
             let mut t = Terminal::new(Vec::new());
             t.write_all(p.as_bytes()).unwrap();
-            write!(t, "name {p}\n").unwrap();
+            writeln!(t, "name {p}").unwrap();
             let printed = String::from_utf8(t.inner).unwrap();
             assert!(!printed.chars().any(|c| c != '\n' && is_unsafe(c)), "{printed:?}");
         }
