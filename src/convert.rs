@@ -13,12 +13,15 @@ use crate::formats::{decode_all, Item, Opened};
 pub fn convert(mut opened: Opened, name: &str, out: &mut dyn Write, err: &mut dyn Write) -> io::Result<()> {
     let mut first = true;
     let mut result = Ok(());
+    let forced = opened.forced_check();
+    let mut events = 0;
     decode_all(opened.reader, &mut *opened.decoder, |item| {
         if result.is_err() {
             return;
         }
         result = (|| match item {
             Item::Event(e) => {
+                events += usize::from(crate::formats::carries_stream(&e));
                 if first {
                     first = false;
                     if !is_native_meta(&e) {
@@ -35,6 +38,9 @@ pub fn convert(mut opened: Opened, name: &str, out: &mut dyn Write, err: &mut dy
         writeln!(out, "{}", meta(opened.format.name()).to_json())?;
     }
     result?;
+    forced
+        .check(events)
+        .map_err(|msg| io::Error::other(format!("{}: {msg}", crate::sanitize::line(name))))?;
     out.flush()
 }
 

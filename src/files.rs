@@ -145,7 +145,17 @@ pub fn write_atomically(output: &Path, write: impl FnOnce(&mut dyn Write) -> io:
         .open(&tmp)
         .map_err(fail)?;
     let mut w = io::BufWriter::new(file);
-    let result = write(&mut w).and_then(|()| w.flush()).and_then(|()| {
+    // What the writer itself refuses (kind Other) is said as it is;
+    // I/O errors are about the output file.
+    if let Err(e) = write(&mut w) {
+        drop(w);
+        let _ = fs::remove_file(&tmp);
+        return Err(match e.kind() {
+            io::ErrorKind::Other => e.to_string(),
+            _ => fail(e),
+        });
+    }
+    let result = w.flush().and_then(|()| {
         // Keep the mode of a file being replaced.
         if let Ok(m) = fs::metadata(&target) {
             let _ = fs::set_permissions(&tmp, m.permissions());

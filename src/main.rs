@@ -112,6 +112,10 @@ struct InputFlags {
     /// claude-code, codex, gemini-cli or cline.
     #[arg(long, default_value = "auto", value_parser = FormatChoice::parse)]
     format: FormatChoice,
+    /// The longest record (line, event, array element, whole document) read;
+    /// a longer one is reported as a bad line and skipped (64M, 1G, …).
+    #[arg(long, default_value = "64M", value_name = "SIZE", value_parser = formats::parse_size)]
+    max_record: usize,
 }
 
 #[derive(Args)]
@@ -315,6 +319,19 @@ impl DetectorFlags {
 
 fn main() -> ExitCode {
     let cli = Cli::parse();
+    let input = match &cli.command {
+        Some(Command::View(a)) => Some(a.input),
+        Some(Command::Tail(a)) => Some(a.input),
+        Some(Command::Convert(a)) => Some(a.input),
+        Some(Command::Screenshot(a)) => Some(a.input),
+        Some(Command::ReplayInto(a)) => Some(a.input),
+        Some(Command::Scan(a)) => Some(a.input),
+        Some(Command::Detectors(_)) => None,
+        None => Some(cli.input),
+    };
+    if let Some(i) = input {
+        formats::set_max_record(i.max_record);
+    }
     let result = match cli.command {
         Some(Command::View(args)) => run_view(Some(args.file), &args.replay, args.input, &args.detectors),
         Some(Command::Tail(args)) => run_tail(&args),
@@ -440,6 +457,7 @@ fn read_events(
 ) -> Result<(Vec<loopscope::Event>, formats::Format), String> {
     let opened = formats::open_input(path, format)?;
     let format = opened.format;
+    let forced = opened.forced_check();
     let mut decoder = opened.decoder;
     let mut events = Vec::new();
     let name = loopscope::sanitize::path(path);
@@ -451,6 +469,9 @@ fn read_events(
         ),
     })
     .map_err(|e| format!("{name}: {}", loopscope::io_reason(&e)))?;
+    forced
+        .check(events.iter().filter(|e| formats::carries_stream(e)).count())
+        .map_err(|msg| format!("{name}: {msg}"))?;
     Ok((events, format))
 }
 

@@ -54,6 +54,8 @@ impl Input {
 #[derive(Debug, Default)]
 pub struct FileScan {
     pub events: usize,
+    /// Events with text, calls, results or verdicts ([`formats::carries_stream`]).
+    pub stream_events: usize,
     pub bad_lines: usize,
     pub detections: Vec<Detection>,
 }
@@ -72,6 +74,7 @@ pub fn scan_one(
     formats::decode_all(input, decoder, |item| match item {
         Item::Event(event) => {
             result.events += 1;
+            result.stream_events += usize::from(formats::carries_stream(&event));
             for d in engine.push(&event) {
                 on_detection(&d);
                 result.detections.push(d);
@@ -98,6 +101,7 @@ pub fn run(inputs: &[Input], opts: &ScanOptions, out: &mut dyn Write, err: &mut 
                 continue;
             }
         };
+        let forced = opened.forced_check();
         let mut write_error = None;
         let scanned = scan_one(
             opened.reader,
@@ -127,6 +131,11 @@ pub fn run(inputs: &[Input], opts: &ScanOptions, out: &mut dyn Write, err: &mut 
                 continue;
             }
         };
+        if let Err(msg) = forced.check(scanned.stream_events) {
+            writeln!(err, "loopscope: {name}: {msg}")?;
+            failed = true;
+            continue;
+        }
         detected |= !scanned.detections.is_empty();
         if !opts.json {
             write_human(out, &name, &scanned)?;

@@ -279,3 +279,127 @@ fn tail_no_tui_prints_no_escape_from_a_log() {
         assert!(String::from_utf8_lossy(&out.stdout).contains("tool-repeat"));
     }
 }
+
+// ---- tiny inputs that once exhausted the machine ----
+
+fn run_in(dir: &std::path::Path, args: &[&str]) -> std::process::Output {
+    common::loopscope_at_root()
+        .current_dir(dir)
+        .args(args)
+        .output()
+        .unwrap()
+}
+
+#[test]
+fn a_cassette_nested_20000_deep_is_refused_not_a_stack_overflow() {
+    let dir = tempfile::tempdir().unwrap();
+    let deep = format!(
+        "interactions:\n- request: {}1{}\n",
+        "[".repeat(20_000),
+        "]".repeat(20_000)
+    );
+    std::fs::write(dir.path().join("deep.yaml"), &deep).unwrap();
+    let out = run_in(dir.path(), &["scan", "deep.yaml"]);
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.code() == Some(0) || out.status.code() == Some(2), "{err}");
+    // The YAML scanner's own limit on flow nesting, or ours on any nesting.
+    assert!(
+        err.contains("nested deeper than 64") || err.contains("recursion limit"),
+        "{err}"
+    );
+    // Block-style nesting too.
+    let block: String = (0..5000).map(|i| format!("{}- \n", "  ".repeat(i))).collect();
+    std::fs::write(dir.path().join("block.yaml"), format!("interactions:\n{block}")).unwrap();
+    let out = run_in(dir.path(), &["scan", "block.yaml"]);
+    assert!(out.status.code().is_some(), "killed by a signal");
+    assert_ne!(out.status.code(), Some(101));
+}
+
+#[test]
+fn a_partial_args_index_of_a_billion_is_a_warning_not_2_gb() {
+    let dir = tempfile::tempdir().unwrap();
+    let line = r#"data: {"candidates":[{"content":{"parts":[{"functionCall":{"name":"f","partialArgs":[{"jsonPath":"$.a[1000000000]","numberValue":1}],"willContinue":true}}]}}],"responseId":"r"}"#;
+    std::fs::write(dir.path().join("g.sse"), format!("{line}\n\n")).unwrap();
+    let out = run_in(dir.path(), &["scan", "g.sse"]);
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(0), "{err}");
+    assert!(err.contains("partialArgs path index"), "{err}");
+}
+
+#[test]
+fn a_zstd_bomb_line_is_skipped_as_it_streams() {
+    let dir = tempfile::tempdir().unwrap();
+    // 64 MB of one line, compressed to a few KB; the limit is lowered to 1M.
+    let mut raw = b"{\"type\":\"request\"}\n{\"type\":\"content\",\"text\":\"".to_vec();
+    raw.extend(std::iter::repeat_n(b'a', 64 << 20));
+    raw.extend_from_slice(b"\"}\n{\"type\":\"content\",\"text\":\"after\"}\n");
+    let packed = zstd::encode_all(&raw[..], 19).unwrap();
+    assert!(packed.len() < 100_000);
+    std::fs::write(dir.path().join("bomb.jsonl.zst"), packed).unwrap();
+    let out = run_in(dir.path(), &["scan", "--max-record", "1M", "bomb.jsonl.zst"]);
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(0), "{err}");
+    assert!(err.contains("line 2: longer than the record limit of 1 MiB"), "{err}");
+    assert!(String::from_utf8_lossy(&out.stdout).contains("2 events, 1 bad lines skipped"));
+}
+
+#[test]
+fn parameter_values_are_bounded() {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(dir.path().join("a.jsonl"), clean_stream()).unwrap();
+    for set in [
+        "chunk-chant.chunk=18446744073709551615",
+        "chunk-chant.chunk=1000001",
+        "short-repeat.checkpoints=1,99999999999",
+    ] {
+        let out = run_in(dir.path(), &["scan", "--set", set, "a.jsonl"]);
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(2), "{set}: {err}");
+        assert!(
+            err.contains("must be at most") || err.contains("at most"),
+            "{set}: {err}"
+        );
+    }
+    let out = run_in(dir.path(), &["scan", "--max-record", "12", "a.jsonl"]);
+    assert_eq!(out.status.code(), Some(2));
+}
+
+#[test]
+fn a_forced_format_that_reads_nothing_is_an_error() {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(dir.path().join("a.jsonl"), clean_stream()).unwrap();
+    std::fs::write(dir.path().join("empty.jsonl"), "").unwrap();
+    for fmt in [
+        "anthropic",
+        "openai-chat",
+        "gemini",
+        "claude-code",
+        "codex",
+        "gemini-cli",
+        "cline",
+        "openai-responses",
+    ] {
+        let out = run_in(dir.path(), &["scan", "--format", fmt, "a.jsonl"]);
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(2), "{fmt}: {err}");
+        assert!(
+            err.contains("read no events") && err.contains("looks like native"),
+            "{err}"
+        );
+        let out = run_in(dir.path(), &["convert", "--format", fmt, "a.jsonl"]);
+        assert_eq!(out.status.code(), Some(2), "convert {fmt}");
+    }
+    // An empty file is fine under any format; the right format is fine.
+    assert_eq!(
+        run_in(dir.path(), &["scan", "--format", "anthropic", "empty.jsonl"])
+            .status
+            .code(),
+        Some(0)
+    );
+    assert_eq!(
+        run_in(dir.path(), &["scan", "--format", "native", "a.jsonl"])
+            .status
+            .code(),
+        Some(0)
+    );
+}

@@ -154,6 +154,8 @@ impl ParamSpec {
     fn check_count(&self, n: usize, min: usize) -> Result<Value, String> {
         if n < min {
             Err(format!("must be at least {min}, got {n}"))
+        } else if n > MAX_COUNT {
+            Err(format!("must be at most {MAX_COUNT}, got {n}"))
         } else {
             Ok(Value::Count(n))
         }
@@ -161,7 +163,7 @@ impl ParamSpec {
 
     pub fn kind_name(&self) -> String {
         match self.kind {
-            Kind::Count { min } => format!("a whole number >= {min}"),
+            Kind::Count { min } => format!("a whole number from {min} to {MAX_COUNT}"),
             Kind::Flag => "true or false".to_string(),
             Kind::List => "a list of ascending whole numbers".to_string(),
             Kind::Choice(words) => format!("one of {}", words.join(", ")),
@@ -169,9 +171,23 @@ impl ParamSpec {
     }
 }
 
+/// The largest count any parameter takes. Sizes, windows and histories
+/// beyond it would only make a detector's memory or per-event work unbounded
+/// (`chunk-chant.chunk=18446744073709551615` once never finished).
+pub const MAX_COUNT: usize = 1_000_000;
+
+/// The most numbers a list parameter (checkpoints) holds.
+pub const MAX_LIST: usize = 64;
+
 fn check_list(list: Vec<usize>) -> Result<Value, String> {
     if list.is_empty() {
         return Err("the list is empty".to_string());
+    }
+    if list.len() > MAX_LIST {
+        return Err(format!("at most {MAX_LIST} numbers, got {}", list.len()));
+    }
+    if list.iter().any(|&n| n > MAX_COUNT) {
+        return Err(format!("the numbers must be at most {MAX_COUNT}"));
     }
     if list.windows(2).any(|w| w[0] >= w[1]) || list[0] == 0 {
         return Err("the numbers must be positive and strictly ascending".to_string());

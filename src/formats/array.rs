@@ -13,6 +13,10 @@ pub struct ArraySplitter {
     /// Line of the input, for problem reports.
     line: u64,
     element_line: u64,
+    /// The element passed the record limit: its bytes are dropped.
+    dropping: bool,
+    /// Lines of elements skipped for their length.
+    pub overlong: Vec<u64>,
 }
 
 impl ArraySplitter {
@@ -42,7 +46,14 @@ impl ArraySplitter {
                     _ => continue,
                 }
             }
-            self.element.push(b);
+            if !self.dropping {
+                if self.element.len() >= super::max_record() {
+                    self.dropping = true;
+                    self.element = Vec::new();
+                } else {
+                    self.element.push(b);
+                }
+            }
             if self.in_string {
                 if self.escaped {
                     self.escaped = false;
@@ -51,7 +62,7 @@ impl ArraySplitter {
                 } else if b == b'"' {
                     self.in_string = false;
                     if self.depth == 0 {
-                        f(self.element_line, &self.element);
+                        self.complete(&mut f);
                     }
                 }
                 continue;
@@ -62,11 +73,21 @@ impl ArraySplitter {
                 b'}' | b']' => {
                     self.depth = self.depth.saturating_sub(1);
                     if self.depth == 0 {
-                        f(self.element_line, &self.element);
+                        self.complete(&mut f);
                     }
                 }
                 _ => {}
             }
+        }
+    }
+}
+
+impl ArraySplitter {
+    fn complete(&mut self, f: &mut impl FnMut(u64, &[u8])) {
+        if std::mem::take(&mut self.dropping) {
+            self.overlong.push(self.element_line);
+        } else {
+            f(self.element_line, &self.element);
         }
     }
 }

@@ -217,6 +217,11 @@ pub fn classify(head: &[u8], complete: bool, hint: Option<&str>) -> Result<Optio
         return Ok(Some(Kind::Cassette));
     }
     let first_line_complete = body.contains('\n') || complete;
+    // A short first read ("da", "{\"ty") says nothing yet: wait for the
+    // first line (a JSON array is judged by its first element instead).
+    if !first_line_complete && !body.starts_with('[') {
+        return Ok(None);
+    }
     let first_line = body.lines().next().unwrap_or_default();
     if looks_like_sse(first_line) {
         // The first JSON payload decides.
@@ -266,14 +271,110 @@ pub fn classify(head: &[u8], complete: bool, hint: Option<&str>) -> Result<Optio
                 return object_kind(&v).map(Some).map_or_else(unknown, Ok);
             }
         }
-        // Pretty-printed JSON (legacy gemini-cli sessions): the whole document decides.
-        return match serde_json::from_str::<Value>(body) {
-            Ok(v) => object_kind(&v).map(Some).map_or_else(unknown, Ok),
-            Err(_) if !complete && complete_lines < 50 => Ok(None),
-            Err(_) => unknown(),
+        // Pretty-printed JSON (legacy gemini-cli sessions, of any size):
+        // the top-level fields read so far decide, without the whole document.
+        let (fields, closed) = top_level_fields(body);
+        return match object_kind(&fields) {
+            Some(k) => Ok(Some(k)),
+            None if !complete && !closed && complete_lines < 50 => Ok(None),
+            None if !complete && !closed && !fields.as_object().is_some_and(|o| o.is_empty()) => Ok(None),
+            None => unknown(),
         };
     }
     unknown()
+}
+
+/// The top-level fields of a JSON object whose text may be cut short:
+/// scalars with their values, containers as `null` (only their presence
+/// matters to [`object_kind`]). Iterative, so any depth is fine. The flag
+/// says whether the object's closing brace was reached.
+pub fn top_level_fields(text: &str) -> (Value, bool) {
+    let mut fields = serde_json::Map::new();
+    let b = text.as_bytes();
+    let mut i = match b.iter().position(|&c| c == b'{') {
+        Some(p) => p + 1,
+        None => return (Value::Object(fields), false),
+    };
+    // Reads a JSON string starting at `at` (the quote); returns its end.
+    let string_end = |at: usize| -> Option<usize> {
+        let mut j = at + 1;
+        while j < b.len() {
+            match b[j] {
+                b'\\' => j += 2,
+                b'"' => return Some(j + 1),
+                _ => j += 1,
+            }
+        }
+        None
+    };
+    loop {
+        while i < b.len() && (b[i].is_ascii_whitespace() || b[i] == b',') {
+            i += 1;
+        }
+        match b.get(i) {
+            Some(b'}') => return (Value::Object(fields), true),
+            Some(b'"') => {}
+            _ => return (Value::Object(fields), false),
+        }
+        let Some(key_end) = string_end(i) else {
+            return (Value::Object(fields), false);
+        };
+        let key: String = serde_json::from_str(&text[i..key_end]).unwrap_or_default();
+        i = key_end;
+        while i < b.len() && (b[i].is_ascii_whitespace() || b[i] == b':') {
+            i += 1;
+        }
+        // The value: a string, a container (skipped by depth), or a scalar.
+        let start = i;
+        let value = match b.get(i) {
+            None => return (Value::Object(fields), false),
+            Some(b'"') => {
+                let Some(end) = string_end(i) else {
+                    return (Value::Object(fields), false);
+                };
+                i = end;
+                serde_json::from_str(&text[start..end]).unwrap_or(Value::Null)
+            }
+            Some(b'{' | b'[') => {
+                let mut depth = 0usize;
+                loop {
+                    match b.get(i) {
+                        None => {
+                            fields.insert(key, Value::Null);
+                            return (Value::Object(fields), false);
+                        }
+                        Some(b'"') => match string_end(i) {
+                            Some(end) => i = end,
+                            None => {
+                                fields.insert(key, Value::Null);
+                                return (Value::Object(fields), false);
+                            }
+                        },
+                        Some(b'{' | b'[') => {
+                            depth += 1;
+                            i += 1;
+                        }
+                        Some(b'}' | b']') => {
+                            depth -= 1;
+                            i += 1;
+                            if depth == 0 {
+                                break;
+                            }
+                        }
+                        Some(_) => i += 1,
+                    }
+                }
+                Value::Null
+            }
+            Some(_) => {
+                while i < b.len() && !matches!(b[i], b',' | b'}') && !b[i].is_ascii_whitespace() {
+                    i += 1;
+                }
+                serde_json::from_str(&text[start..i]).unwrap_or(Value::Null)
+            }
+        };
+        fields.insert(key, value);
+    }
 }
 
 /// An empty file's reading, by its name.
@@ -306,17 +407,30 @@ pub fn open_reader(
 ) -> Result<Opened, String> {
     let mut head = Vec::new();
     let mut buf = vec![0u8; 64 * 1024];
+    // Classification is tried again only when the head has doubled, so a
+    // slow pipe or an undecidable start costs linear time, not quadratic.
+    let mut next_try = 0;
     let detected = loop {
-        let n = reader.read(&mut buf).map_err(|e| crate::io_reason(&e))?;
+        let n = loop {
+            match reader.read(&mut buf) {
+                Err(e) if e.kind() == std::io::ErrorKind::Interrupted => continue,
+                other => break other.map_err(|e| crate::io_reason(&e))?,
+            }
+        };
         head.extend_from_slice(&buf[..n]);
-        let complete = n == 0;
+        let complete = n == 0 || head.len() >= MAX_HEAD;
+        if !complete && head.len() < next_try {
+            continue;
+        }
+        next_try = head.len() * 2;
         match classify(&head, complete, hint) {
-            Ok(None) if !complete && head.len() < 16 << 20 => continue,
+            Ok(None) if !complete => continue,
             Ok(found) => break found,
             Err(e) if choice == FormatChoice::Auto => return Err(e),
             Err(_) => break None,
         }
     };
+    let empty = head.iter().all(u8::is_ascii_whitespace);
     let reader: Box<dyn Read + Send> = Box::new(Cursor::new(head).chain(reader));
     if detected == Some(Kind::Zstd) {
         let inner = zstd::stream::read::Decoder::new(reader).map_err(|e| format!("not a readable zstd file ({e})"))?;
@@ -331,6 +445,8 @@ pub fn open_reader(
         reader,
         decoder: kind.build(),
         format: kind.format(),
+        forced: matches!(choice, FormatChoice::Fixed(_)),
+        looks_like: if empty { None } else { Some(detected.map(Kind::format)) },
     })
 }
 
@@ -342,7 +458,12 @@ pub struct AutoDecoder {
     head: Vec<u8>,
     inner: Option<Box<dyn Decoder>>,
     failed: bool,
+    /// Head length at which classification is tried next (it doubles).
+    next_try: usize,
 }
+
+/// The most read before an input's format must be decided.
+const MAX_HEAD: usize = 16 << 20;
 
 impl AutoDecoder {
     pub fn new(choice: FormatChoice, hint: Option<&str>) -> AutoDecoder {
@@ -352,6 +473,7 @@ impl AutoDecoder {
             head: Vec::new(),
             inner: None,
             failed: false,
+            next_try: 0,
         }
     }
 
@@ -359,6 +481,11 @@ impl AutoDecoder {
         if self.inner.is_some() || self.failed {
             return;
         }
+        let complete = complete || self.head.len() >= MAX_HEAD;
+        if !complete && self.head.len() < self.next_try {
+            return;
+        }
+        self.next_try = self.head.len() * 2;
         let found = match (classify(&self.head, complete, self.hint.as_deref()), self.choice) {
             (Ok(Some(Kind::Zstd)), _) => {
                 Err("a compressed file cannot be followed as it grows; read it with scan or view".to_string())

@@ -29,7 +29,12 @@ pub struct Gemini {
 
 /// Sets `value` at a JSON path like `$.a.b[2].c` (appending to a string
 /// when `append`), creating objects and arrays on the way.
-fn set_path(root: &mut Value, path: &str, value: Value, append: bool) {
+/// Bounds on a `partialArgs` path: arguments are small, and an index or a
+/// depth beyond these would only make memory or the stack run out.
+const MAX_PATH_INDEX: usize = 10_000;
+const MAX_PATH_DEPTH: usize = 64;
+
+fn set_path(root: &mut Value, path: &str, value: Value, append: bool) -> Result<(), String> {
     let mut node = root;
     let path = path.trim_start_matches('$');
     let mut parts: Vec<Result<String, usize>> = Vec::new();
@@ -39,10 +44,20 @@ fn set_path(root: &mut Value, path: &str, value: Value, append: bool) {
             parts.push(Ok(key.to_string()));
         }
         for idx in rest.split('[').filter(|s| !s.is_empty()) {
-            if let Ok(i) = idx.trim_end_matches(']').parse::<usize>() {
-                parts.push(Err(i));
+            match idx.trim_end_matches(']').parse::<usize>() {
+                Ok(i) if i <= MAX_PATH_INDEX => parts.push(Err(i)),
+                Ok(_) | Err(_) => {
+                    return Err(format!(
+                        "a partialArgs path index over {MAX_PATH_INDEX} ({idx:?}); part skipped"
+                    ))
+                }
             }
         }
+    }
+    if parts.len() > MAX_PATH_DEPTH {
+        return Err(format!(
+            "a partialArgs path deeper than {MAX_PATH_DEPTH} levels; part skipped"
+        ));
     }
     for part in parts {
         node = match part {
@@ -68,6 +83,7 @@ fn set_path(root: &mut Value, path: &str, value: Value, append: bool) {
         (true, Some(old), Some(new)) => *node = Value::String(format!("{old}{new}")),
         _ => *node = value,
     }
+    Ok(())
 }
 
 impl Gemini {
@@ -106,7 +122,9 @@ impl Gemini {
                     .find_map(|k| pa.get(*k).cloned())
                     .unwrap_or(Value::Null);
                 let append = value.is_string();
-                set_path(&mut p.args, path, value, append);
+                if let Err(why) = set_path(&mut p.args, path, value, append) {
+                    out.warn(why);
+                }
             }
         }
         // An empty functionCall ends the streamed one.
@@ -201,6 +219,9 @@ impl Decoder for GeminiArray {
                 out,
             );
         });
+        for n in std::mem::take(&mut self.splitter.overlong) {
+            Out::new(out, n).problem(super::overlong_reason());
+        }
     }
 
     fn finish(&mut self, out: &mut Vec<Item>) {
@@ -220,9 +241,18 @@ mod tests {
     #[test]
     fn json_paths_build_arguments() {
         let mut v = Value::Null;
-        set_path(&mut v, "$.location", json!("San "), true);
-        set_path(&mut v, "$.location", json!("Francisco"), true);
-        set_path(&mut v, "$.days[1].temp", json!(3), false);
+        set_path(&mut v, "$.location", json!("San "), true).unwrap();
+        set_path(&mut v, "$.location", json!("Francisco"), true).unwrap();
+        set_path(&mut v, "$.days[1].temp", json!(3), false).unwrap();
         assert_eq!(v, json!({"location":"San Francisco","days":[null,{"temp":3}]}));
+    }
+
+    #[test]
+    fn huge_indexes_and_deep_paths_are_refused() {
+        let mut v = json!({"a": 1});
+        assert!(set_path(&mut v, "$.days[1000000000]", json!(1), false).is_err());
+        assert!(set_path(&mut v, "$.days[99999999999999999999999]", json!(1), false).is_err());
+        assert!(set_path(&mut v, &format!("${}", ".a".repeat(100)), json!(1), false).is_err());
+        assert_eq!(v, json!({"a": 1}));
     }
 }

@@ -6,6 +6,10 @@
 pub struct Lines {
     pending: Vec<u8>,
     line: u64,
+    /// The line being read passed the record limit: its bytes are dropped.
+    dropping: bool,
+    /// Lines dropped for their length, to be reported by the decoder.
+    overlong: Vec<u64>,
 }
 
 impl Lines {
@@ -14,7 +18,12 @@ impl Lines {
     pub fn feed(&mut self, bytes: &[u8], mut f: impl FnMut(u64, &[u8])) {
         let mut rest = bytes;
         while let Some(nl) = rest.iter().position(|&b| b == b'\n') {
-            if self.pending.is_empty() {
+            if self.dropping || self.pending.len() + nl > super::max_record() {
+                self.dropping = false;
+                self.pending = Vec::new();
+                self.line += 1;
+                self.overlong.push(self.line);
+            } else if self.pending.is_empty() {
                 self.emit(&rest[..nl], &mut f);
             } else {
                 let mut line = std::mem::take(&mut self.pending);
@@ -23,19 +32,36 @@ impl Lines {
             }
             rest = &rest[nl + 1..];
         }
-        self.pending.extend_from_slice(rest);
+        if !self.dropping && self.pending.len() + rest.len() > super::max_record() {
+            // Held no longer: a line this long is reported and skipped.
+            self.dropping = true;
+            self.pending = Vec::new();
+        }
+        if !self.dropping {
+            self.pending.extend_from_slice(rest);
+        }
+    }
+
+    /// Line numbers of lines skipped for passing the record limit since
+    /// the last call.
+    pub fn take_overlong(&mut self) -> Vec<u64> {
+        std::mem::take(&mut self.overlong)
     }
 
     /// The input ended: a last line without a newline is a line too.
     pub fn finish(&mut self, mut f: impl FnMut(u64, &[u8])) {
-        if !self.pending.is_empty() {
+        if self.dropping {
+            self.dropping = false;
+            self.line += 1;
+            self.overlong.push(self.line);
+        } else if !self.pending.is_empty() {
             let line = std::mem::take(&mut self.pending);
             self.emit(&line, &mut f);
         }
     }
 
     pub fn has_pending(&self) -> bool {
-        !self.pending.is_empty()
+        !self.pending.is_empty() || self.dropping
     }
 
     fn emit(&mut self, raw: &[u8], f: &mut impl FnMut(u64, &[u8])) {
@@ -64,4 +90,25 @@ pub fn parse_json(raw: &[u8]) -> Result<serde_json::Value, String> {
 /// Whether a line has nothing but whitespace.
 pub fn is_blank(raw: &[u8]) -> bool {
     raw.iter().all(u8::is_ascii_whitespace)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_line_over_the_limit_is_dropped_as_it_arrives_and_counted() {
+        let limit = crate::formats::max_record();
+        let mut lines = Lines::default();
+        let mut got = Vec::new();
+        lines.feed(b"ok\n", |n, l| got.push((n, l.len())));
+        let chunk = vec![b'x'; 1 << 20];
+        for _ in 0..=(limit >> 20) {
+            lines.feed(&chunk, |n, l| got.push((n, l.len())));
+            assert!(lines.pending.len() <= limit);
+        }
+        lines.feed(b"\nnext\n", |n, l| got.push((n, l.len())));
+        assert_eq!(got, vec![(1, 2), (3, 4)]);
+        assert_eq!(lines.take_overlong(), vec![2]);
+    }
 }

@@ -26,10 +26,89 @@ pub mod whole;
 use std::fmt;
 use std::io::{self, Read};
 use std::path::Path;
+use std::sync::atomic::{AtomicUsize, Ordering};
 
 use serde_json::{Map, Value};
 
 use crate::event::{Event, EventKind, Ts};
+
+/// The longest record (a line, an SSE event, an array element, a whole
+/// document) held in memory; a longer one is reported as a bad line and
+/// skipped as it streams past, so no input can make memory grow without bound.
+pub const DEFAULT_MAX_RECORD: usize = 64 << 20;
+
+static MAX_RECORD: AtomicUsize = AtomicUsize::new(DEFAULT_MAX_RECORD);
+
+/// The record limit in force (`--max-record`).
+pub fn max_record() -> usize {
+    MAX_RECORD.load(Ordering::Relaxed)
+}
+
+pub fn set_max_record(bytes: usize) {
+    MAX_RECORD.store(bytes.max(1), Ordering::Relaxed);
+}
+
+/// The bad-line reason of a record over the limit.
+pub fn overlong_reason() -> String {
+    format!(
+        "longer than the record limit of {} (--max-record)",
+        human_bytes(max_record())
+    )
+}
+
+/// `64 MiB`, `1.5 GiB`, `512 bytes`.
+pub fn human_bytes(n: usize) -> String {
+    const UNITS: [&str; 4] = ["KiB", "MiB", "GiB", "TiB"];
+    if n < 1024 {
+        return format!("{n} bytes");
+    }
+    let mut v = n as f64;
+    let mut unit = "";
+    for u in UNITS {
+        if v < 1024.0 {
+            break;
+        }
+        v /= 1024.0;
+        unit = u;
+    }
+    if v.fract() == 0.0 {
+        format!("{v:.0} {unit}")
+    } else {
+        format!("{v:.1} {unit}")
+    }
+}
+
+/// Parses a size: `65536`, `64K`, `64M`, `1G` (binary multiples).
+pub fn parse_size(text: &str) -> Result<usize, String> {
+    let t = text.trim();
+    let (num, mult) = match t.char_indices().find(|(_, c)| c.is_ascii_alphabetic()) {
+        Some((i, _)) => {
+            let mult: u64 = match t[i..].to_ascii_lowercase().trim_end_matches("ib").trim_end_matches('b') {
+                "" => 1,
+                "k" => 1 << 10,
+                "m" => 1 << 20,
+                "g" => 1 << 30,
+                _ => return Err(format!("expected a size like 64M or 1G, got {text:?}")),
+            };
+            (&t[..i], mult)
+        }
+        None => (t, 1),
+    };
+    num.trim()
+        .parse::<u64>()
+        .ok()
+        .and_then(|n| n.checked_mul(mult))
+        .filter(|&n| n >= 1024 && n <= 1 << 40)
+        .map(|n| n as usize)
+        .ok_or_else(|| format!("expected a size from 1K to 1T like 64M, got {text:?}"))
+}
+
+/// Reports the lines a line splitter dropped for their length.
+pub fn report_overlong(lines: &mut lines::Lines, out: &mut Vec<Item>) {
+    for n in lines.take_overlong() {
+        Out::new(out, n).problem(overlong_reason());
+    }
+}
 
 /// Something wrong in the input, reported once: a record that is not an
 /// event (skipped), or one that was only partly readable (kept).
@@ -333,6 +412,62 @@ pub struct Opened {
     pub reader: Box<dyn Read + Send>,
     pub decoder: Box<dyn Decoder>,
     pub format: Format,
+    /// The format was named with `--format`, not detected.
+    pub forced: bool,
+    /// What detection made of the input: `None` for an empty input,
+    /// `Some(None)` when it matched no format.
+    pub looks_like: Option<Option<Format>>,
+}
+
+impl Opened {
+    /// What is needed to judge the events read, once reader and decoder are in use.
+    pub fn forced_check(&self) -> ForcedCheck {
+        ForcedCheck {
+            forced: self.forced,
+            format: self.format,
+            looks_like: self.looks_like,
+        }
+    }
+}
+
+#[derive(Clone, Copy, Debug)]
+pub struct ForcedCheck {
+    forced: bool,
+    format: Format,
+    looks_like: Option<Option<Format>>,
+}
+
+/// Whether an event carries something of the stream (text, a call, a
+/// result, a verdict): a wrong importer can still make a `request` or a
+/// `note` out of any JSON, but not these.
+pub fn carries_stream(e: &Event) -> bool {
+    matches!(
+        e.kind,
+        EventKind::Prompt { .. }
+            | EventKind::Reasoning { .. }
+            | EventKind::Content { .. }
+            | EventKind::ToolCall { .. }
+            | EventKind::ToolResult { .. }
+            | EventKind::LoopCheck { .. }
+    )
+}
+
+impl ForcedCheck {
+    /// A forced format that read nothing of the stream (see
+    /// [`carries_stream`]) from a non-empty input matched nothing: in CI
+    /// that would be a silent false negative, so it is an error.
+    pub fn check(&self, events: usize) -> Result<(), String> {
+        match (self.forced, events, self.looks_like) {
+            (true, 0, Some(like)) => Err(format!(
+                "--format {} read no events from it ({}); try --format auto",
+                self.format,
+                like.map_or("it matches no format loopscope reads".to_string(), |f| format!(
+                    "it looks like {f}"
+                ))
+            )),
+            _ => Ok(()),
+        }
+    }
 }
 
 /// Opens an input and picks its importer: the one asked for, or the one

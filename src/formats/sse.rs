@@ -33,6 +33,10 @@ pub struct Framer {
     data: String,
     data_line: u64,
     last_line: u64,
+    /// The event's data passed the record limit: the rest of it is dropped.
+    data_dropped: bool,
+    /// Lines of records skipped for their length.
+    overlong: Vec<u64>,
 }
 
 /// One payload: its SSE event name, its data, the line it started on.
@@ -52,12 +56,21 @@ impl Framer {
     pub fn feed(&mut self, bytes: &[u8], f: &mut impl FnMut(Payload<'_>)) {
         let mut lines = std::mem::take(&mut self.lines);
         lines.feed(bytes, |n, raw| self.line(n, raw, f));
+        self.overlong.extend(lines.take_overlong());
         self.lines = lines;
+    }
+
+    /// Reports records skipped for passing the record limit.
+    pub fn report_overlong(&mut self, out: &mut Vec<Item>) {
+        for n in std::mem::take(&mut self.overlong) {
+            Out::new(out, n).problem(super::overlong_reason());
+        }
     }
 
     pub fn finish(&mut self, f: &mut impl FnMut(Payload<'_>)) {
         let mut lines = std::mem::take(&mut self.lines);
         lines.finish(|n, raw| self.line(n, raw, f));
+        self.overlong.extend(lines.take_overlong());
         self.lines = lines;
         self.dispatch(f);
     }
@@ -67,6 +80,10 @@ impl Framer {
     }
 
     fn dispatch(&mut self, f: &mut impl FnMut(Payload<'_>)) {
+        if std::mem::take(&mut self.data_dropped) {
+            self.overlong.push(self.data_line);
+            self.data = String::new();
+        }
         if !self.data.is_empty() {
             let data = std::mem::take(&mut self.data);
             let event = self.event.take();
@@ -104,12 +121,18 @@ impl Framer {
                     self.dispatch(f);
                 } else if let Some(v) = text.strip_prefix("data:") {
                     let v = v.strip_prefix(' ').unwrap_or(v);
-                    if self.data.is_empty() {
+                    if self.data.is_empty() && !self.data_dropped {
                         self.data_line = n;
-                    } else {
+                    } else if !self.data_dropped {
                         self.data.push('\n');
                     }
-                    self.data.push_str(v.trim_end());
+                    if self.data_dropped || self.data.len() + v.len() > super::max_record() {
+                        // Many `data:` lines of one event: held no longer.
+                        self.data_dropped = true;
+                        self.data = String::new();
+                    } else {
+                        self.data.push_str(v.trim_end());
+                    }
                 } else if let Some(v) = text.strip_prefix("event:") {
                     self.event = Some(v.trim().to_string());
                 }
@@ -169,11 +192,13 @@ impl<H: Handler> Decoder for StreamDecoder<H> {
     fn feed(&mut self, bytes: &[u8], out: &mut Vec<Item>) {
         let handler = &mut self.handler;
         self.framer.feed(bytes, &mut |p| deliver(handler, p, out));
+        self.framer.report_overlong(out);
     }
 
     fn finish(&mut self, out: &mut Vec<Item>) {
         let handler = &mut self.handler;
         self.framer.finish(&mut |p| deliver(handler, p, out));
+        self.framer.report_overlong(out);
         let mut o = Out::new(out, self.framer.last_line());
         self.handler.finish(&mut o);
     }
@@ -204,6 +229,7 @@ impl<H: Handler> Decoder for JsonLinesDecoder<H> {
     fn feed(&mut self, bytes: &[u8], out: &mut Vec<Item>) {
         let handler = &mut self.handler;
         self.lines.feed(bytes, |n, raw| deliver_line(handler, n, raw, out));
+        super::report_overlong(&mut self.lines, out);
     }
 
     fn finish(&mut self, out: &mut Vec<Item>) {
@@ -213,6 +239,7 @@ impl<H: Handler> Decoder for JsonLinesDecoder<H> {
             last = n;
             deliver_line(handler, n, raw, out);
         });
+        super::report_overlong(&mut self.lines, out);
         let mut o = Out::new(out, last);
         self.handler.finish(&mut o);
     }

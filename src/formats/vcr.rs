@@ -16,9 +16,39 @@ pub fn decoder(format: Format) -> WholeDecoder<Cassette> {
     WholeDecoder::new(Cassette::default(), parse_yaml, format)
 }
 
+/// Deeper YAML is refused before it is loaded: the loader and the
+/// conversion recurse, and a 40 KB cassette could overflow the stack.
+pub const MAX_YAML_DEPTH: usize = 64;
+
+/// Walks the YAML events without building anything (the parser itself is
+/// a state machine) to check the nesting depth.
+fn check_depth(text: &str) -> Result<(), String> {
+    use yaml_rust2::parser::{Event, Parser};
+    let mut parser = Parser::new_from_str(text);
+    let mut depth = 0usize;
+    loop {
+        let (event, mark) = parser.next_token().map_err(|e| format!("not valid YAML ({e})"))?;
+        match event {
+            Event::SequenceStart(..) | Event::MappingStart(..) => {
+                depth += 1;
+                if depth > MAX_YAML_DEPTH {
+                    return Err(format!(
+                        "YAML nested deeper than {MAX_YAML_DEPTH} levels (line {})",
+                        mark.line()
+                    ));
+                }
+            }
+            Event::SequenceEnd | Event::MappingEnd => depth = depth.saturating_sub(1),
+            Event::StreamEnd => return Ok(()),
+            _ => {}
+        }
+    }
+}
+
 /// A YAML document as JSON.
 pub fn parse_yaml(bytes: &[u8]) -> Result<Value, String> {
     let text = std::str::from_utf8(bytes).map_err(|e| format!("not valid UTF-8 ({e})"))?;
+    check_depth(text)?;
     let docs = YamlLoader::load_from_str(text).map_err(|e| format!("not valid YAML ({e})"))?;
     Ok(docs.first().map(to_json).unwrap_or(Value::Null))
 }

@@ -25,6 +25,8 @@ pub struct WholeDecoder<H> {
     parse: Parse,
     handler: H,
     format: Format,
+    /// The document passed the record limit: reported once, not held.
+    too_big: bool,
 }
 
 impl<H: DocHandler> WholeDecoder<H> {
@@ -35,6 +37,7 @@ impl<H: DocHandler> WholeDecoder<H> {
             parse,
             handler,
             format,
+            too_big: false,
         }
     }
 
@@ -61,12 +64,19 @@ impl<H: DocHandler> WholeDecoder<H> {
 
 impl<H: DocHandler> Decoder for WholeDecoder<H> {
     fn feed(&mut self, bytes: &[u8], out: &mut Vec<Item>) {
+        if self.too_big || self.buffer.len() + bytes.len() > super::max_record() {
+            if !std::mem::replace(&mut self.too_big, true) {
+                self.buffer = Vec::new();
+                Out::new(out, 1).problem(format!("the document is {}", super::overlong_reason()));
+            }
+            return;
+        }
         self.buffer.extend_from_slice(bytes);
         self.try_parse(out, false, false);
     }
 
     fn finish(&mut self, out: &mut Vec<Item>) {
-        if !self.parsed {
+        if !self.parsed && !self.too_big {
             self.try_parse(out, true, true);
         }
     }
@@ -76,6 +86,12 @@ impl<H: DocHandler> Decoder for WholeDecoder<H> {
     }
 
     fn reread(&mut self, whole: &[u8], out: &mut Vec<Item>) {
+        if whole.len() > super::max_record() {
+            if !std::mem::replace(&mut self.too_big, true) {
+                Out::new(out, 1).problem(format!("the document is {}", super::overlong_reason()));
+            }
+            return;
+        }
         self.buffer = whole.to_vec();
         self.try_parse(out, true, false);
     }
