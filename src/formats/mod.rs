@@ -98,7 +98,7 @@ pub fn parse_size(text: &str) -> Result<usize, String> {
         .parse::<u64>()
         .ok()
         .and_then(|n| n.checked_mul(mult))
-        .filter(|&n| n >= 1024 && n <= 1 << 40)
+        .filter(|n| (1024..=1 << 40).contains(n))
         .map(|n| n as usize)
         .ok_or_else(|| format!("expected a size from 1K to 1T like 64M, got {text:?}"))
 }
