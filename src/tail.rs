@@ -37,6 +37,29 @@ impl Target {
     /// with the importer chosen (or detected from the first bytes).
     pub fn start(&self, choice: FormatChoice, sink: Sink) {
         match self {
+            // A FIFO, /dev/stdin on a pipe, a character device: a stream
+            // with no offsets to seek to, read as it comes, like `-`.
+            Target::File(path) if is_stream(path) => {
+                let path = path.clone();
+                let hint = path.file_name().map(|n| n.to_string_lossy().into_owned());
+                std::thread::spawn(move || {
+                    // Opening a FIFO waits for its writer: on this thread, not the caller's.
+                    let mut sink = sink;
+                    match std::fs::File::open(&path) {
+                        Ok(f) => {
+                            let decoder = Box::new(AutoDecoder::new(choice, hint.as_deref()));
+                            feed::read(Box::new(f), decoder, true, sink);
+                        }
+                        Err(e) => {
+                            sink(Feed::Failed(format!(
+                                "{}: {}",
+                                crate::sanitize::path(&path),
+                                crate::io_reason(&e)
+                            )));
+                        }
+                    }
+                });
+            }
             Target::File(path) => {
                 let path = cline::task_file(path).unwrap_or_else(|| path.clone());
                 let hint = path.file_name().map(|n| n.to_string_lossy().into_owned());
@@ -49,6 +72,12 @@ impl Target {
             }
         }
     }
+}
+
+/// Whether a path is something that exists but cannot be followed by
+/// offset (a FIFO, a character device, a socket, a pipe behind /dev/stdin).
+pub fn is_stream(path: &std::path::Path) -> bool {
+    std::fs::metadata(path).is_ok_and(|m| !m.is_file() && !m.is_dir())
 }
 
 /// What the file's news means, for a person.

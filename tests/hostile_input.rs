@@ -403,3 +403,121 @@ fn a_forced_format_that_reads_nothing_is_an_error() {
         Some(0)
     );
 }
+
+// ---- pipes and unreadable paths in tail ----
+
+fn tool_loop_lines(n: usize) -> String {
+    let mut events = vec![Event::prompt("go"), Event::request()];
+    for _ in 0..n {
+        events.push(Event::tool_call("read_file", serde_json::json!({"path": "a.rs"})));
+    }
+    lines(&events)
+}
+
+#[test]
+fn tail_reads_a_fifo_as_a_stream() {
+    use std::io::Write;
+    let dir = tempfile::tempdir().unwrap();
+    let fifo = dir.path().join("pipe");
+    assert!(std::process::Command::new("mkfifo")
+        .arg(&fifo)
+        .status()
+        .unwrap()
+        .success());
+    let child = common::loopscope_at_root()
+        .args(["tail", "--no-tui", "--json"])
+        .arg(&fifo)
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    // Written in small pieces: a first read of a few bytes must not decide the format.
+    let text = tool_loop_lines(6);
+    let mut w = std::fs::OpenOptions::new().write(true).open(&fifo).unwrap();
+    for piece in text.as_bytes().chunks(5) {
+        w.write_all(piece).unwrap();
+        w.flush().unwrap();
+        std::thread::sleep(std::time::Duration::from_millis(2));
+    }
+    drop(w);
+    let out = child.wait_with_output().unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(!stderr.contains("seek"), "{stderr}");
+    assert!(stderr.lines().count() <= 2, "{stderr}");
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(stdout.contains("\"detector\":\"tool-repeat\""), "{stdout}\n{stderr}");
+    assert_eq!(out.status.code(), Some(1));
+}
+
+#[test]
+fn an_unreadable_path_is_said_once_and_retried_with_backoff() {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(dir.path().join("file"), "x").unwrap();
+    // A path under a regular file: "not a directory" on every try (root can
+    // read anything, so this stands for permission denied too).
+    let mut child = common::loopscope_at_root()
+        .args(["tail", "--no-tui"])
+        .arg(dir.path().join("file/session.jsonl"))
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    std::thread::sleep(std::time::Duration::from_millis(2500));
+    common::interrupt(&child);
+    let out = child.wait_with_output().unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(stderr.lines().count(), 1, "{stderr}");
+    assert!(stderr.contains("not a directory"), "{stderr}");
+}
+
+#[test]
+fn scan_of_a_slow_pipe_waits_for_a_whole_first_line() {
+    use std::io::Write;
+    let mut child = common::loopscope_at_root()
+        .args(["scan", "--json", "-"])
+        .stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut stdin = child.stdin.take().unwrap();
+    for piece in tool_loop_lines(6).as_bytes().chunks(3) {
+        stdin.write_all(piece).unwrap();
+        stdin.flush().unwrap();
+        std::thread::sleep(std::time::Duration::from_millis(1));
+    }
+    drop(stdin);
+    let out = child.wait_with_output().unwrap();
+    assert_eq!(out.status.code(), Some(1), "{}", String::from_utf8_lossy(&out.stderr));
+}
+
+#[test]
+fn a_big_pretty_printed_gemini_cli_session_is_recognised() {
+    let dir = tempfile::tempdir().unwrap();
+    let messages: Vec<serde_json::Value> = (0..4000)
+        .map(|i| {
+            serde_json::json!({"id": format!("m{i}"), "type": if i % 2 == 0 {"user"} else {"gemini"},
+                "content": format!("message number {i} with some text to make it longer")})
+        })
+        .collect();
+    let doc = serde_json::json!({"sessionId": "s", "projectHash": "p", "startTime": "2025-01-01T00:00:00Z",
+        "lastUpdated": "2025-01-01T00:00:00Z", "messages": messages});
+    let text = serde_json::to_string_pretty(&doc).unwrap();
+    assert!(text.len() > 300_000);
+    std::fs::write(dir.path().join("session.json"), &text).unwrap();
+    let out = run_in(dir.path(), &["scan", "session.json"]);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(0), "{stderr}");
+    assert!(
+        String::from_utf8_lossy(&out.stdout).contains("no detections (6000 events)"),
+        "{}",
+        String::from_utf8_lossy(&out.stdout)
+    );
+    // Through a pipe, in small reads, too.
+    let out = common::loopscope_at_root()
+        .args(["scan", "-"])
+        .stdin(std::fs::File::open(dir.path().join("session.json")).unwrap())
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(0), "{}", String::from_utf8_lossy(&out.stderr));
+}

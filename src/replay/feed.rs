@@ -18,6 +18,9 @@ use crate::formats::{Decoder, Format, Item, Problem};
 /// The polling fallback when file notifications are unavailable.
 pub const POLL: Duration = Duration::from_millis(250);
 
+/// The longest wait between tries while a file cannot be read.
+pub const MAX_BACKOFF: Duration = Duration::from_secs(4);
+
 #[derive(Clone, Debug)]
 pub enum Feed {
     /// The importer reading the input (known once detected).
@@ -123,14 +126,26 @@ pub fn follow(path: &Path, make: MakeDecoder, mut sink: Sink) {
         let mut teller = FormatTeller(None);
         let mut items = Vec::new();
         let mut caught_up = false;
+        // An error (permission denied, an I/O error) is said once, and
+        // polling backs off while it lasts, up to every few seconds.
+        let mut failing: Option<String> = None;
+        let mut backoff = POLL;
         loop {
             let changes = match follower.poll() {
-                Ok(c) => c,
+                Ok(c) => {
+                    failing = None;
+                    backoff = POLL;
+                    c
+                }
                 Err(e) => {
-                    if !sink(Feed::Failed(format!("{}: {}", path.display(), crate::io_reason(&e)))) {
+                    let msg = format!("{}: {}", crate::sanitize::path(&path), crate::io_reason(&e));
+                    if failing.as_ref() != Some(&msg) && !sink(Feed::Failed(msg.clone())) {
                         return;
                     }
-                    Vec::new()
+                    failing = Some(msg);
+                    thread::sleep(backoff);
+                    backoff = (backoff * 2).min(MAX_BACKOFF);
+                    continue;
                 }
             };
             let whole = decoder.rewrites_whole_file();
@@ -156,12 +171,19 @@ pub fn follow(path: &Path, make: MakeDecoder, mut sink: Sink) {
                 }
             }
             if changed {
-                if let Ok(all) = std::fs::read(&path) {
+                // Bounded: a document past the record limit is reported by the decoder.
+                let mut all = Vec::new();
+                let read = std::fs::File::open(&path)
+                    .and_then(|f| f.take(crate::formats::max_record() as u64 + 1).read_to_end(&mut all));
+                if read.is_ok() {
                     decoder.reread(&all, &mut items);
                 }
             }
             if !teller.tell(&*decoder, &mut sink) || !send_items(&mut items, &mut sink) {
                 return;
+            }
+            if follower.has_more() {
+                continue;
             }
             if !caught_up {
                 caught_up = true;

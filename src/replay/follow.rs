@@ -50,7 +50,13 @@ pub struct Follower {
     /// The last news reported, so a state is said once.
     said: Option<FileNews>,
     polled: bool,
+    /// The last read stopped at [`CHUNK`]: there is more to read now.
+    more: bool,
 }
+
+/// The most one poll reads, so a large backlog streams through in pieces
+/// instead of being held whole.
+pub const CHUNK: usize = 4 << 20;
 
 impl Follower {
     pub fn new(path: &Path) -> Follower {
@@ -61,7 +67,13 @@ impl Follower {
             offset: 0,
             said: None,
             polled: false,
+            more: false,
         }
+    }
+
+    /// More bytes were left behind by the last poll: poll again at once.
+    pub fn has_more(&self) -> bool {
+        self.more
     }
 
     pub fn path(&self) -> &Path {
@@ -90,9 +102,16 @@ impl Follower {
     }
 
     fn read_new(&mut self, out: &mut Vec<Change>) -> io::Result<()> {
+        self.more = false;
         let Some(file) = self.file.as_mut() else { return Ok(()) };
         let mut bytes = Vec::new();
-        let n = file.read_to_end(&mut bytes)?;
+        let n = loop {
+            match file.by_ref().take(CHUNK as u64).read_to_end(&mut bytes) {
+                Err(e) if e.kind() == io::ErrorKind::Interrupted => continue,
+                other => break other?,
+            }
+        };
+        self.more = n == CHUNK;
         if n > 0 {
             self.offset += n as u64;
             out.push(Change::Bytes(bytes));
@@ -115,6 +134,10 @@ impl Follower {
             }
         }
         self.read_new(&mut out)?;
+        if self.more {
+            // What happened to the name is looked at once this file is read.
+            return Ok(out);
+        }
         let current = std::fs::metadata(&self.path);
         match current {
             Err(e) if e.kind() == io::ErrorKind::NotFound => self.say(FileNews::Deleted, &mut out),
@@ -195,5 +218,25 @@ mod tests {
         assert_eq!(text(&f.poll().unwrap()), "");
         append(&p, "again\n");
         assert_eq!(text(&f.poll().unwrap()), "<Replaced>again\n");
+    }
+
+    #[test]
+    fn a_large_backlog_comes_in_pieces() {
+        let dir = tempfile::tempdir().unwrap();
+        let p = dir.path().join("big.jsonl");
+        std::fs::write(&p, vec![b'x'; CHUNK * 2 + 10]).unwrap();
+        let mut f = Follower::new(&p);
+        let mut sizes = Vec::new();
+        loop {
+            for c in f.poll().unwrap() {
+                if let Change::Bytes(b) = c {
+                    sizes.push(b.len());
+                }
+            }
+            if !f.has_more() {
+                break;
+            }
+        }
+        assert_eq!(sizes, vec![CHUNK, CHUNK, 10]);
     }
 }
