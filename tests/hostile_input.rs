@@ -455,7 +455,7 @@ fn an_unreadable_path_is_said_once_and_retried_with_backoff() {
     std::fs::write(dir.path().join("file"), "x").unwrap();
     // A path under a regular file: "not a directory" on every try (root can
     // read anything, so this stands for permission denied too).
-    let mut child = common::loopscope_at_root()
+    let child = common::loopscope_at_root()
         .args(["tail", "--no-tui"])
         .arg(dir.path().join("file/session.jsonl"))
         .stdout(std::process::Stdio::piped())
