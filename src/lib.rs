@@ -14,6 +14,8 @@ pub mod engine;
 pub mod event;
 pub mod files;
 pub mod formats;
+#[doc(hidden)]
+pub mod fuzzing;
 pub mod render;
 pub mod replay;
 pub mod sanitize;

@@ -244,11 +244,16 @@ fn a_forced_format_is_used_as_asked() {
         .args(["scan", "--format", "native"])
         .arg(path("anthropic.sse"))
         .assert()
-        .code(0)
+        .code(2)
         .get_output()
         .clone();
+    // Every line is reported, and a format that read nothing is an error (issue 9).
     let err = String::from_utf8(out.stderr).unwrap();
     assert!(err.contains("line 1: not valid JSON"), "{err}");
+    assert!(
+        err.contains("--format native read no events from it (it looks like anthropic)"),
+        "{err}"
+    );
     let out = Command::cargo_bin("loopscope")
         .unwrap()
         .args(["scan", "--format", "yaml"])

@@ -1,0 +1,117 @@
+//! The bodies of the fuzz targets, shared by `fuzz/` (cargo-fuzz, nightly)
+//! and `tests/fuzz_stable.rs` (a bounded run under stable in every CI run),
+//! so both exercise exactly the same code. Each body must never panic,
+//! hang or allocate without bound, whatever the bytes.
+
+use crate::config::{Choices, Setup};
+use crate::detect::Profile;
+use crate::engine::Engine;
+use crate::formats::detect::{AutoDecoder, Kind};
+use crate::formats::{Decoder, FormatChoice, Item};
+
+/// Every importer by the name of its fuzz target.
+pub const DECODERS: [(&str, Kind); 14] = [
+    ("native", Kind::Native),
+    ("openai_chat", Kind::OpenaiChat),
+    ("openai_responses", Kind::OpenaiResponses),
+    ("anthropic", Kind::Anthropic),
+    ("gemini", Kind::Gemini),
+    ("gemini_array", Kind::GeminiArray),
+    ("claude_code", Kind::ClaudeCode),
+    ("codex", Kind::Codex),
+    ("gemini_cli_jsonl", Kind::GeminiCliJsonl),
+    ("gemini_cli_legacy", Kind::GeminiCliLegacy),
+    ("gemini_contents", Kind::GeminiContents),
+    ("cline_ui", Kind::ClineUi),
+    ("cline_api", Kind::ClineApi),
+    ("cassette", Kind::Cassette),
+];
+
+/// Splits `data` at points taken from its own first bytes, so the fuzzer
+/// also explores how input arrives (a record cut anywhere).
+fn pieces(data: &[u8]) -> (Vec<&[u8]>, &[u8]) {
+    let (cuts, body) = match data.split_first() {
+        Some((&n, rest)) => {
+            let n = usize::from(n % 8).min(rest.len());
+            rest.split_at(n)
+        }
+        None => return (Vec::new(), data),
+    };
+    let mut out = Vec::new();
+    let mut rest = body;
+    for &c in cuts {
+        let at = usize::from(c).min(rest.len());
+        let (a, b) = rest.split_at(at);
+        out.push(a);
+        rest = b;
+    }
+    out.push(rest);
+    (out, body)
+}
+
+fn drain(decoder: &mut dyn Decoder, pieces: &[&[u8]]) -> Vec<Item> {
+    let mut items = Vec::new();
+    for p in pieces {
+        decoder.feed(p, &mut items);
+    }
+    decoder.finish(&mut items);
+    items
+}
+
+/// One importer over the bytes, fed in pieces; then the whole file again
+/// as a rewrite (the path `tail` takes for whole-document formats).
+pub fn decode(kind: Kind, data: &[u8]) {
+    let (pieces, body) = pieces(data);
+    let mut decoder = kind.build();
+    let _ = drain(&mut *decoder, &pieces);
+    if decoder.rewrites_whole_file() {
+        let mut items = Vec::new();
+        decoder.reread(body, &mut items);
+        decoder.reread(body, &mut items);
+    }
+}
+
+/// Format detection from the first bytes (as `tail` does), then decoding,
+/// then every event through the engine under every profile.
+pub fn detect_and_scan(data: &[u8]) {
+    let (pieces, _) = pieces(data);
+    let mut decoder = AutoDecoder::new(FormatChoice::Auto, None);
+    let items = drain(&mut decoder, &pieces);
+    for profile in Profile::ALL {
+        let mut engine = Engine::new(&setup(profile));
+        for item in &items {
+            if let Item::Event(e) = item {
+                let _ = engine.push(e);
+            }
+        }
+        let _ = engine.states();
+    }
+}
+
+/// Native JSONL straight into the engine: the detectors see arbitrary
+/// text, calls and results, in any order.
+pub fn engine(data: &[u8]) {
+    let (pieces, _) = pieces(data);
+    let mut decoder = Kind::Native.build();
+    let items = drain(&mut *decoder, &pieces);
+    for profile in Profile::ALL {
+        let mut engine = Engine::new(&setup(profile));
+        for item in &items {
+            if let Item::Event(e) = item {
+                let _ = engine.push(e);
+            }
+        }
+        let _ = engine.states();
+    }
+}
+
+fn setup(profile: Profile) -> Setup {
+    Setup::resolve_with(
+        &Choices {
+            profile: Some(profile),
+            ..Choices::default()
+        },
+        "",
+    )
+    .expect("a profile's defaults are valid")
+}

@@ -1,0 +1,176 @@
+//! A bounded fuzz run under stable, in every test run: real-shaped inputs
+//! (the project's fixtures and samples) mutated by a deterministic RNG —
+//! bit flips, cut, spliced, duplicated and deleted ranges, bytes that
+//! matter to the framings — through the same target bodies cargo-fuzz runs
+//! (`loopscope::fuzzing`). A panic fails the test with the input's seed.
+
+mod common;
+
+use std::panic::{catch_unwind, AssertUnwindSafe};
+use std::path::Path;
+use std::time::{Duration, Instant};
+
+use loopscope::fuzzing;
+
+/// Seed inputs: every fixture and sample the project has.
+fn corpus() -> Vec<Vec<u8>> {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+    let mut files = Vec::new();
+    for dir in [
+        "tests/fixtures/formats",
+        "tests/fixtures/formats/cline-task",
+        "sample-logs",
+        "sample-logs/formats",
+        "sample-logs/formats/cline-task",
+    ] {
+        if let Ok(entries) = std::fs::read_dir(root.join(dir)) {
+            for e in entries.flatten() {
+                let p = e.path();
+                if p.is_file() && p.extension().is_some_and(|x| x != "md" && x != "py") {
+                    let bytes = std::fs::read(&p).unwrap();
+                    // Keep runs quick: long files contribute their start.
+                    files.push(bytes[..bytes.len().min(24 * 1024)].to_vec());
+                }
+            }
+        }
+    }
+    files.sort();
+    assert!(files.len() >= 20, "the corpus lost its files");
+    files
+}
+
+/// Bytes that mean something to some framing.
+const INTERESTING: &[&[u8]] = &[
+    b"\n",
+    b"\r\n",
+    b"data: ",
+    b"event: ",
+    b"{",
+    b"}",
+    b"[",
+    b"]",
+    b"\"",
+    b"\\",
+    b":",
+    b",",
+    b"- ",
+    b"```",
+    b"\xff",
+    b"\xe6\x80",
+    b"\"type\":\"content\",\"text\":\"",
+    b"1e999",
+    b"-0",
+    b"null",
+    b"[DONE]",
+];
+
+fn mutate(rng: &mut common::Rng, input: &[u8], corpus: &[Vec<u8>]) -> Vec<u8> {
+    let mut v = input.to_vec();
+    let rounds = 1 + rng.next() % 6;
+    for _ in 0..rounds {
+        let len = v.len().max(1);
+        let at = (rng.next() as usize) % len;
+        let span = 1 + (rng.next() as usize) % 64.min(len);
+        match rng.next() % 8 {
+            0 if !v.is_empty() => v[at] ^= 1 << (rng.next() % 8),
+            1 => {
+                let piece = INTERESTING[(rng.next() as usize) % INTERESTING.len()];
+                let at = at.min(v.len());
+                v.splice(at..at, piece.iter().copied());
+            }
+            2 => v.truncate(at),
+            3 => {
+                let end = (at + span).min(v.len());
+                v.drain(at.min(end)..end);
+            }
+            4 => {
+                // Duplicate a range many times: repetition is what detectors chase.
+                let end = (at + span).min(v.len());
+                let piece = v[at.min(end)..end].to_vec();
+                for _ in 0..(rng.next() % 200) {
+                    v.splice(end..end, piece.iter().copied());
+                }
+            }
+            5 => {
+                let other = &corpus[(rng.next() as usize) % corpus.len()];
+                let from = (rng.next() as usize) % other.len().max(1);
+                let piece = &other[from.min(other.len())..(from + span * 8).min(other.len())];
+                let at = at.min(v.len());
+                v.splice(at..at, piece.iter().copied());
+            }
+            6 if !v.is_empty() => v[at] = (rng.next() % 256) as u8,
+            _ => {
+                let at = at.min(v.len());
+                let depth = (rng.next() % 3000) as usize;
+                let open = if rng.next() % 2 == 0 { b'[' } else { b'{' };
+                v.splice(at..at, std::iter::repeat_n(open, depth));
+            }
+        }
+    }
+    // The first byte steers how the input is cut into pieces.
+    let mut out = vec![(rng.next() % 256) as u8];
+    out.extend((0..(rng.next() % 8)).map(|_| (rng.next() % 256) as u8));
+    out.extend(v);
+    out
+}
+
+/// Runs `body` on mutated inputs for about `budget`, at least `min` times.
+fn fuzz(name: &str, budget: Duration, min: usize, body: impl Fn(&[u8])) {
+    let corpus = corpus();
+    let start = Instant::now();
+    let mut runs = 0usize;
+    let mut seed = 1u64;
+    while runs < min || start.elapsed() < budget {
+        let mut rng = common::Rng::new(seed);
+        let base = &corpus[(seed as usize) % corpus.len()];
+        let input = mutate(&mut rng, base, &corpus);
+        if catch_unwind(AssertUnwindSafe(|| body(&input))).is_err() {
+            let path = std::env::temp_dir().join(format!("loopscope-fuzz-{name}-{seed}.bin"));
+            let _ = std::fs::write(&path, &input);
+            panic!(
+                "{name}: panicked on mutation seed {seed} (input saved to {})",
+                path.display()
+            );
+        }
+        runs += 1;
+        seed += 1;
+    }
+    eprintln!("{name}: {runs} inputs in {:.1} s", start.elapsed().as_secs_f64());
+}
+
+#[test]
+fn every_decoder_survives_mutated_real_inputs() {
+    for (name, kind) in fuzzing::DECODERS {
+        fuzz(name, Duration::from_millis(400), 150, |data| {
+            fuzzing::decode(kind, data)
+        });
+    }
+}
+
+#[test]
+fn detection_and_the_engine_survive_mutated_real_inputs() {
+    fuzz("detect_and_scan", Duration::from_secs(3), 300, fuzzing::detect_and_scan);
+    fuzz("engine", Duration::from_secs(2), 200, fuzzing::engine);
+}
+
+#[test]
+fn every_decoder_has_a_cargo_fuzz_target() {
+    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("fuzz/fuzz_targets");
+    for (name, _) in fuzzing::DECODERS {
+        assert!(
+            dir.join(format!("decode_{name}.rs")).exists(),
+            "no fuzz target for {name}"
+        );
+    }
+    for name in ["detect_and_scan", "engine"] {
+        assert!(dir.join(format!("{name}.rs")).exists());
+    }
+    let manifest = std::fs::read_to_string(dir.parent().unwrap().join("Cargo.toml")).unwrap();
+    for entry in std::fs::read_dir(&dir).unwrap().flatten() {
+        let file = entry.file_name().to_string_lossy().into_owned();
+        assert!(
+            manifest.contains(&format!("fuzz_targets/{file}")),
+            "{file} is not a [[bin]] in fuzz/Cargo.toml"
+        );
+    }
+}
