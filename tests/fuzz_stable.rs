@@ -102,7 +102,7 @@ fn mutate(rng: &mut common::Rng, input: &[u8], corpus: &[Vec<u8>]) -> Vec<u8> {
             _ => {
                 let at = at.min(v.len());
                 let depth = (rng.next() % 3000) as usize;
-                let open = if rng.next() % 2 == 0 { b'[' } else { b'{' };
+                let open = if rng.next().is_multiple_of(2) { b'[' } else { b'{' };
                 v.splice(at..at, std::iter::repeat_n(open, depth));
             }
         }
