@@ -121,13 +121,54 @@ impl Engine {
 const SNAPSHOT_WORK: usize = 256 * 1024;
 const EVENT_WORK: usize = 64;
 
+/// A growing list kept in fixed-size chunks: appending never moves what
+/// is stored (one `Vec` of millions of events would be copied whole on
+/// each doubling, stalling the viewer for a tenth of a second).
+pub struct Chunked<T> {
+    chunks: Vec<Vec<T>>,
+    len: usize,
+}
+
+impl<T> Default for Chunked<T> {
+    fn default() -> Chunked<T> {
+        Chunked {
+            chunks: Vec::new(),
+            len: 0,
+        }
+    }
+}
+
+impl<T> Chunked<T> {
+    const CHUNK: usize = 4096;
+
+    pub fn push(&mut self, item: T) {
+        if self.len % Self::CHUNK == 0 {
+            self.chunks.push(Vec::with_capacity(Self::CHUNK));
+        }
+        self.chunks.last_mut().expect("a chunk was just ensured").push(item);
+        self.len += 1;
+    }
+
+    pub fn get(&self, i: usize) -> Option<&T> {
+        self.chunks.get(i / Self::CHUNK)?.get(i % Self::CHUNK)
+    }
+
+    pub fn len(&self) -> usize {
+        self.len
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.len == 0
+    }
+}
+
 /// A stream's events with the engine run over all of them, seekable.
 ///
 /// The head engine has seen every event (its detections are the stream's);
 /// the cursor engine is at the position being shown. Engine clones share the
 /// buffers' text, so a snapshot costs little more than the detectors' state.
 pub struct Tape {
-    events: Vec<Event>,
+    events: Chunked<Event>,
     head: Engine,
     detections: Vec<Detection>,
     /// (event, checkpoint) of every event at which a checkpoint ran.
@@ -141,7 +182,7 @@ impl Tape {
     pub fn new(setup: &Setup) -> Tape {
         let fresh = Engine::new(setup);
         Tape {
-            events: Vec::new(),
+            events: Chunked::default(),
             head: fresh.clone(),
             detections: Vec::new(),
             checkpoints: Vec::new(),
@@ -190,8 +231,9 @@ impl Tape {
         &self.detections[from..]
     }
 
-    pub fn events(&self) -> &[Event] {
-        &self.events
+    /// Event `i` of the stream.
+    pub fn event(&self, i: usize) -> Option<&Event> {
+        self.events.get(i)
     }
 
     pub fn len(&self) -> usize {
@@ -234,7 +276,8 @@ impl Tape {
         }
         while self.cursor.position() < position {
             let i = self.cursor.position();
-            self.cursor.push(&self.events[i]);
+            self.cursor
+                .push(self.events.get(i).expect("position is within the stream"));
         }
         &self.cursor
     }

@@ -73,7 +73,7 @@ pub fn read(mut reader: Box<dyn Read + Send>, mut decoder: Box<dyn Decoder>, liv
         if !teller.tell(&*decoder, &mut sink) || (live && !sink(Feed::CaughtUp)) {
             return;
         }
-        let mut buf = vec![0u8; 256 * 1024];
+        let mut buf = vec![0u8; 64 * 1024];
         let mut items = Vec::new();
         loop {
             match reader.read(&mut buf) {

@@ -21,6 +21,7 @@ pub mod ui;
 use std::io::{self, IsTerminal, Write};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::mpsc::{self, RecvTimeoutError, Sender};
+use std::sync::Arc;
 use std::thread;
 use std::time::{Duration, Instant};
 
@@ -36,13 +37,19 @@ pub use app::{App, LiveOptions, ViewOptions};
 pub use input::Action;
 
 use crate::config::Setup;
-use crate::replay::feed::Sink;
+use crate::replay::feed::{Feed, Sink};
 use crate::tail::OnDetect;
 
 /// At most one frame per this long (~60 fps).
 const FRAME: Duration = Duration::from_millis(16);
 /// The loop wakes at least this often (messages expire, signals arrive).
 const IDLE_WAKE: Duration = Duration::from_millis(250);
+/// Batches of decoded events waiting for the app. Bounded: a big file
+/// waits in the reader (on disk), not in memory.
+const FEED_QUEUE: usize = 4;
+/// Decoded events are applied for at most this long between looks at the
+/// keyboard and signals, so a key is answered while a big file loads.
+const FEED_SLICE: Duration = Duration::from_millis(8);
 
 /// Runs the viewer until the user quits. `start` starts the thread that
 /// feeds events (a whole file for `view`, a followed file for `tail`).
@@ -50,9 +57,23 @@ pub fn run(name: &str, setup: Setup, opts: ViewOptions, start: impl FnOnce(Sink)
     if !io::stdout().is_terminal() {
         return Err("the viewer needs a terminal; for headless output use `loopscope scan`".to_string());
     }
+    // Two queues: keys, signals and hook reports on one, unbounded and
+    // always looked at first; decoded events on a small bounded one, taken
+    // in time slices. A wake-up (Tick) on the first says events are waiting.
     let (tx, rx) = mpsc::channel::<Action>();
-    let feed_tx = tx.clone();
-    start(Box::new(move |f| feed_tx.send(Action::Feed(f)).is_ok()));
+    let (feed_tx, feed_rx) = mpsc::sync_channel::<Feed>(FEED_QUEUE);
+    let feed_waiting = Arc::new(AtomicBool::new(false));
+    let (wake_tx, waiting) = (tx.clone(), Arc::clone(&feed_waiting));
+    start(Box::new(move |f| {
+        if feed_tx.send(f).is_err() {
+            return false;
+        }
+        if !waiting.swap(true, Ordering::SeqCst) {
+            let _ = wake_tx.send(Action::Tick);
+        }
+        true
+    }));
+    let mut feed_backlog = false;
     spawn_signals(tx.clone());
     let guard = TerminalGuard::enter().map_err(|e| format!("cannot set up the terminal: {e}"))?;
     let mut terminal = Terminal::new(CrosstermBackend::new(io::stdout())).map_err(|e| e.to_string())?;
@@ -102,7 +123,12 @@ pub fn run(name: &str, setup: Setup, opts: ViewOptions, start: impl FnOnce(Sink)
             .flatten()
             .min()
             .unwrap_or(now + IDLE_WAKE);
-        match rx.recv_timeout(wake.saturating_duration_since(now).min(IDLE_WAKE)) {
+        let timeout = if feed_backlog {
+            Duration::ZERO
+        } else {
+            wake.saturating_duration_since(now).min(IDLE_WAKE)
+        };
+        match rx.recv_timeout(timeout) {
             Ok(action) => {
                 app.update(action, Instant::now());
                 // Apply everything that is waiting before drawing once.
@@ -113,6 +139,10 @@ pub fn run(name: &str, setup: Setup, opts: ViewOptions, start: impl FnOnce(Sink)
             Err(RecvTimeoutError::Timeout) => {}
             Err(RecvTimeoutError::Disconnected) => break,
         }
+        if app.quit {
+            break;
+        }
+        feed_backlog = take_feed(&mut app, &feed_rx, &feed_waiting);
         app.update(Action::Tick, Instant::now());
         if app.quit {
             break;
@@ -120,7 +150,24 @@ pub fn run(name: &str, setup: Setup, opts: ViewOptions, start: impl FnOnce(Sink)
     }
     drop(terminal);
     drop(guard);
+    // Freeing millions of events takes longer than quitting should; the
+    // process is about to end and gives the memory back at once.
+    std::mem::forget(app);
     Ok(())
+}
+
+/// Applies waiting feed batches for at most [`FEED_SLICE`]; true when
+/// some are left for the next turn of the loop.
+fn take_feed(app: &mut App, feed: &mpsc::Receiver<Feed>, waiting: &AtomicBool) -> bool {
+    waiting.store(false, Ordering::SeqCst);
+    let deadline = Instant::now() + FEED_SLICE;
+    while let Ok(f) = feed.try_recv() {
+        app.update(Action::Feed(f), Instant::now());
+        if Instant::now() >= deadline {
+            return true;
+        }
+    }
+    false
 }
 
 fn draw(terminal: &mut Terminal<CrosstermBackend<io::Stdout>>, app: &App) -> io::Result<()> {
