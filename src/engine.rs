@@ -142,7 +142,7 @@ impl<T> Chunked<T> {
     const CHUNK: usize = 4096;
 
     pub fn push(&mut self, item: T) {
-        if self.len % Self::CHUNK == 0 {
+        if self.len.is_multiple_of(Self::CHUNK) {
             self.chunks.push(Vec::with_capacity(Self::CHUNK));
         }
         self.chunks.last_mut().expect("a chunk was just ensured").push(item);
