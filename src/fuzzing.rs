@@ -77,15 +77,7 @@ pub fn detect_and_scan(data: &[u8]) {
     let (pieces, _) = pieces(data);
     let mut decoder = AutoDecoder::new(FormatChoice::Auto, None);
     let items = drain(&mut decoder, &pieces);
-    for profile in Profile::ALL {
-        let mut engine = Engine::new(&setup(profile));
-        for item in &items {
-            if let Item::Event(e) = item {
-                let _ = engine.push(e);
-            }
-        }
-        let _ = engine.states();
-    }
+    run_every_profile(&items);
 }
 
 /// Native JSONL straight into the engine: the detectors see arbitrary
@@ -94,9 +86,14 @@ pub fn engine(data: &[u8]) {
     let (pieces, _) = pieces(data);
     let mut decoder = Kind::Native.build();
     let items = drain(&mut *decoder, &pieces);
+    run_every_profile(&items);
+}
+
+/// Every decoded event through a fresh engine of each profile.
+fn run_every_profile(items: &[Item]) {
     for profile in Profile::ALL {
         let mut engine = Engine::new(&setup(profile));
-        for item in &items {
+        for item in items {
             if let Item::Event(e) = item {
                 let _ = engine.push(e);
             }
