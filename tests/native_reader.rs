@@ -55,3 +55,40 @@ fn sample_reads_as_expected() {
     assert_eq!(d.problems.len(), 1);
     assert_eq!(d.problems[0].line, 3);
 }
+
+fn json_value() -> impl Strategy<Value = serde_json::Value> {
+    prop_oneof![
+        Just(serde_json::Value::Null),
+        any::<bool>().prop_map(serde_json::Value::Bool),
+        any::<i64>().prop_map(|n| serde_json::json!(n)),
+        (-1e12f64..1e12).prop_map(|n| serde_json::json!(n)),
+        "[a-z \"\\\\思🙂]{0,8}".prop_map(serde_json::Value::String),
+        prop::sample::select(vec![
+            "reasoning",
+            "content",
+            "note",
+            "prompt",
+            "request",
+            "tool_call",
+            "2025-01-01T00:00:00Z"
+        ])
+        .prop_map(|s| serde_json::Value::String(s.to_string())),
+    ]
+}
+
+proptest! {
+    /// The fast path for plain lines reads exactly what the full reader reads.
+    #[test]
+    fn the_plain_fast_path_agrees_with_the_full_reader(
+        fields in prop::collection::vec((prop::sample::select(vec!["type", "text", "id", "ts", "model"]), json_value()), 0..5)
+    ) {
+        // Written by hand so duplicate keys reach the readers too.
+        let body: Vec<String> = fields.iter().map(|(k, v)| format!("{:?}:{}", k, v)).collect();
+        let line = format!("{{{}}}", body.join(","));
+        if let Some(fast) = loopscope::Event::from_plain_line(&line) {
+            let full = loopscope::Event::from_json(serde_json::from_str(&line).unwrap()).unwrap();
+            prop_assert_eq!(full.warning, None, "{}", line);
+            prop_assert_eq!(fast, full.event, "{}", line);
+        }
+    }
+}

@@ -25,6 +25,10 @@ fn line(number: u64, raw: &[u8], out: &mut Vec<Item>) {
     if is_blank(raw) {
         return;
     }
+    if let Some(event) = std::str::from_utf8(raw).ok().and_then(Event::from_plain_line) {
+        out.push(Item::Event(event));
+        return;
+    }
     match parse_json(raw).and_then(Event::from_json) {
         Ok(parsed) => {
             if let Some(reason) = parsed.warning {
@@ -59,6 +63,39 @@ impl Decoder for NativeDecoder {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn the_plain_fast_path_reads_what_the_full_reader_reads() {
+        let lines = [
+            r#"{"type":"reasoning","text":"a \"q\" 思考 🙂","ts":1.5}"#,
+            r#"{"ts":2,"type":"content","text":"x"}"#,
+            r#"{"type":"request"}"#,
+            r#"{"type":"request","id":"r1","ts":3}"#,
+            r#"{"type":"prompt","text":null}"#,
+            r#"{"type":"prompt"}"#,
+            r#"{"type":"note","text":""}"#,
+            r#"{"type":"request","id":null}"#,
+        ];
+        for l in lines {
+            let fast = Event::from_plain_line(l).unwrap_or_else(|| panic!("{l} takes the fast path"));
+            let full = Event::from_json(serde_json::from_str(l).unwrap()).unwrap();
+            assert_eq!(full.warning, None);
+            assert_eq!(fast, full.event, "{l}");
+        }
+        // Shapes that must go the full way (and keep what they carry).
+        for l in [
+            r#"{"type":"reasoning","text":"a","model":"m"}"#,
+            r#"{"type":"reasoning","text":"a","text":"b"}"#,
+            r#"{"type":"reasoning","ts":"2025-01-01T00:00:00Z","text":"a"}"#,
+            r#"{"type":"reasoning"}"#,
+            r#"{"type":"content","text":5}"#,
+            r#"{"type":"tool_call","name":"x"}"#,
+            r#"{"type":"request","text":"t"}"#,
+            r#"{"type":"request","ts":null}"#,
+        ] {
+            assert_eq!(Event::from_plain_line(l), None, "{l}");
+        }
+    }
     use crate::event::EventKind;
     use crate::formats::Decoded;
 
