@@ -255,12 +255,13 @@ impl Event {
         })
     }
 
-    /// The common line shapes (`{"type":"reasoning","text":…,"ts":…}`, a
-    /// bare `request`), read straight into an event without building a JSON
-    /// object first: most lines of a log, at a fraction of the cost. `None`
-    /// for anything else (an unknown field, a duplicate key, a clock-time
-    /// `ts`, a missing text), which [`Event::from_json`] then reads; for what
-    /// it accepts, both give the same event.
+    /// The common line shapes (text events, requests, tool calls and
+    /// results with only their own fields), read straight into an event
+    /// without building a JSON object for the line first: most lines of a
+    /// log, at a fraction of the cost. `None` for anything else (an unknown
+    /// field, a duplicate key, a clock-time `ts`, a field of the wrong
+    /// type), which [`Event::from_json`] then reads; for what it accepts,
+    /// both give the same event.
     pub fn from_plain_line(line: &str) -> Option<Event> {
         use std::borrow::Cow;
         #[derive(serde::Deserialize)]
@@ -272,13 +273,25 @@ impl Event {
             text: Option<Cow<'a, str>>,
             #[serde(default, borrow)]
             id: Option<Cow<'a, str>>,
-            /// Present-but-null is `Some(None)`: the full reader keeps a
-            /// null `ts` among the extra fields, so that goes the full way.
+            #[serde(default, borrow)]
+            name: Option<Cow<'a, str>>,
+            #[serde(default)]
+            ok: Option<bool>,
+            // Present-but-null is `Some(Null)` / `Some(None)`, as the full
+            // reader sees them (a null `ts` stays among the extra fields).
+            #[serde(default, deserialize_with = "present")]
+            args: Option<Value>,
+            #[serde(default, deserialize_with = "present")]
+            output: Option<Value>,
             #[serde(default, deserialize_with = "present")]
             ts: Option<Option<f64>>,
         }
-        fn present<'de, D: serde::Deserializer<'de>>(d: D) -> Result<Option<Option<f64>>, D::Error> {
-            <Option<f64> as serde::Deserialize>::deserialize(d).map(Some)
+        fn present<'de, D, T>(d: D) -> Result<Option<T>, D::Error>
+        where
+            D: serde::Deserializer<'de>,
+            T: serde::Deserialize<'de>,
+        {
+            T::deserialize(d).map(Some)
         }
         let p: Plain<'_> = serde_json::from_str(line).ok()?;
         let ts = match p.ts {
@@ -286,14 +299,30 @@ impl Event {
             Some(Some(s)) => Some(Ts::Seconds(s)),
             None => None,
         };
-        let text = p.text.map(Cow::into_owned);
-        let kind = match (p.type_name.as_ref(), text, p.id) {
-            ("reasoning", Some(text), None) => EventKind::Reasoning { text },
-            ("content", Some(text), None) => EventKind::Content { text },
-            ("note", Some(text), None) => EventKind::Note { text },
-            ("prompt", text, None) => EventKind::Prompt { text },
-            ("request", None, id) => EventKind::Request {
-                id: id.map(Cow::into_owned),
+        let owned = |c: Option<Cow<'_, str>>| c.map(Cow::into_owned);
+        let (text, id, name) = (owned(p.text), owned(p.id), owned(p.name));
+        let no_tool_fields = name.is_none() && p.ok.is_none() && p.args.is_none() && p.output.is_none();
+        let kind = match p.type_name.as_ref() {
+            "reasoning" | "content" | "note" | "prompt" if id.is_none() && no_tool_fields => {
+                match (p.type_name.as_ref(), text) {
+                    ("reasoning", Some(text)) => EventKind::Reasoning { text },
+                    ("content", Some(text)) => EventKind::Content { text },
+                    ("note", Some(text)) => EventKind::Note { text },
+                    ("prompt", text) => EventKind::Prompt { text },
+                    _ => return None,
+                }
+            }
+            "request" if text.is_none() && no_tool_fields => EventKind::Request { id },
+            "tool_call" if text.is_none() && p.ok.is_none() && p.output.is_none() => EventKind::ToolCall {
+                name: name?,
+                // A call without arguments is a call with none.
+                args: p.args.unwrap_or_else(|| Value::Object(Map::new())),
+                id,
+            },
+            "tool_result" if text.is_none() && name.is_none() && p.args.is_none() => EventKind::ToolResult {
+                id,
+                ok: p.ok.unwrap_or(true),
+                output: p.output,
             },
             _ => return None,
         };

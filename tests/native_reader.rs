@@ -62,6 +62,7 @@ fn json_value() -> impl Strategy<Value = serde_json::Value> {
         any::<bool>().prop_map(serde_json::Value::Bool),
         any::<i64>().prop_map(|n| serde_json::json!(n)),
         (-1e12f64..1e12).prop_map(|n| serde_json::json!(n)),
+        Just(serde_json::json!({"b": 1, "a": [1.0, null]})),
         "[a-z \"\\\\思🙂]{0,8}".prop_map(serde_json::Value::String),
         prop::sample::select(vec![
             "reasoning",
@@ -77,10 +78,11 @@ fn json_value() -> impl Strategy<Value = serde_json::Value> {
 }
 
 proptest! {
+    #![proptest_config(ProptestConfig::with_cases(2000))]
     /// The fast path for plain lines reads exactly what the full reader reads.
     #[test]
     fn the_plain_fast_path_agrees_with_the_full_reader(
-        fields in prop::collection::vec((prop::sample::select(vec!["type", "text", "id", "ts", "model"]), json_value()), 0..5)
+        fields in prop::collection::vec((prop::sample::select(vec!["type", "text", "id", "ts", "model", "name", "args", "ok", "output"]), json_value()), 0..5)
     ) {
         // Written by hand so duplicate keys reach the readers too.
         let body: Vec<String> = fields.iter().map(|(k, v)| format!("{:?}:{}", k, v)).collect();

@@ -9,9 +9,7 @@
 //! a position that falls out of the history simply stops counting, which is
 //! gemini-cli's "drop negative positions, delete chunks left with none".
 
-use std::collections::hash_map::Entry;
-use std::collections::{HashMap, VecDeque};
-use std::hash::{BuildHasherDefault, Hasher};
+use std::collections::VecDeque;
 
 use super::content_classes::Classifier;
 use super::params::{Default, Kind, ParamSpec, Params};
@@ -120,30 +118,103 @@ fn mul_mod(a: u64, b: u64) -> u64 {
     }
 }
 
-/// The chunk hashes are already uniform; the map only needs them spread
-/// over all 64 bits (a raw mod-2^61 value leaves the top bits empty).
-#[derive(Default)]
-struct SpreadHasher(u64);
-
-impl Hasher for SpreadHasher {
-    fn finish(&self) -> u64 {
-        let mut z = self.0.wrapping_add(0x9E37_79B9_7F4A_7C15);
-        z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
-        z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
-        z ^ (z >> 31)
-    }
-    fn write(&mut self, bytes: &[u8]) {
-        for &b in bytes {
-            self.0 = self.0.rotate_left(8) ^ u64::from(b);
-        }
-    }
-    fn write_u64(&mut self, n: u64) {
-        self.0 = n;
-    }
+/// Chunk hash -> the newest position of that chunk: open addressing with
+/// lazy expiry. Positions are absolute, so an entry whose position left the
+/// history is dead by itself (a reset of the history kills every entry at
+/// once, at no cost); dead slots are reused, and the table is rebuilt from
+/// its live entries when it fills up, so each position costs O(1).
+#[derive(Clone, Debug, Default)]
+struct ChunkTable {
+    /// (hash, newest position); position `EMPTY` marks a free slot.
+    slots: Vec<(u64, usize)>,
+    /// 64 - log2(slots.len()), for Fibonacci hashing.
+    shift: u32,
+    /// Slots not free (live or dead).
+    used: usize,
 }
 
-/// Chunk hash -> the newest position of that chunk.
-type ChunkMap = HashMap<u64, usize, BuildHasherDefault<SpreadHasher>>;
+const EMPTY: usize = usize::MAX;
+
+/// What the table knew of a chunk position's hash.
+enum Seen {
+    /// Never seen while in history (or only before): a new chunk.
+    New,
+    /// Seen at this position (now replaced by the new one).
+    At(usize),
+    /// The hash belongs to a different chunk: left unrecorded.
+    Collision,
+}
+
+impl ChunkTable {
+    const MIN_SLOTS: usize = 64;
+
+    fn slot_of(&self, hash: u64) -> usize {
+        (hash.wrapping_mul(0x9E37_79B9_7F4A_7C15) >> self.shift) as usize
+    }
+
+    /// Records `pos` as the newest position of `hash`, if it is the same
+    /// chunk (`same(old)`) as what the hash already stands for.
+    fn record(&mut self, hash: u64, pos: usize, start: usize, same: impl Fn(usize) -> bool) -> Seen {
+        if self.used * 4 >= self.slots.len() * 3 {
+            self.rebuild(start);
+        }
+        let mask = self.slots.len() - 1;
+        let mut i = self.slot_of(hash);
+        let mut dead = None;
+        loop {
+            let (h, p) = self.slots[i];
+            if p == EMPTY {
+                match dead {
+                    Some(d) => self.slots[d] = (hash, pos),
+                    None => {
+                        self.slots[i] = (hash, pos);
+                        self.used += 1;
+                    }
+                }
+                return Seen::New;
+            }
+            if h == hash {
+                if p < start {
+                    // Every earlier position left the history: a new chunk again.
+                    self.slots[i].1 = pos;
+                    return Seen::New;
+                }
+                if !same(p) {
+                    return Seen::Collision;
+                }
+                self.slots[i].1 = pos;
+                return Seen::At(p);
+            }
+            if p < start && dead.is_none() {
+                dead = Some(i);
+            }
+            i = (i + 1) & mask;
+        }
+    }
+
+    /// Keeps the live entries, in a table sized for them (at least half free).
+    fn rebuild(&mut self, start: usize) {
+        let live: Vec<(u64, usize)> = self
+            .slots
+            .iter()
+            .copied()
+            .filter(|&(_, p)| p != EMPTY && p >= start)
+            .collect();
+        let size = (live.len() * 4).next_power_of_two().max(Self::MIN_SLOTS);
+        self.slots = vec![(0, EMPTY); size];
+        self.shift = 64 - size.trailing_zeros();
+        self.used = 0;
+        for (h, p) in live {
+            let mask = size - 1;
+            let mut i = self.slot_of(h);
+            while self.slots[i].1 != EMPTY {
+                i = (i + 1) & mask;
+            }
+            self.slots[i] = (h, p);
+            self.used += 1;
+        }
+    }
+}
 
 /// `prev_same` of a position that starts the chain of its chunk.
 const NONE: usize = usize::MAX;
@@ -173,7 +244,7 @@ struct History {
     start: usize,
     /// Next position to examine.
     index: usize,
-    stats: ChunkMap,
+    stats: ChunkTable,
     segments: VecDeque<Segment>,
 }
 
@@ -189,11 +260,14 @@ impl History {
     /// Empties the history: gemini-cli's resetContentTracking.
     fn reset(&mut self) {
         let end = self.end();
+        // The table's entries all fall before the new start: dead at once.
+        let stats = std::mem::take(&mut self.stats);
         *self = History {
             base: end,
             start: end,
             index: end,
             prefix: vec![0],
+            stats,
             ..History::default()
         };
     }
@@ -246,10 +320,7 @@ impl History {
             self.prev_same.drain(..dead.min(self.prev_same.len()));
             self.base = keep_from;
         }
-        if self.stats.len() > 4 * max_history.max(1024) {
-            let start = self.start;
-            self.stats.retain(|_, last| *last >= start);
-        }
+        let _ = max_history;
     }
 
     /// A delta longer than the history straddles its start: the part that
@@ -284,6 +355,17 @@ impl History {
         front.start = cut;
         front.len -= cut - seg.start;
         front.chan_start += chars;
+    }
+
+    /// How many of the newest `limit` positions of a chunk are still in
+    /// history ([`History::positions`] without building the list).
+    fn count_positions(&self, last: usize, limit: usize) -> usize {
+        let (mut n, mut p) = (0, last);
+        while n < limit && p != NONE && p >= self.start {
+            n += 1;
+            p = self.prev_same[p - self.base];
+        }
+        n
     }
 
     /// The newest `limit` positions still in history of the chunk whose
@@ -398,28 +480,20 @@ impl ChunkChant {
             let hash = h.hash(index, chunk, pow);
             let (units, base, start) = (&h.units, h.base, h.start);
             let same = |a: usize| units[a - base..a - base + chunk] == units[index - base..index - base + chunk];
-            let previous = match h.stats.entry(hash) {
-                Entry::Vacant(v) => {
-                    v.insert(index);
-                    None
-                }
-                // Every earlier position left the history: a new chunk again.
-                Entry::Occupied(mut o) if *o.get() < start => {
-                    o.insert(index);
-                    None
-                }
+            let previous = match h.stats.record(hash, index, start, same) {
+                Seen::New => None,
+                Seen::At(p) => Some(p),
                 // A hash collision: a different chunk, left unrecorded as
                 // gemini-cli leaves a chunk whose content does not match.
-                Entry::Occupied(o) if !same(*o.get()) => {
+                Seen::Collision => {
                     h.prev_same.push(NONE);
                     h.index += 1;
                     continue;
                 }
-                Entry::Occupied(mut o) => Some(o.insert(index)),
             };
             h.prev_same.push(previous.unwrap_or(NONE));
             if previous.is_some() {
-                let count = h.positions(index, self.threshold).len();
+                let count = h.count_positions(index, self.threshold);
                 if count > best {
                     best = count;
                     self.last_best = Some((count, self.text_of(self.history.slice(index, chunk))));

@@ -75,6 +75,12 @@ mod tests {
             r#"{"type":"prompt"}"#,
             r#"{"type":"note","text":""}"#,
             r#"{"type":"request","id":null}"#,
+            r#"{"type":"tool_call","id":"c1","name":"read","args":{"b":1,"a":[1.0,null]},"ts":4}"#,
+            r#"{"type":"tool_call","name":"read"}"#,
+            r#"{"type":"tool_call","name":"read","args":null,"id":null}"#,
+            r#"{"type":"tool_result","id":"c1","ok":false,"output":"boom"}"#,
+            r#"{"type":"tool_result","output":null,"ok":null}"#,
+            r#"{"type":"tool_result"}"#,
         ];
         for l in lines {
             let fast = Event::from_plain_line(l).unwrap_or_else(|| panic!("{l} takes the fast path"));
@@ -89,7 +95,10 @@ mod tests {
             r#"{"type":"reasoning","ts":"2025-01-01T00:00:00Z","text":"a"}"#,
             r#"{"type":"reasoning"}"#,
             r#"{"type":"content","text":5}"#,
-            r#"{"type":"tool_call","name":"x"}"#,
+            r#"{"type":"tool_call"}"#,
+            r#"{"type":"tool_call","name":"x","ok":true}"#,
+            r#"{"type":"tool_result","ok":"yes"}"#,
+            r#"{"type":"tool_result","text":"t"}"#,
             r#"{"type":"request","text":"t"}"#,
             r#"{"type":"request","ts":null}"#,
         ] {
