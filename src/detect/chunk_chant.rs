@@ -123,10 +123,13 @@ fn mul_mod(a: u64, b: u64) -> u64 {
 /// history is dead by itself (a reset of the history kills every entry at
 /// once, at no cost); dead slots are reused, and the table is rebuilt from
 /// its live entries when it fills up, so each position costs O(1).
-#[derive(Clone, Debug, Default)]
+#[derive(Debug, Default)]
 struct ChunkTable {
     /// (hash, newest position); position `EMPTY` marks a free slot.
     slots: Vec<(u64, usize)>,
+    /// The previous table's storage, reused by the next rebuild: a fresh
+    /// half-megabyte allocation each time costs page faults and zeroing.
+    spare: Vec<(u64, usize)>,
     /// 64 - log2(slots.len()), for Fibonacci hashing.
     shift: u32,
     /// Slots not free (live or dead).
@@ -134,6 +137,18 @@ struct ChunkTable {
 }
 
 const EMPTY: usize = usize::MAX;
+
+impl Clone for ChunkTable {
+    /// A snapshot (seeking) needs the entries, not the spare storage.
+    fn clone(&self) -> ChunkTable {
+        ChunkTable {
+            slots: self.slots.clone(),
+            spare: Vec::new(),
+            shift: self.shift,
+            used: self.used,
+        }
+    }
+}
 
 /// What the table knew of a chunk position's hash.
 enum Seen {
@@ -155,7 +170,9 @@ impl ChunkTable {
     /// Records `pos` as the newest position of `hash`, if it is the same
     /// chunk (`same(old)`) as what the hash already stands for.
     fn record(&mut self, hash: u64, pos: usize, start: usize, same: impl Fn(usize) -> bool) -> Seen {
-        if self.used * 4 >= self.slots.len() * 3 {
+        // At most half full: linear probing stays short (about 2.5 probes
+        // for a new chunk), dead entries included.
+        if self.used * 2 >= self.slots.len() {
             self.rebuild(start);
         }
         let mask = self.slots.len() - 1;
@@ -194,18 +211,16 @@ impl ChunkTable {
 
     /// Keeps the live entries, in a table sized for them (at least half free).
     fn rebuild(&mut self, start: usize) {
-        let live: Vec<(u64, usize)> = self
-            .slots
-            .iter()
-            .copied()
-            .filter(|&(_, p)| p != EMPTY && p >= start)
-            .collect();
-        let size = (live.len() * 4).next_power_of_two().max(Self::MIN_SLOTS);
-        self.slots = vec![(0, EMPTY); size];
+        let is_live = |&(_, p): &(u64, usize)| p != EMPTY && p >= start;
+        let live = self.slots.iter().filter(|s| is_live(s)).count();
+        let size = (live * 4).next_power_of_two().max(Self::MIN_SLOTS);
+        let mut old = std::mem::replace(&mut self.slots, std::mem::take(&mut self.spare));
+        self.slots.clear();
+        self.slots.resize(size, (0, EMPTY));
         self.shift = 64 - size.trailing_zeros();
         self.used = 0;
-        for (h, p) in live {
-            let mask = size - 1;
+        let mask = size - 1;
+        for &(h, p) in old.iter().filter(|s| is_live(s)) {
             let mut i = self.slot_of(h);
             while self.slots[i].1 != EMPTY {
                 i = (i + 1) & mask;
@@ -213,6 +228,8 @@ impl ChunkTable {
             self.slots[i] = (h, p);
             self.used += 1;
         }
+        old.clear();
+        self.spare = old;
     }
 }
 

@@ -62,12 +62,37 @@ impl Classifier {
     }
 
     pub fn classify(&self, text: &str) -> Classes {
+        // Cheap tests first (most deltas are plain words): each only skips
+        // a regex that could not match, so the answers are the regexes'.
         Classes {
-            fences: text.matches("```").count(),
-            structural: self.structural.is_match(text),
-            divider: self.divider.is_match(text),
+            fences: if text.as_bytes().contains(&b'`') {
+                text.matches("```").count()
+            } else {
+                0
+            },
+            structural: may_be_structural(text) && self.structural.is_match(text),
+            divider: may_be_divider(text) && self.divider.is_match(text),
         }
     }
+}
+
+/// Whether some line start of the delta (its start, or after a `\n`),
+/// past whitespace, has a char a structural element starts with. Skips a
+/// superset of JavaScript's whitespace, so it never says no to a match.
+fn may_be_structural(text: &str) -> bool {
+    let starts_element = |line: &str| {
+        line.chars()
+            .find(|c| !(c.is_whitespace() || *c == '\u{feff}'))
+            .is_some_and(|c| matches!(c, '|' | '+' | '-' | '*' | '#' | '>' | '0'..='9'))
+    };
+    starts_element(text) || text.split('\n').skip(1).any(starts_element)
+}
+
+/// Whether the delta's first char could begin a divider (either class).
+fn may_be_divider(text: &str) -> bool {
+    text.chars()
+        .next()
+        .is_some_and(|c| matches!(c, '\x2A'..='\x5F' | '=' | '\u{2500}'..='\u{257F}'))
 }
 
 #[cfg(test)]
@@ -135,6 +160,31 @@ mod tests {
         }
         for t in ["abcde", "HELLO WORLD", "", "--- \n"] {
             assert!(!quirk(t).divider, "{t:?}");
+        }
+    }
+
+    #[test]
+    fn the_cheap_tests_never_hide_a_match() {
+        let mut rng = 0x2545_F491_4F6C_DD1Du64;
+        let alphabet: Vec<char> = " \t\n\r|+-*#>0123456789.aZ_=`\u{a0}\u{feff}\u{85}\u{2028}─:".chars().collect();
+        for _ in 0..20_000 {
+            let len = (rng % 12) as usize;
+            let text: String = (0..len)
+                .map(|_| {
+                    rng ^= rng << 13;
+                    rng ^= rng >> 7;
+                    rng ^= rng << 17;
+                    alphabet[(rng % alphabet.len() as u64) as usize]
+                })
+                .collect();
+            for c in [Classifier::get(false), Classifier::get(true)] {
+                let full = Classes {
+                    fences: text.matches("```").count(),
+                    structural: c.structural.is_match(&text),
+                    divider: c.divider.is_match(&text),
+                };
+                assert_eq!(c.classify(&text), full, "{text:?}");
+            }
         }
     }
 
