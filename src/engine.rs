@@ -8,6 +8,7 @@
 use crate::config::Setup;
 use crate::detect::{Buffers, CheckpointRun, Detection, Detector, DetectorState, Observation};
 use crate::event::{Event, EventKind};
+use crate::store::EventStore;
 
 #[derive(Clone)]
 pub struct Engine {
@@ -119,48 +120,9 @@ impl Engine {
 /// How much work (text bytes, plus a fixed cost per event) may pass between
 /// two seek snapshots. Seeking replays at most this much.
 const SNAPSHOT_WORK: usize = 256 * 1024;
+/// The most seek snapshots kept; past it they are thinned (see `push`).
+const MAX_SNAPSHOTS: usize = 128;
 const EVENT_WORK: usize = 64;
-
-/// A growing list kept in fixed-size chunks: appending never moves what
-/// is stored (one `Vec` of millions of events would be copied whole on
-/// each doubling, stalling the viewer for a tenth of a second).
-pub struct Chunked<T> {
-    chunks: Vec<Vec<T>>,
-    len: usize,
-}
-
-impl<T> Default for Chunked<T> {
-    fn default() -> Chunked<T> {
-        Chunked {
-            chunks: Vec::new(),
-            len: 0,
-        }
-    }
-}
-
-impl<T> Chunked<T> {
-    const CHUNK: usize = 4096;
-
-    pub fn push(&mut self, item: T) {
-        if self.len.is_multiple_of(Self::CHUNK) {
-            self.chunks.push(Vec::with_capacity(Self::CHUNK));
-        }
-        self.chunks.last_mut().expect("a chunk was just ensured").push(item);
-        self.len += 1;
-    }
-
-    pub fn get(&self, i: usize) -> Option<&T> {
-        self.chunks.get(i / Self::CHUNK)?.get(i % Self::CHUNK)
-    }
-
-    pub fn len(&self) -> usize {
-        self.len
-    }
-
-    pub fn is_empty(&self) -> bool {
-        self.len == 0
-    }
-}
 
 /// A stream's events with the engine run over all of them, seekable.
 ///
@@ -168,13 +130,15 @@ impl<T> Chunked<T> {
 /// the cursor engine is at the position being shown. Engine clones share the
 /// buffers' text, so a snapshot costs little more than the detectors' state.
 pub struct Tape {
-    events: Chunked<Event>,
+    events: EventStore,
     head: Engine,
     detections: Vec<Detection>,
     /// (event, checkpoint) of every event at which a checkpoint ran.
     checkpoints: Vec<(usize, usize)>,
     snapshots: Vec<Engine>,
     work: usize,
+    /// Work between two snapshots: doubles whenever they are thinned.
+    snapshot_work: usize,
     cursor: Engine,
 }
 
@@ -182,12 +146,13 @@ impl Tape {
     pub fn new(setup: &Setup) -> Tape {
         let fresh = Engine::new(setup);
         Tape {
-            events: Chunked::default(),
+            events: EventStore::default(),
             head: fresh.clone(),
             detections: Vec::new(),
             checkpoints: Vec::new(),
             snapshots: vec![fresh.clone()],
             work: 0,
+            snapshot_work: SNAPSHOT_WORK,
             cursor: fresh,
         }
     }
@@ -202,9 +167,20 @@ impl Tape {
 
     /// Appends an event (a live stream grows); returns its detections.
     pub fn push(&mut self, event: Event) -> &[Detection] {
-        if self.work >= SNAPSHOT_WORK {
+        if self.work >= self.snapshot_work {
             self.snapshots.push(self.head.clone());
             self.work = 0;
+            if self.snapshots.len() > MAX_SNAPSHOTS {
+                // Thin out: every other snapshot goes and the spacing
+                // doubles, so a long log keeps a bounded number of them and
+                // a seek replays at most twice the spacing.
+                let mut i = 0;
+                self.snapshots.retain(|_| {
+                    i += 1;
+                    i % 2 == 1
+                });
+                self.snapshot_work *= 2;
+            }
         }
         self.work += EVENT_WORK
             + match &event.kind {
@@ -231,8 +207,14 @@ impl Tape {
         &self.detections[from..]
     }
 
-    /// Event `i` of the stream.
-    pub fn event(&self, i: usize) -> Option<&Event> {
+    /// How many blocks of events were written to the spool file, and how
+    /// many seek snapshots are kept.
+    pub fn storage(&self) -> (usize, usize) {
+        (self.events.spooled_blocks(), self.snapshots.len())
+    }
+
+    /// Event `i` of the stream (read back from disk for a long one).
+    pub fn event(&self, i: usize) -> Option<Event> {
         self.events.get(i)
     }
 
@@ -274,11 +256,10 @@ impl Tape {
         if !(from_snapshot..=position).contains(&cursor_at) {
             self.cursor = self.snapshots[snap].clone();
         }
-        while self.cursor.position() < position {
-            let i = self.cursor.position();
-            self.cursor
-                .push(self.events.get(i).expect("position is within the stream"));
-        }
+        let cursor = &mut self.cursor;
+        self.events.for_each(cursor.position(), position, |e| {
+            cursor.push(e);
+        });
         &self.cursor
     }
 

@@ -20,6 +20,7 @@ pub mod render;
 pub mod replay;
 pub mod sanitize;
 pub mod scan;
+pub mod store;
 pub mod tail;
 pub mod text;
 pub mod tui;

@@ -488,7 +488,8 @@ fn write_output(output: Option<&std::path::Path>, text: &str) -> Result<(), Stri
 fn run_screenshot(args: &ScreenshotArgs) -> Result<i32, String> {
     let setup = args.detectors.setup()?;
     refuse_writing_into(args.output.as_deref(), &[&args.file])?;
-    let (events, format) = read_events(&args.file, args.input.format)?;
+    let opened = formats::open_input(&args.file, args.input.format)?;
+    let format = opened.format;
     let shot = Shot {
         name: args.file.display().to_string(),
         at: args.at,
@@ -498,7 +499,29 @@ fn run_screenshot(args: &ScreenshotArgs) -> Result<i32, String> {
         live: args.live,
         theme: Theme::by_name(&args.theme).unwrap_or_else(Theme::dark),
     };
-    let buffer = loopscope::render::screenshot(events, format, setup, &shot)?;
+    // Streamed into the app, which keeps what it must on disk: no
+    // second copy of the whole log in memory.
+    let name = loopscope::sanitize::path(&args.file);
+    let read = |sink: &mut dyn FnMut(loopscope::Event)| {
+        let forced = opened.forced_check();
+        let mut decoder = opened.decoder;
+        let mut stream_events = 0;
+        formats::decode_all(opened.reader, &mut *decoder, |item| match item {
+            formats::Item::Event(e) => {
+                stream_events += usize::from(formats::carries_stream(&e));
+                sink(e);
+            }
+            formats::Item::Problem(p) => {
+                eprintln!(
+                    "loopscope: warning: {name}: {}",
+                    loopscope::sanitize::line(&p.to_string())
+                )
+            }
+        })
+        .map_err(|e| format!("{name}: {}", loopscope::io_reason(&e)))?;
+        forced.check(stream_events).map_err(|msg| format!("{name}: {msg}"))
+    };
+    let buffer = loopscope::render::screenshot_streamed(read, format, setup, &shot)?;
     let title = format!("loopscope {}", args.file.display());
     write_output(args.output.as_deref(), &loopscope::render::svg::to_svg(&buffer, &title))?;
     Ok(0)

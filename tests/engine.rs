@@ -147,3 +147,37 @@ fn guards_report_progress() {
     let s: Vec<String> = e.states().iter().map(|s| s.status.summary()).collect();
     assert_eq!(s, vec!["1 of 100 requests", "2 of 5 failed results in a row"]);
 }
+
+#[test]
+fn a_long_stream_spools_its_events_and_thins_its_snapshots_yet_seeks_exactly() {
+    // ~45 MB of events: past the store's memory budget (older events go to
+    // a temporary file) and past 128 snapshots (they are thinned).
+    let setup = setup(
+        Profile::Seed,
+        &["short-repeat", "block-cycle", "tool-repeat", "chunk-chant"],
+    );
+    let mut rng = common::Rng::new(5);
+    let mut events = Vec::new();
+    for i in 0..60_000 {
+        events.push(match i % 50 {
+            0 => Event::request(),
+            1 => tool("read", r#"{"p":"a"}"#),
+            2 => Event::content(&rng.text(common::LOWER, 200)),
+            _ => Event::reasoning(&(rng.text(common::LOWER, 600) + " ")),
+        });
+    }
+    let mut tape = Tape::new(&setup);
+    for e in events.iter().cloned() {
+        tape.push(e);
+    }
+    let (spooled, snapshots) = tape.storage();
+    assert!(
+        spooled > 0 && snapshots <= 129,
+        "spooled {spooled} blocks, {snapshots} snapshots"
+    );
+    assert_eq!(tape.event(7).as_ref(), Some(&events[7]), "read back from the spool");
+    for at in [3, 12_345, 30_000, 59_999, 60_000] {
+        let got = snapshot(tape.seek(at));
+        assert_eq!(got, fresh_states(&setup, &events[..at]), "seek to {at}");
+    }
+}

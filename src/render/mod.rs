@@ -51,9 +51,32 @@ pub struct Shot {
     pub theme: Theme,
 }
 
+/// Events per batch handed to the app while a stream is read.
+const BATCH: usize = 4096;
+
 /// The TUI's screen for `events` as `shot` describes, drawn by the same
 /// code the terminal app uses.
 pub fn screenshot(events: Vec<Event>, format: Format, setup: Setup, shot: &Shot) -> Result<Buffer, String> {
+    screenshot_streamed(
+        |sink| {
+            events.into_iter().for_each(sink);
+            Ok(())
+        },
+        format,
+        setup,
+        shot,
+    )
+}
+
+/// Like [`screenshot`], with the events handed over by `read` as it
+/// decodes them: the app keeps them in its store (recent ones in memory,
+/// the rest on disk), so a log of any size can be drawn.
+pub fn screenshot_streamed(
+    read: impl FnOnce(&mut dyn FnMut(Event)) -> Result<(), String>,
+    format: Format,
+    setup: Setup,
+    shot: &Shot,
+) -> Result<Buffer, String> {
     let now = Instant::now();
     let opts = ViewOptions {
         paused: true,
@@ -64,7 +87,14 @@ pub fn screenshot(events: Vec<Event>, format: Format, setup: Setup, shot: &Shot)
     let mut app = App::new(&shot.name, setup, &opts, now);
     app.update(Action::Resize(shot.size.0, shot.size.1), now);
     app.update(Action::Feed(Feed::Format(format)), now);
-    app.update(Action::Feed(Feed::Events(events)), now);
+    let mut batch = Vec::with_capacity(BATCH);
+    read(&mut |e| {
+        batch.push(e);
+        if batch.len() == BATCH {
+            app.update(Action::Feed(Feed::Events(std::mem::take(&mut batch))), now);
+        }
+    })?;
+    app.update(Action::Feed(Feed::Events(batch)), now);
     app.update(Action::Feed(Feed::CaughtUp), now);
     if !shot.live {
         app.update(Action::Feed(Feed::Ended), now);

@@ -70,6 +70,22 @@ impl Entry {
 pub struct Timeline {
     entries: Vec<Entry>,
     detections: usize,
+    /// Entries of calls still waiting for their result, oldest first.
+    open_calls: Vec<usize>,
+}
+
+/// Calls waiting for a result that a result can still be paired with.
+const MAX_OPEN_CALLS: usize = 256;
+
+/// The most of a prompt, note or call's arguments a row keeps: rows show a
+/// line, and the whole event is in the tape; a long log's rows stay small.
+const LABEL_CHARS: usize = 400;
+
+fn label_text(text: &str) -> String {
+    match text.char_indices().nth(LABEL_CHARS) {
+        Some((cut, _)) => format!("{}…", &text[..cut]),
+        None => text.to_string(),
+    }
 }
 
 impl Timeline {
@@ -103,19 +119,19 @@ impl Timeline {
                 }
             }
             EventKind::ToolResult { id, ok, .. } => {
-                // Pair with its call: the same id, else the latest call still waiting.
-                let open = self.entries.iter_mut().rev().find(|e| match &e.kind {
-                    EntryKind::Call {
-                        id: cid, result: None, ..
-                    } => id.is_none() || cid == id,
+                // Pair with its call: the same id, else the latest call still
+                // waiting. Only the newest waiting calls are looked at, so a
+                // log of results without calls costs no more per event.
+                let entries = &mut self.entries;
+                let found = self.open_calls.iter().rposition(|&e| match &entries[e].kind {
+                    EntryKind::Call { id: cid, .. } => id.is_none() || cid == id,
                     _ => false,
                 });
-                if let Some(Entry {
-                    kind: EntryKind::Call { result, .. },
-                    ..
-                }) = open
-                {
-                    *result = Some((index, *ok));
+                if let Some(k) = found {
+                    let e = self.open_calls.remove(k);
+                    if let EntryKind::Call { result, .. } = &mut entries[e].kind {
+                        *result = Some((index, *ok));
+                    }
                     return;
                 }
                 EntryKind::Result { ok: *ok }
@@ -127,18 +143,24 @@ impl Timeline {
                     .collect::<Vec<_>>()
                     .join(" · "),
             ),
-            EventKind::Prompt { text } => EntryKind::Prompt(text.clone().unwrap_or_default()),
+            EventKind::Prompt { text } => EntryKind::Prompt(label_text(text.as_deref().unwrap_or_default())),
             EventKind::Request { id } => EntryKind::Request(id.clone()),
             EventKind::ToolCall { name, args, id } => EntryKind::Call {
-                name: name.clone(),
-                args: args.to_string(),
+                name: label_text(name),
+                args: label_text(&args.to_string()),
                 id: id.clone(),
                 result: None,
             },
-            EventKind::Note { text } => EntryKind::Note(text.clone()),
+            EventKind::Note { text } => EntryKind::Note(label_text(text)),
             EventKind::LoopCheck { confidence, .. } => EntryKind::Judge(*confidence),
             EventKind::Other { type_name } => EntryKind::Other(type_name.clone()),
         };
+        if matches!(kind, EntryKind::Call { .. }) {
+            self.open_calls.push(self.entries.len());
+            if self.open_calls.len() > MAX_OPEN_CALLS {
+                self.open_calls.remove(0);
+            }
+        }
         self.entries.push(Entry {
             first: index,
             last: index,
@@ -251,6 +273,47 @@ fn describe(e: &Entry) -> String {
 mod tests {
     use super::*;
     use serde_json::json;
+
+    #[test]
+    fn results_without_calls_cost_no_more_per_event_and_labels_stay_short() {
+        let mut t = Timeline::default();
+        // 300 calls waiting, then 200,000 results that match none of them
+        // by id: once a linear search of every entry each (hostile logs).
+        for i in 0..300 {
+            let mut call = Event::tool_call("read", json!({"p": "x".repeat(5000)}));
+            if let EventKind::ToolCall { id, .. } = &mut call.kind {
+                *id = Some(format!("c{i}"));
+            }
+            t.push(i, &call);
+        }
+        let start = std::time::Instant::now();
+        for i in 0..200_000 {
+            let mut r = Event::tool_result(true);
+            if let EventKind::ToolResult { id, .. } = &mut r.kind {
+                *id = Some("nobody".into());
+            }
+            t.push(300 + i, &r);
+        }
+        assert!(start.elapsed().as_secs_f64() < 2.0, "{:?}", start.elapsed());
+        assert!(matches!(t.entries()[300].kind, EntryKind::Result { ok: true }));
+        // The newest waiting call still pairs with its result.
+        let mut r = Event::tool_result(false);
+        if let EventKind::ToolResult { id, .. } = &mut r.kind {
+            *id = Some("c299".into());
+        }
+        t.push(500_000, &r);
+        assert!(matches!(
+            t.entries()[299].kind,
+            EntryKind::Call {
+                result: Some((500_000, false)),
+                ..
+            }
+        ));
+        let EntryKind::Call { args, .. } = &t.entries()[0].kind else {
+            panic!()
+        };
+        assert_eq!(args.chars().count(), LABEL_CHARS + 1);
+    }
 
     #[test]
     fn deltas_merge_and_results_pair_with_their_calls() {

@@ -1,0 +1,282 @@
+//! Where a viewed stream's events live. Recent events stay decoded in
+//! memory; once they pass a budget, the oldest blocks are written as native
+//! JSONL to a temporary file (unlinked at once, so nothing is left behind)
+//! and read back a block at a time when a seek replays them. Memory then
+//! stays bounded however long the log is; the log itself is never written.
+
+use std::cell::RefCell;
+use std::fs::File;
+use std::io::{self, Write};
+
+use crate::event::{Event, EventKind};
+
+/// Events per block: the unit written out and read back.
+const BLOCK: usize = 1024;
+/// Decoded events kept in memory (an estimate of their size) before the
+/// oldest blocks go to the spool file.
+pub const HOT_BUDGET: usize = 32 << 20;
+
+enum Block {
+    Hot(Vec<Event>),
+    /// `len` bytes at `offset` of the spool file, `count` events.
+    Cold {
+        offset: u64,
+        len: usize,
+    },
+}
+
+pub struct EventStore {
+    blocks: Vec<Block>,
+    len: usize,
+    /// Estimated bytes of the hot blocks.
+    hot_bytes: usize,
+    /// The first block still hot (all before it are cold).
+    first_hot: usize,
+    spool: Option<Spool>,
+    /// The last cold block read back, for sequential replays.
+    cache: RefCell<Option<(usize, Vec<Event>)>>,
+    budget: usize,
+}
+
+struct Spool {
+    file: File,
+    end: u64,
+}
+
+impl Default for EventStore {
+    fn default() -> EventStore {
+        EventStore::with_budget(HOT_BUDGET)
+    }
+}
+
+/// A rough size of an event in memory: its text and fields plus overhead.
+fn weight(e: &Event) -> usize {
+    let text = match &e.kind {
+        EventKind::Reasoning { text } | EventKind::Content { text } | EventKind::Note { text } => text.len(),
+        EventKind::Prompt { text } => text.as_ref().map_or(0, String::len),
+        EventKind::ToolCall { name, args, .. } => name.len() + json_weight(args),
+        EventKind::ToolResult { output, .. } => output.as_ref().map_or(0, json_weight),
+        _ => 0,
+    };
+    160 + text + e.extra.iter().map(|(k, v)| k.len() + json_weight(v)).sum::<usize>()
+}
+
+fn json_weight(v: &serde_json::Value) -> usize {
+    match v {
+        serde_json::Value::String(s) => 32 + s.len(),
+        serde_json::Value::Array(a) => 32 + a.iter().map(json_weight).sum::<usize>(),
+        serde_json::Value::Object(o) => 64 + o.iter().map(|(k, v)| 32 + k.len() + json_weight(v)).sum::<usize>(),
+        _ => 32,
+    }
+}
+
+impl EventStore {
+    pub fn with_budget(budget: usize) -> EventStore {
+        EventStore {
+            blocks: Vec::new(),
+            len: 0,
+            hot_bytes: 0,
+            first_hot: 0,
+            spool: None,
+            cache: RefCell::new(None),
+            budget,
+        }
+    }
+
+    pub fn len(&self) -> usize {
+        self.len
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.len == 0
+    }
+
+    /// Blocks written out so far (for tests and the status of big logs).
+    pub fn spooled_blocks(&self) -> usize {
+        self.first_hot
+    }
+
+    pub fn push(&mut self, event: Event) {
+        if self.len.is_multiple_of(BLOCK) {
+            self.blocks.push(Block::Hot(Vec::with_capacity(BLOCK)));
+        }
+        self.hot_bytes += weight(&event);
+        if let Some(Block::Hot(v)) = self.blocks.last_mut() {
+            v.push(event);
+        }
+        self.len += 1;
+        // Keep the block being filled in memory; spool the oldest full ones.
+        while self.hot_bytes > self.budget && self.first_hot + 1 < self.blocks.len() {
+            if self.spool_oldest().is_err() {
+                // No room for a temporary file: keep everything in memory.
+                self.budget = usize::MAX;
+                break;
+            }
+        }
+    }
+
+    fn spool_oldest(&mut self) -> io::Result<()> {
+        if self.spool.is_none() {
+            self.spool = Some(Spool {
+                file: anonymous_file()?,
+                end: 0,
+            });
+        }
+        let spool = self.spool.as_mut().expect("created above");
+        let Block::Hot(events) = &self.blocks[self.first_hot] else {
+            unreachable!("blocks before first_hot are cold, the rest hot")
+        };
+        let mut bytes = Vec::new();
+        let mut freed = 0;
+        for e in events {
+            serde_json::to_writer(&mut bytes, &e.to_json())?;
+            bytes.push(b'\n');
+            freed += weight(e);
+        }
+        spool.file.write_all(&bytes)?;
+        self.blocks[self.first_hot] = Block::Cold {
+            offset: spool.end,
+            len: bytes.len(),
+        };
+        spool.end += bytes.len() as u64;
+        self.hot_bytes -= freed;
+        self.first_hot += 1;
+        Ok(())
+    }
+
+    /// Calls `f` on events `from..to` in order (a seek's replay).
+    pub fn for_each(&self, from: usize, to: usize, mut f: impl FnMut(&Event)) {
+        let to = to.min(self.len);
+        let mut i = from;
+        while i < to {
+            let (b, within) = (i / BLOCK, i % BLOCK);
+            let end = (to - b * BLOCK).min(BLOCK);
+            match &self.blocks[b] {
+                Block::Hot(events) => events[within..end].iter().for_each(&mut f),
+                Block::Cold { offset, len } => {
+                    let mut cache = self.cache.borrow_mut();
+                    if cache.as_ref().is_none_or(|(cb, _)| *cb != b) {
+                        *cache = Some((b, self.read_block(*offset, *len)));
+                    }
+                    let events = &cache.as_ref().expect("filled above").1;
+                    events[within.min(events.len())..end.min(events.len())]
+                        .iter()
+                        .for_each(&mut f);
+                }
+            }
+            i = b * BLOCK + end;
+        }
+    }
+
+    /// Event `i`, decoded (read back from the spool file if needed).
+    pub fn get(&self, i: usize) -> Option<Event> {
+        let mut out = None;
+        self.for_each(i, i + 1, |e| out = Some(e.clone()));
+        out
+    }
+
+    fn read_block(&self, offset: u64, len: usize) -> Vec<Event> {
+        let Some(spool) = &self.spool else { return Vec::new() };
+        let mut bytes = vec![0; len];
+        if read_at(&spool.file, &mut bytes, offset).is_err() {
+            return Vec::new();
+        }
+        bytes
+            .split(|&b| b == b'\n')
+            .filter(|l| !l.is_empty())
+            .filter_map(|l| {
+                let text = std::str::from_utf8(l).ok()?;
+                Event::from_plain_line(text).or_else(|| {
+                    serde_json::from_str(text)
+                        .ok()
+                        .and_then(|v| Event::from_json(v).ok())
+                        .map(|p| p.event)
+                })
+            })
+            .collect()
+    }
+}
+
+#[cfg(unix)]
+fn read_at(file: &File, buf: &mut [u8], offset: u64) -> io::Result<()> {
+    use std::os::unix::fs::FileExt;
+    file.read_exact_at(buf, offset)
+}
+
+#[cfg(not(unix))]
+fn read_at(file: &File, buf: &mut [u8], offset: u64) -> io::Result<()> {
+    use std::os::windows::fs::FileExt;
+    let mut done = 0;
+    while done < buf.len() {
+        let n = file.seek_read(&mut buf[done..], offset + done as u64)?;
+        if n == 0 {
+            return Err(io::ErrorKind::UnexpectedEof.into());
+        }
+        done += n;
+    }
+    Ok(())
+}
+
+/// A temporary file nobody else can open: created exclusively in the
+/// temporary directory and unlinked at once (the open handle keeps it).
+fn anonymous_file() -> io::Result<File> {
+    let dir = std::env::temp_dir();
+    for attempt in 0..100u32 {
+        let path = dir.join(format!(".loopscope-spool-{}-{attempt}", std::process::id()));
+        match std::fs::OpenOptions::new()
+            .read(true)
+            .write(true)
+            .create_new(true)
+            .open(&path)
+        {
+            Ok(file) => {
+                let _ = std::fs::remove_file(&path);
+                return Ok(file);
+            }
+            Err(e) if e.kind() == io::ErrorKind::AlreadyExists => continue,
+            Err(e) => return Err(e),
+        }
+    }
+    Err(io::Error::other("no free name for a temporary file"))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn event(i: usize) -> Event {
+        match i % 4 {
+            0 => Event::reasoning(&format!("thought {i} 思考 🙂 \"quoted\"")).at(i as f64 * 0.5),
+            1 => Event::tool_call("read_file", serde_json::json!({"path": format!("f{i}.rs"), "n": i})),
+            2 => {
+                let mut e = Event::tool_result(i % 3 == 0);
+                e.extra.insert("model".into(), serde_json::json!("m"));
+                e
+            }
+            _ => Event::content(&"x".repeat(i % 50)),
+        }
+    }
+
+    #[test]
+    fn spooled_events_read_back_as_they_were() {
+        let mut store = EventStore::with_budget(64 * 1024);
+        let n = 10_000;
+        for i in 0..n {
+            store.push(event(i));
+        }
+        assert!(store.spooled_blocks() > 3, "the budget made it spool");
+        assert_eq!(store.len(), n);
+        let mut seen = Vec::new();
+        store.for_each(0, n, |e| seen.push(e.clone()));
+        assert_eq!(seen.len(), n);
+        for (i, e) in seen.iter().enumerate() {
+            assert_eq!(*e, event(i), "event {i}");
+        }
+        // Any range, across block boundaries.
+        let mut part = Vec::new();
+        store.for_each(1000, 3100, |e| part.push(e.clone()));
+        assert_eq!(part, seen[1000..3100].to_vec());
+        assert_eq!(store.get(5), Some(event(5)));
+        assert_eq!(store.get(n), None);
+    }
+}
