@@ -249,7 +249,7 @@ mod tests {
             0 => Event::reasoning(&format!("thought {i} 思考 🙂 \"quoted\"")).at(i as f64 * 0.5),
             1 => Event::tool_call("read_file", serde_json::json!({"path": format!("f{i}.rs"), "n": i})),
             2 => {
-                let mut e = Event::tool_result(i % 3 == 0);
+                let mut e = Event::tool_result(i.is_multiple_of(3));
                 e.extra.insert("model".into(), serde_json::json!("m"));
                 e
             }
