@@ -264,21 +264,26 @@ impl Event {
     /// both give the same event.
     pub fn from_plain_line(line: &str) -> Option<Event> {
         use std::borrow::Cow;
+        // Text lines, most of a log, by hand; the other plain shapes by serde.
+        if let Some(e) = crate::formats::plain::text_event(line) {
+            return Some(e);
+        }
+        // Every field is `Some(_)` when present, `Some(None)` when null:
+        // a null field the kind does not use stays among the extra fields
+        // in the general reader, so such lines go that way.
         #[derive(serde::Deserialize)]
         #[serde(deny_unknown_fields)]
         struct Plain<'a> {
             #[serde(rename = "type", borrow)]
             type_name: Cow<'a, str>,
-            #[serde(default, borrow)]
-            text: Option<Cow<'a, str>>,
-            #[serde(default, borrow)]
-            id: Option<Cow<'a, str>>,
-            #[serde(default, borrow)]
-            name: Option<Cow<'a, str>>,
-            #[serde(default)]
-            ok: Option<bool>,
-            // Present-but-null is `Some(Null)` / `Some(None)`, as the full
-            // reader sees them (a null `ts` stays among the extra fields).
+            #[serde(default, borrow, deserialize_with = "present")]
+            text: Option<Option<Cow<'a, str>>>,
+            #[serde(default, borrow, deserialize_with = "present")]
+            id: Option<Option<Cow<'a, str>>>,
+            #[serde(default, borrow, deserialize_with = "present")]
+            name: Option<Option<Cow<'a, str>>>,
+            #[serde(default, deserialize_with = "present")]
+            ok: Option<Option<bool>>,
             #[serde(default, deserialize_with = "present")]
             args: Option<Value>,
             #[serde(default, deserialize_with = "present")]
@@ -300,28 +305,37 @@ impl Event {
             None => None,
         };
         let owned = |c: Option<Cow<'_, str>>| c.map(Cow::into_owned);
-        let (text, id, name) = (owned(p.text), owned(p.id), owned(p.name));
-        let no_tool_fields = name.is_none() && p.ok.is_none() && p.args.is_none() && p.output.is_none();
+        let id = p.id.map(|i| owned(i));
+        let only = |text: bool, id_ok: bool, name: bool, ok: bool, args: bool, output: bool| {
+            (text || p.text.is_none())
+                && (id_ok || id.is_none())
+                && (name || p.name.is_none())
+                && (ok || p.ok.is_none())
+                && (args || p.args.is_none())
+                && (output || p.output.is_none())
+        };
         let kind = match p.type_name.as_ref() {
-            "reasoning" | "content" | "note" | "prompt" if id.is_none() && no_tool_fields => {
-                match (p.type_name.as_ref(), text) {
-                    ("reasoning", Some(text)) => EventKind::Reasoning { text },
-                    ("content", Some(text)) => EventKind::Content { text },
-                    ("note", Some(text)) => EventKind::Note { text },
-                    ("prompt", text) => EventKind::Prompt { text },
-                    _ => return None,
+            "reasoning" | "content" | "note" if only(true, false, false, false, false, false) => {
+                let text = p.text??.into_owned();
+                match p.type_name.as_ref() {
+                    "reasoning" => EventKind::Reasoning { text },
+                    "content" => EventKind::Content { text },
+                    _ => EventKind::Note { text },
                 }
             }
-            "request" if text.is_none() && no_tool_fields => EventKind::Request { id },
-            "tool_call" if text.is_none() && p.ok.is_none() && p.output.is_none() => EventKind::ToolCall {
-                name: name?,
+            "prompt" if only(true, false, false, false, false, false) => EventKind::Prompt {
+                text: p.text.and_then(owned),
+            },
+            "request" if only(false, true, false, false, false, false) => EventKind::Request { id: id.flatten() },
+            "tool_call" if only(false, true, true, false, true, false) => EventKind::ToolCall {
+                name: p.name??.into_owned(),
                 // A call without arguments is a call with none.
                 args: p.args.unwrap_or_else(|| Value::Object(Map::new())),
-                id,
+                id: id.flatten(),
             },
-            "tool_result" if text.is_none() && name.is_none() && p.args.is_none() => EventKind::ToolResult {
-                id,
-                ok: p.ok.unwrap_or(true),
+            "tool_result" if only(false, true, false, true, false, true) => EventKind::ToolResult {
+                id: id.flatten(),
+                ok: p.ok.flatten().unwrap_or(true),
                 output: p.output,
             },
             _ => return None,

@@ -94,3 +94,43 @@ proptest! {
         }
     }
 }
+
+fn raw_json_string() -> impl Strategy<Value = String> {
+    prop::collection::vec(
+        prop::sample::select(vec![
+            "a", " ", "思", "🙂", "\\\"", "\\\\", "\\/", "\\n", "\\t", "\\b", "\\u00e9", "\\u601D", "\\ud83d\\ude42",
+            "\\ud800", "\\udc00", "\\ud83dx", "\\x", "\t", "\u{7f}", "\u{85}", "\\u", "\\u12",
+        ]),
+        0..10,
+    )
+    .prop_map(|parts| parts.concat())
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(3000))]
+    /// The hand-written text-line reader agrees with serde_json on every
+    /// escape, number and layout it accepts, and accepts no invalid JSON.
+    #[test]
+    fn the_hand_written_text_reader_agrees_with_serde(
+        kind in prop::sample::select(vec!["reasoning", "content", "note", "prompt", "request"]),
+        text in raw_json_string(),
+        ts in prop::sample::select(vec!["", ",\"ts\":1.5", ",\"ts\":-0", ",\"ts\":1e400", ",\"ts\":01", ",\"ts\":3.0000000000000004e-3", ", \"ts\" :7 "]),
+        space in prop::sample::select(vec!["", " ", "\t"]),
+        swap in any::<bool>(),
+    ) {
+        let line = if swap {
+            format!("{{{space}\"text\":{space}\"{text}\"{ts},\"type\":\"{kind}\"}}")
+        } else {
+            format!("{{\"type\":\"{kind}\",{space}\"text\":\"{text}\"{ts}}}")
+        };
+        let full = serde_json::from_str(&line).ok().and_then(|v| loopscope::Event::from_json(v).ok());
+        match loopscope::Event::from_plain_line(&line) {
+            Some(fast) => {
+                let full = full.expect("the fast path accepted invalid JSON");
+                prop_assert_eq!(full.warning, None, "{}", line);
+                prop_assert_eq!(fast, full.event, "{}", line);
+            }
+            None => {}
+        }
+    }
+}

@@ -169,11 +169,12 @@ impl ChunkTable {
 
     /// Records `pos` as the newest position of `hash`, if it is the same
     /// chunk (`same(old)`) as what the hash already stands for.
-    fn record(&mut self, hash: u64, pos: usize, start: usize, same: impl Fn(usize) -> bool) -> Seen {
+    /// `bound` is the most entries that can be live (the history's length).
+    fn record(&mut self, hash: u64, pos: usize, start: usize, bound: usize, same: impl Fn(usize) -> bool) -> Seen {
         // At most half full: linear probing stays short (about 2.5 probes
         // for a new chunk), dead entries included.
         if self.used * 2 >= self.slots.len() {
-            self.rebuild(start);
+            self.rebuild(start, bound);
         }
         let mask = self.slots.len() - 1;
         let mut i = self.slot_of(hash);
@@ -209,18 +210,21 @@ impl ChunkTable {
         }
     }
 
-    /// Keeps the live entries, in a table sized for them (at least half free).
-    fn rebuild(&mut self, start: usize) {
-        let is_live = |&(_, p): &(u64, usize)| p != EMPTY && p >= start;
-        let live = self.slots.iter().filter(|s| is_live(s)).count();
-        let size = (live * 4).next_power_of_two().max(Self::MIN_SLOTS);
+    /// Keeps the live entries, in a table sized for at most `bound` of
+    /// them (the history's length) at a quarter full: one pass, into the
+    /// storage the last rebuild freed.
+    fn rebuild(&mut self, start: usize, bound: usize) {
+        let size = (bound * 4).next_power_of_two().max(Self::MIN_SLOTS);
         let mut old = std::mem::replace(&mut self.slots, std::mem::take(&mut self.spare));
         self.slots.clear();
         self.slots.resize(size, (0, EMPTY));
         self.shift = 64 - size.trailing_zeros();
         self.used = 0;
         let mask = size - 1;
-        for &(h, p) in old.iter().filter(|s| is_live(s)) {
+        for &(h, p) in &old {
+            if p == EMPTY || p < start {
+                continue;
+            }
             let mut i = self.slot_of(h);
             while self.slots[i].1 != EMPTY {
                 i = (i + 1) & mask;
@@ -421,14 +425,6 @@ pub(crate) struct ChunkChant {
 }
 
 impl ChunkChant {
-    fn units_of(&self, text: &str, out: &mut Vec<u32>) {
-        if self.utf16 {
-            out.extend(text.encode_utf16().map(u32::from));
-        } else {
-            out.extend(text.chars().map(u32::from));
-        }
-    }
-
     fn text_of(&self, units: &[u32]) -> String {
         if self.utf16 {
             let u16s: Vec<u16> = units.iter().map(|&u| u as u16).collect();
@@ -467,18 +463,21 @@ impl ChunkChant {
     }
 
     fn append(&mut self, text: &str, obs: &Observation<'_>) {
-        let mut units = Vec::with_capacity(text.len());
-        self.units_of(text, &mut units);
         let start = self.history.end();
+        let h = &mut self.history;
+        h.units.reserve(text.len());
+        h.prefix.reserve(text.len() + 1);
+        if self.utf16 {
+            text.encode_utf16().for_each(|u| h.push(u32::from(u)));
+        } else {
+            text.chars().for_each(|c| h.push(u32::from(c)));
+        }
         self.history.segments.push_back(Segment {
             start,
-            len: units.len(),
+            len: self.history.end() - start,
             request: self.request,
             chan_start: obs.content_before,
         });
-        for u in units {
-            self.history.push(u);
-        }
         if self.history.len() > self.max_history {
             let new_start = self.history.end() - self.max_history;
             self.history.cut_front(new_start, self.max_history, self.utf16);
@@ -497,7 +496,8 @@ impl ChunkChant {
             let hash = h.hash(index, chunk, pow);
             let (units, base, start) = (&h.units, h.base, h.start);
             let same = |a: usize| units[a - base..a - base + chunk] == units[index - base..index - base + chunk];
-            let previous = match h.stats.record(hash, index, start, same) {
+            let bound = h.end() - start;
+            let previous = match h.stats.record(hash, index, start, bound, same) {
                 Seen::New => None,
                 Seen::At(p) => Some(p),
                 // A hash collision: a different chunk, left unrecorded as

@@ -19,6 +19,7 @@ pub mod lines;
 pub mod native;
 pub mod openai_chat;
 pub mod openai_responses;
+pub mod plain;
 pub mod sse;
 pub mod vcr;
 pub mod whole;

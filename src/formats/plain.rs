@@ -1,0 +1,197 @@
+//! A hand-written reader for the commonest native line,
+//! `{"type":"reasoning","text":"…","ts":1.25}` (any key order; `content`,
+//! `note` and `prompt` too): the bulk of a log, read without serde's
+//! machinery. Anything it does not fully understand is `None` and goes the
+//! general way, so for what it accepts it must agree with it exactly (a
+//! proptest in tests/native_reader.rs holds it to that).
+
+use crate::event::{Event, EventKind, Ts};
+
+/// The line as a text event, or `None` to let the general reader decide.
+pub fn text_event(line: &str) -> Option<Event> {
+    let b = line.as_bytes();
+    let mut i = skip_ws(b, 0);
+    if b.get(i) != Some(&b'{') {
+        return None;
+    }
+    i = skip_ws(b, i + 1);
+    let (mut kind, mut text, mut ts): (Option<&str>, Option<String>, Option<f64>) = (None, None, None);
+    loop {
+        let (key, next) = raw_key(line, i)?;
+        i = skip_ws(b, next);
+        if b.get(i) != Some(&b':') {
+            return None;
+        }
+        i = skip_ws(b, i + 1);
+        match key {
+            "type" if kind.is_none() => {
+                let (s, next) = raw_key(line, i)?;
+                kind = Some(s);
+                i = next;
+            }
+            "text" if text.is_none() => {
+                let (s, next) = string(line, i)?;
+                text = Some(s);
+                i = next;
+            }
+            "ts" if ts.is_none() => {
+                let start = i;
+                while i < b.len() && matches!(b[i], b'0'..=b'9' | b'-' | b'+' | b'.' | b'e' | b'E') {
+                    i += 1;
+                }
+                // The general reader's own number parser, so both agree to the last bit.
+                ts = Some(serde_json::from_str::<f64>(&line[start..i]).ok()?);
+            }
+            _ => return None,
+        }
+        i = skip_ws(b, i);
+        match b.get(i) {
+            Some(b',') => i = skip_ws(b, i + 1),
+            Some(b'}') => {
+                if skip_ws(b, i + 1) != b.len() {
+                    return None;
+                }
+                break;
+            }
+            _ => return None,
+        }
+    }
+    let kind = match (kind?, text) {
+        ("reasoning", Some(text)) => EventKind::Reasoning { text },
+        ("content", Some(text)) => EventKind::Content { text },
+        ("note", Some(text)) => EventKind::Note { text },
+        ("prompt", text) => EventKind::Prompt { text },
+        _ => return None,
+    };
+    let mut e = Event::new(kind);
+    e.ts = ts.map(Ts::Seconds);
+    Some(e)
+}
+
+fn skip_ws(b: &[u8], mut i: usize) -> usize {
+    while i < b.len() && matches!(b[i], b' ' | b'\t' | b'\n' | b'\r') {
+        i += 1;
+    }
+    i
+}
+
+/// A string without escapes (a key or the `type`), borrowed. The line is
+/// already UTF-8 and every stop is ASCII, so slicing it needs no check.
+fn raw_key(line: &str, i: usize) -> Option<(&str, usize)> {
+    let b = line.as_bytes();
+    if b.get(i) != Some(&b'"') {
+        return None;
+    }
+    let end = i + 1 + b[i + 1..].iter().position(|&c| c == b'"' || c == b'\\' || c < 0x20)?;
+    if b[end] != b'"' {
+        return None;
+    }
+    Some((line.get(i + 1..end)?, end + 1))
+}
+
+/// A JSON string with its escapes decoded; `None` where JSON (as serde_json
+/// reads it) would refuse it: a raw control char, a bad escape, a lone surrogate.
+fn string(line: &str, i: usize) -> Option<(String, usize)> {
+    let b = line.as_bytes();
+    if b.get(i) != Some(&b'"') {
+        return None;
+    }
+    let mut out = String::new();
+    let mut i = i + 1;
+    loop {
+        let run = b[i..].iter().position(|&c| c == b'"' || c == b'\\' || c < 0x20)?;
+        // The line is valid UTF-8 and the run stops at ASCII: a char boundary.
+        let piece = line.get(i..i + run)?;
+        if out.is_empty() && b.get(i + run) == Some(&b'"') {
+            // No escapes at all (the common case): one allocation, exact size.
+            return Some((piece.to_string(), i + run + 1));
+        }
+        out.push_str(piece);
+        i += run;
+        match b[i] {
+            b'"' => return Some((out, i + 1)),
+            b'\\' => {
+                let c = match *b.get(i + 1)? {
+                    b'"' => '"',
+                    b'\\' => '\\',
+                    b'/' => '/',
+                    b'b' => '\u{8}',
+                    b'f' => '\u{c}',
+                    b'n' => '\n',
+                    b'r' => '\r',
+                    b't' => '\t',
+                    b'u' => {
+                        let hi = hex4(b, i + 2)?;
+                        i += 4;
+                        match hi {
+                            0xD800..=0xDBFF => {
+                                if b.get(i + 2) != Some(&b'\\') || b.get(i + 3) != Some(&b'u') {
+                                    return None;
+                                }
+                                let lo = hex4(b, i + 4)?;
+                                if !(0xDC00..=0xDFFF).contains(&lo) {
+                                    return None;
+                                }
+                                i += 6;
+                                char::from_u32(0x10000 + ((hi - 0xD800) << 10) + (lo - 0xDC00))?
+                            }
+                            0xDC00..=0xDFFF => return None,
+                            c => char::from_u32(c)?,
+                        }
+                    }
+                    _ => return None,
+                };
+                out.push(c);
+                i += 2;
+            }
+            _ => return None,
+        }
+    }
+}
+
+fn hex4(b: &[u8], i: usize) -> Option<u32> {
+    let digits = b.get(i..i + 4)?;
+    let text = std::str::from_utf8(digits).ok()?;
+    if !text.bytes().all(|c| c.is_ascii_hexdigit()) {
+        return None;
+    }
+    u32::from_str_radix(text, 16).ok()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn agrees_with_the_general_reader() {
+        for line in [
+            r#"{"type":"reasoning","text":"plain","ts":1.5}"#,
+            r#"{ "ts" : 2 , "text" : "a\"b\\c\/d\b\f\n\r\t" , "type" : "content" }"#,
+            r#"{"type":"note","text":"\u00e9\u601d\ud83d\ude42 é 思 🙂"}"#,
+            r#"{"type":"prompt"}"#,
+            r#"{"type":"prompt","text":"x","ts":-0.0}"#,
+            r#"{"type":"content","text":"","ts":1e3}"#,
+            r#"{"type":"content","text":"x","ts":0.1000000000000000055511151231257827}"#,
+        ] {
+            let fast = text_event(line).unwrap_or_else(|| panic!("{line}"));
+            let full = Event::from_json(serde_json::from_str(line).unwrap()).unwrap();
+            assert_eq!(fast, full.event, "{line}");
+        }
+        for line in [
+            r#"{"type":"reasoning","text":"a","text":"b"}"#,
+            r#"{"type":"reasoning","text":"\ud800"}"#,
+            r#"{"type":"reasoning","text":"\udc00x"}"#,
+            r#"{"type":"reasoning","text":"\x"}"#,
+            "{\"type\":\"reasoning\",\"text\":\"a\tb\"}",
+            r#"{"type":"reasoning","text":"a"} x"#,
+            r#"{"type":"reasoning","text":"a",}"#,
+            r#"{"type":"reasoning","text":null}"#,
+            r#"{"type":"reasoning","ts":null,"text":"a"}"#,
+            r#"{"type":"reasoning","ts":"1","text":"a"}"#,
+            r#"{"type":"request"}"#,
+            r#"{"type":"re\u0061soning","text":"a"}"#,
+        ] {
+            assert_eq!(text_event(line), None, "{line}");
+        }
+    }
+}
