@@ -293,14 +293,19 @@ impl History {
         };
     }
 
-    fn push(&mut self, unit: u32) {
+    /// Prefix hashes for the units from `from` on (just appended).
+    fn extend_prefix(&mut self, from: usize) {
         if self.prefix.is_empty() {
             self.prefix.push(0);
         }
-        let last = *self.prefix.last().expect("prefix starts with 0");
-        let next = mul_mod(last, BASE) + u64::from(unit) + 1;
-        self.prefix.push(if next >= MOD { next - MOD } else { next });
-        self.units.push(unit);
+        let mut last = *self.prefix.last().expect("prefix starts with 0");
+        let new = &self.units[from..];
+        self.prefix.reserve(new.len());
+        for &unit in new {
+            let next = mul_mod(last, BASE) + u64::from(unit) + 1;
+            last = if next >= MOD { next - MOD } else { next };
+            self.prefix.push(last);
+        }
     }
 
     fn hash(&self, pos: usize, len: usize, pow: u64) -> u64 {
@@ -465,13 +470,13 @@ impl ChunkChant {
     fn append(&mut self, text: &str, obs: &Observation<'_>) {
         let start = self.history.end();
         let h = &mut self.history;
-        h.units.reserve(text.len());
-        h.prefix.reserve(text.len() + 1);
+        let from = h.units.len();
         if self.utf16 {
-            text.encode_utf16().for_each(|u| h.push(u32::from(u)));
+            h.units.extend(text.encode_utf16().map(u32::from));
         } else {
-            text.chars().for_each(|c| h.push(u32::from(c)));
+            h.units.extend(text.chars().map(u32::from));
         }
+        h.extend_prefix(from);
         self.history.segments.push_back(Segment {
             start,
             len: self.history.end() - start,

@@ -85,7 +85,10 @@ fn may_be_structural(text: &str) -> bool {
             .find(|c| !(c.is_whitespace() || *c == '\u{feff}'))
             .is_some_and(|c| matches!(c, '|' | '+' | '-' | '*' | '#' | '>' | '0'..='9'))
     };
-    starts_element(text) || text.split('\n').skip(1).any(starts_element)
+    if starts_element(text) {
+        return true;
+    }
+    memchr::memchr_iter(b'\n', text.as_bytes()).any(|nl| starts_element(&text[nl + 1..]))
 }
 
 /// Whether the delta's first char could begin a divider (either class).

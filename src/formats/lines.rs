@@ -17,7 +17,7 @@ impl Lines {
     /// (plus what earlier calls held back); `\r\n` and a leading BOM are removed.
     pub fn feed(&mut self, bytes: &[u8], mut f: impl FnMut(u64, &[u8])) {
         let mut rest = bytes;
-        while let Some(nl) = rest.iter().position(|&b| b == b'\n') {
+        while let Some(nl) = memchr::memchr(b'\n', rest) {
             if self.dropping || self.pending.len() + nl > super::max_record() {
                 self.dropping = false;
                 self.pending = Vec::new();
