@@ -138,15 +138,20 @@ struct ChunkTable {
 
 const EMPTY: usize = usize::MAX;
 
-impl Clone for ChunkTable {
-    /// A snapshot (seeking) needs the entries, not the spare storage.
-    fn clone(&self) -> ChunkTable {
-        ChunkTable {
+impl ChunkTable {
+    /// A copy with only the entries still in history (`start` on), in a
+    /// table sized for them: what a seek snapshot keeps.
+    fn compact(&self, start: usize) -> ChunkTable {
+        let live = self.slots.iter().filter(|&&(_, p)| p != EMPTY && p >= start).count();
+        let mut copy = ChunkTable {
             slots: self.slots.clone(),
             spare: Vec::new(),
             shift: self.shift,
             used: self.used,
-        }
+        };
+        copy.rebuild(start, live.div_ceil(2));
+        copy.spare = Vec::new();
+        copy
     }
 }
 
@@ -214,7 +219,7 @@ impl ChunkTable {
     /// them (the history's length) at a quarter full: one pass, into the
     /// storage the last rebuild freed.
     fn rebuild(&mut self, start: usize, bound: usize) {
-        let size = (bound * 4).next_power_of_two().max(Self::MIN_SLOTS);
+        let size = (bound * 8).next_power_of_two().max(Self::MIN_SLOTS);
         let mut old = std::mem::replace(&mut self.slots, std::mem::take(&mut self.spare));
         self.slots.clear();
         self.slots.resize(size, (0, EMPTY));
@@ -252,7 +257,7 @@ struct Segment {
 }
 
 /// The history and chunk statistics, with absolute unit positions.
-#[derive(Clone, Debug, Default)]
+#[derive(Debug, Default)]
 struct History {
     /// Units from absolute position `base` on.
     units: Vec<u32>,
@@ -267,6 +272,29 @@ struct History {
     index: usize,
     stats: ChunkTable,
     segments: VecDeque<Segment>,
+}
+
+impl Clone for History {
+    /// Engine snapshots (seeking) clone this: only what is still in
+    /// history is copied, so a snapshot costs what the history holds.
+    fn clone(&self) -> History {
+        let keep_from = self
+            .segments
+            .front()
+            .map_or(self.start, |s| s.start.min(self.start))
+            .max(self.base);
+        let dead = keep_from - self.base;
+        History {
+            units: self.units[dead..].to_vec(),
+            prefix: self.prefix[dead.min(self.prefix.len())..].to_vec(),
+            prev_same: self.prev_same[dead.min(self.prev_same.len())..].to_vec(),
+            base: keep_from,
+            start: self.start,
+            index: self.index,
+            stats: self.stats.compact(self.start),
+            segments: self.segments.clone(),
+        }
+    }
 }
 
 impl History {
