@@ -95,7 +95,10 @@ fn build(p: &Params) -> Box<dyn super::Detector> {
         quirks,
         shared_latch: p.flag("shared_latch"),
         classes: Classifier::get(quirks),
-        history: History::default(),
+        history: History {
+            buckets: Buckets::new(p.count("max_history")),
+            ..History::default()
+        },
         in_code_block: false,
         request: 0,
         last_best: None,
@@ -118,127 +121,42 @@ fn mul_mod(a: u64, b: u64) -> u64 {
     }
 }
 
-/// Chunk hash -> the newest position of that chunk: open addressing with
-/// lazy expiry. Positions are absolute, so an entry whose position left the
-/// history is dead by itself (a reset of the history kills every entry at
-/// once, at no cost); dead slots are reused, and the table is rebuilt from
-/// its live entries when it fills up, so each position costs O(1).
-#[derive(Debug, Default)]
-struct ChunkTable {
-    /// (hash, newest position); position `EMPTY` marks a free slot.
-    slots: Vec<(u64, usize)>,
-    /// The previous table's storage, reused by the next rebuild: a fresh
-    /// half-megabyte allocation each time costs page faults and zeroing.
-    spare: Vec<(u64, usize)>,
-    /// 64 - log2(slots.len()), for Fibonacci hashing.
-    shift: u32,
-    /// Slots not free (live or dead).
-    used: usize,
-}
-
-const EMPTY: usize = usize::MAX;
-
-impl ChunkTable {
-    /// A copy with only the entries still in history (`start` on), in a
-    /// table sized for them: what a seek snapshot keeps.
-    fn compact(&self, start: usize) -> ChunkTable {
-        let live = self.slots.iter().filter(|&&(_, p)| p != EMPTY && p >= start).count();
-        let mut copy = ChunkTable {
-            slots: self.slots.clone(),
-            spare: Vec::new(),
-            shift: self.shift,
-            used: self.used,
-        };
-        copy.rebuild(start, live.div_ceil(2));
-        copy.spare = Vec::new();
-        copy
-    }
-}
-
-/// What the table knew of a chunk position's hash.
+/// What the history knew of a chunk position's hash.
 enum Seen {
-    /// Never seen while in history (or only before): a new chunk.
+    /// Not in the history: a new chunk.
     New,
-    /// Seen at this position (now replaced by the new one).
+    /// Seen at this position, the chunk's newest until now.
     At(usize),
     /// The hash belongs to a different chunk: left unrecorded.
     Collision,
 }
 
-impl ChunkTable {
-    const MIN_SLOTS: usize = 64;
+/// Buckets of chunk positions by hash, as zlib finds earlier matches:
+/// `head[bucket]` is the newest recorded position whose hash falls in the
+/// bucket and each position links to the previous one of its bucket, so
+/// finding a chunk's newest position walks a chain that is short (the
+/// buckets outnumber the positions in history) and stops at the first
+/// position before the history. Nothing is ever deleted or rebuilt: old
+/// positions simply fall out of reach, and a reset costs nothing.
+#[derive(Clone, Debug, Default)]
+struct Buckets {
+    head: Vec<usize>,
+    /// 64 - log2(head.len()), for Fibonacci hashing.
+    shift: u32,
+}
 
-    fn slot_of(&self, hash: u64) -> usize {
+impl Buckets {
+    /// Sized for a history of `max_history` positions (twice as many buckets).
+    fn new(max_history: usize) -> Buckets {
+        let size = (max_history * 2).next_power_of_two().clamp(64, 1 << 22);
+        Buckets {
+            head: vec![NONE; size],
+            shift: 64 - size.trailing_zeros(),
+        }
+    }
+
+    fn of(&self, hash: u64) -> usize {
         (hash.wrapping_mul(0x9E37_79B9_7F4A_7C15) >> self.shift) as usize
-    }
-
-    /// Records `pos` as the newest position of `hash`, if it is the same
-    /// chunk (`same(old)`) as what the hash already stands for.
-    /// `bound` is the most entries that can be live (the history's length).
-    fn record(&mut self, hash: u64, pos: usize, start: usize, bound: usize, same: impl Fn(usize) -> bool) -> Seen {
-        // At most half full: linear probing stays short (about 2.5 probes
-        // for a new chunk), dead entries included.
-        if self.used * 2 >= self.slots.len() {
-            self.rebuild(start, bound);
-        }
-        let mask = self.slots.len() - 1;
-        let mut i = self.slot_of(hash);
-        let mut dead = None;
-        loop {
-            let (h, p) = self.slots[i];
-            if p == EMPTY {
-                match dead {
-                    Some(d) => self.slots[d] = (hash, pos),
-                    None => {
-                        self.slots[i] = (hash, pos);
-                        self.used += 1;
-                    }
-                }
-                return Seen::New;
-            }
-            if h == hash {
-                if p < start {
-                    // Every earlier position left the history: a new chunk again.
-                    self.slots[i].1 = pos;
-                    return Seen::New;
-                }
-                if !same(p) {
-                    return Seen::Collision;
-                }
-                self.slots[i].1 = pos;
-                return Seen::At(p);
-            }
-            if p < start && dead.is_none() {
-                dead = Some(i);
-            }
-            i = (i + 1) & mask;
-        }
-    }
-
-    /// Keeps the live entries, in a table sized for at most `bound` of
-    /// them (the history's length) at a quarter full: one pass, into the
-    /// storage the last rebuild freed.
-    fn rebuild(&mut self, start: usize, bound: usize) {
-        let size = (bound * 8).next_power_of_two().max(Self::MIN_SLOTS);
-        let mut old = std::mem::replace(&mut self.slots, std::mem::take(&mut self.spare));
-        self.slots.clear();
-        self.slots.resize(size, (0, EMPTY));
-        self.shift = 64 - size.trailing_zeros();
-        self.used = 0;
-        let mask = size - 1;
-        for &(h, p) in &old {
-            if p == EMPTY || p < start {
-                continue;
-            }
-            let mut i = self.slot_of(h);
-            while self.slots[i].1 != EMPTY {
-                i = (i + 1) & mask;
-            }
-            self.slots[i] = (h, p);
-            self.used += 1;
-        }
-        old.clear();
-        self.spare = old;
     }
 }
 
@@ -270,7 +188,11 @@ struct History {
     start: usize,
     /// Next position to examine.
     index: usize,
-    stats: ChunkTable,
+    buckets: Buckets,
+    /// Per examined position: its chunk hash, and the previous position
+    /// recorded in its bucket (NONE for none, or for an unrecorded collision).
+    hashes: Vec<u64>,
+    bucket_prev: Vec<usize>,
     segments: VecDeque<Segment>,
 }
 
@@ -288,10 +210,12 @@ impl Clone for History {
             units: self.units[dead..].to_vec(),
             prefix: self.prefix[dead.min(self.prefix.len())..].to_vec(),
             prev_same: self.prev_same[dead.min(self.prev_same.len())..].to_vec(),
+            hashes: self.hashes[dead.min(self.hashes.len())..].to_vec(),
+            bucket_prev: self.bucket_prev[dead.min(self.bucket_prev.len())..].to_vec(),
             base: keep_from,
             start: self.start,
             index: self.index,
-            stats: self.stats.compact(self.start),
+            buckets: self.buckets.clone(),
             segments: self.segments.clone(),
         }
     }
@@ -309,14 +233,14 @@ impl History {
     /// Empties the history: gemini-cli's resetContentTracking.
     fn reset(&mut self) {
         let end = self.end();
-        // The table's entries all fall before the new start: dead at once.
-        let stats = std::mem::take(&mut self.stats);
+        // Every recorded position falls before the new start: out of reach.
+        let buckets = std::mem::take(&mut self.buckets);
         *self = History {
             base: end,
             start: end,
             index: end,
             prefix: vec![0],
-            stats,
+            buckets,
             ..History::default()
         };
     }
@@ -357,6 +281,9 @@ impl History {
         self.start = new_start;
         if self.index < new_start {
             self.prev_same.resize(new_start - self.base, NONE);
+            // Positions cut before they were examined are never recorded.
+            self.hashes.resize(new_start - self.base, 0);
+            self.bucket_prev.resize(new_start - self.base, NONE);
             self.index = new_start;
         }
         while self.segments.front().is_some_and(|s| s.start + s.len <= new_start) {
@@ -372,6 +299,8 @@ impl History {
             self.units.drain(..dead);
             self.prefix.drain(..dead);
             self.prev_same.drain(..dead.min(self.prev_same.len()));
+            self.hashes.drain(..dead.min(self.hashes.len()));
+            self.bucket_prev.drain(..dead.min(self.bucket_prev.len()));
             self.base = keep_from;
         }
         let _ = max_history;
@@ -413,6 +342,40 @@ impl History {
 
     /// How many of the newest `limit` positions of a chunk are still in
     /// history ([`History::positions`] without building the list).
+    /// Records examined position `pos` (its `chunk` units hash to `hash`)
+    /// as its chunk's newest, unless the newest position with that hash
+    /// holds different text, which gemini-cli leaves unrecorded.
+    fn record(&mut self, pos: usize, hash: u64, chunk: usize) -> Seen {
+        if self.buckets.head.is_empty() {
+            self.buckets = Buckets::new(1024);
+        }
+        let bucket = self.buckets.of(hash);
+        let mut q = self.buckets.head[bucket];
+        let seen = loop {
+            if q == NONE || q < self.start {
+                break Seen::New;
+            }
+            let i = q - self.base;
+            if self.hashes[i] == hash {
+                let j = pos - self.base;
+                break if self.units[i..i + chunk] == self.units[j..j + chunk] {
+                    Seen::At(q)
+                } else {
+                    Seen::Collision
+                };
+            }
+            q = self.bucket_prev[i];
+        };
+        self.hashes.push(hash);
+        if matches!(seen, Seen::Collision) {
+            self.bucket_prev.push(NONE);
+        } else {
+            self.bucket_prev.push(self.buckets.head[bucket]);
+            self.buckets.head[bucket] = pos;
+        }
+        seen
+    }
+
     fn count_positions(&self, last: usize, limit: usize) -> usize {
         let (mut n, mut p) = (0, last);
         while n < limit && p != NONE && p >= self.start {
@@ -527,10 +490,7 @@ impl ChunkChant {
             let index = h.index;
             debug_assert_eq!(h.prev_same.len(), index - h.base);
             let hash = h.hash(index, chunk, pow);
-            let (units, base, start) = (&h.units, h.base, h.start);
-            let same = |a: usize| units[a - base..a - base + chunk] == units[index - base..index - base + chunk];
-            let bound = h.end() - start;
-            let previous = match h.stats.record(hash, index, start, bound, same) {
+            let previous = match h.record(index, hash, chunk) {
                 Seen::New => None,
                 Seen::At(p) => Some(p),
                 // A hash collision: a different chunk, left unrecorded as
