@@ -305,7 +305,7 @@ impl Event {
             None => None,
         };
         let owned = |c: Option<Cow<'_, str>>| c.map(Cow::into_owned);
-        let id = p.id.map(|i| owned(i));
+        let id = p.id.map(owned);
         let only = |text: bool, id_ok: bool, name: bool, ok: bool, args: bool, output: bool| {
             (text || p.text.is_none())
                 && (id_ok || id.is_none())
