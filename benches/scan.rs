@@ -1,0 +1,102 @@
+//! `scan` end to end from bytes (`cargo bench --bench scan`): native JSONL
+//! of three shapes — reasoning-heavy, content-heavy, tool-heavy — decoded
+//! and run through every detector of each profile, as `loopscope scan`
+//! does. Target (issue 9): at least 100 MB per CPU second for each.
+
+use std::hint::black_box;
+use std::time::Duration;
+
+use criterion::{criterion_group, criterion_main, Criterion, Throughput};
+use loopscope::formats::detect::Kind;
+use loopscope::scan::scan_one;
+use loopscope::{Choices, Profile, Setup};
+
+const BYTES: usize = 8 << 20;
+
+const WORDS: &[&str] = &[
+    "the", "parser", "returns", "cache", "layer", "retries", "a", "request", "when", "token", "expires", "config",
+    "value", "looks", "fine", "but", "test", "fails", "on", "CI", "locale", "differs", "trim", "removes", "after",
+    "refactor", "schema", "migration", "handles", "empty", "input", "socket", "closed", "思考", "检查", "🙂",
+];
+
+struct Words(u64);
+
+impl Words {
+    fn next(&mut self) -> u64 {
+        self.0 ^= self.0 << 13;
+        self.0 ^= self.0 >> 7;
+        self.0 ^= self.0 << 17;
+        self.0
+    }
+
+    /// `n` words and a space, as a model streams a few tokens per delta.
+    fn delta(&mut self, n: usize) -> String {
+        (0..n).map(|_| WORDS[(self.next() % WORDS.len() as u64) as usize]).collect::<Vec<_>>().join(" ") + " "
+    }
+}
+
+/// A log of `BYTES` in one of the three shapes, deterministic.
+fn log(shape: &str) -> Vec<u8> {
+    let mut w = Words(0x9E37_79B9_7F4A_7C15);
+    let mut out = String::from("{\"type\":\"prompt\",\"text\":\"fix the failing test\"}\n");
+    let mut t = 0.0;
+    let mut call = 0;
+    while out.len() < BYTES {
+        t += 0.05;
+        let line = match shape {
+            "reasoning" if w.next() % 300 == 0 => "{\"type\":\"request\"}".to_string(),
+            "reasoning" => serde_json::json!({"type": "reasoning", "text": w.delta(4), "ts": t}).to_string(),
+            "content" if w.next() % 300 == 0 => "{\"type\":\"request\"}".to_string(),
+            "content" => serde_json::json!({"type": "content", "text": w.delta(4), "ts": t}).to_string(),
+            _ => {
+                call += 1;
+                let name = ["read_file", "shell", "grep"][(w.next() % 3) as usize];
+                let args = serde_json::json!({"path": format!("src/f{}.rs", w.next() % 500), "pattern": w.delta(3)});
+                let ok = w.next() % 10 != 0;
+                format!(
+                    "{}\n{}",
+                    serde_json::json!({"type": "tool_call", "id": format!("c{call}"), "name": name, "args": args, "ts": t}),
+                    serde_json::json!({"type": "tool_result", "id": format!("c{call}"), "ok": ok, "output": w.delta(30)})
+                )
+            }
+        };
+        out.push_str(&line);
+        out.push('\n');
+    }
+    out.into_bytes()
+}
+
+fn setup(profile: Profile) -> Setup {
+    Setup::resolve_with(
+        &Choices {
+            profile: Some(profile),
+            ..Choices::default()
+        },
+        "",
+    )
+    .unwrap()
+}
+
+fn scan(c: &mut Criterion) {
+    for shape in ["reasoning", "content", "tools"] {
+        let bytes = log(shape);
+        let mut g = c.benchmark_group(format!("scan_{shape}"));
+        g.throughput(Throughput::Bytes(bytes.len() as u64));
+        g.sample_size(10);
+        g.measurement_time(Duration::from_secs(8));
+        for profile in Profile::ALL {
+            let setup = setup(profile);
+            g.bench_function(profile.to_string(), |b| {
+                b.iter(|| {
+                    let mut decoder = Kind::Native.build();
+                    let found = scan_one(&bytes[..], &mut *decoder, &setup, |_| {}, |_| {}).unwrap();
+                    black_box(found.events)
+                })
+            });
+        }
+        g.finish();
+    }
+}
+
+criterion_group!(benches, scan);
+criterion_main!(benches);
