@@ -14,9 +14,42 @@ use loopscope::{Choices, Profile, Setup};
 const BYTES: usize = 8 << 20;
 
 const WORDS: &[&str] = &[
-    "the", "parser", "returns", "cache", "layer", "retries", "a", "request", "when", "token", "expires", "config",
-    "value", "looks", "fine", "but", "test", "fails", "on", "CI", "locale", "differs", "trim", "removes", "after",
-    "refactor", "schema", "migration", "handles", "empty", "input", "socket", "closed", "思考", "检查", "🙂",
+    "the",
+    "parser",
+    "returns",
+    "cache",
+    "layer",
+    "retries",
+    "a",
+    "request",
+    "when",
+    "token",
+    "expires",
+    "config",
+    "value",
+    "looks",
+    "fine",
+    "but",
+    "test",
+    "fails",
+    "on",
+    "CI",
+    "locale",
+    "differs",
+    "trim",
+    "removes",
+    "after",
+    "refactor",
+    "schema",
+    "migration",
+    "handles",
+    "empty",
+    "input",
+    "socket",
+    "closed",
+    "思考",
+    "检查",
+    "🙂",
 ];
 
 struct Words(u64);
@@ -31,7 +64,11 @@ impl Words {
 
     /// `n` words and a space, as a model streams a few tokens per delta.
     fn delta(&mut self, n: usize) -> String {
-        (0..n).map(|_| WORDS[(self.next() % WORDS.len() as u64) as usize]).collect::<Vec<_>>().join(" ") + " "
+        (0..n)
+            .map(|_| WORDS[(self.next() % WORDS.len() as u64) as usize])
+            .collect::<Vec<_>>()
+            .join(" ")
+            + " "
     }
 }
 

@@ -518,3 +518,25 @@ fn a_big_pretty_printed_gemini_cli_session_is_recognised() {
         .unwrap();
     assert_eq!(out.status.code(), Some(0), "{}", String::from_utf8_lossy(&out.stderr));
 }
+
+#[test]
+fn following_a_stream_of_unclassifiable_lines_costs_linear_time() {
+    use loopscope::formats::detect::AutoDecoder;
+    use loopscope::formats::{Decoder, FormatChoice, Item};
+    // 16 MB of lines that start like JSON but never parse, in 4 KB writes:
+    // classification is retried only as the head doubles, not on every write.
+    let line = "{\"half\": [1, 2, \"not closed\n";
+    let piece = line.repeat(4096 / line.len());
+    let mut decoder = AutoDecoder::new(FormatChoice::Auto, None);
+    let mut out = Vec::new();
+    let start = std::time::Instant::now();
+    for _ in 0..(16 << 20) / piece.len() + 1 {
+        decoder.feed(piece.as_bytes(), &mut out);
+    }
+    decoder.finish(&mut out);
+    let took = start.elapsed();
+    assert!(took.as_secs_f64() < 5.0, "took {took:?}");
+    // Said once, as a problem on line 1, not once per write.
+    let problems: Vec<_> = out.iter().filter(|i| matches!(i, Item::Problem(_))).collect();
+    assert_eq!(problems.len(), 1, "{problems:?}");
+}

@@ -134,3 +134,47 @@ fn tail_shows_appended_lines_live_and_pausing_keeps_reading() {
     let screen = t.wait_for("EXIT=0");
     assert_restored(&t, &screen);
 }
+
+#[test]
+fn keys_and_q_are_answered_while_a_big_log_loads() {
+    // 60 MB of small deltas: loading takes seconds; keys must not wait behind it.
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("big.jsonl");
+    let mut text = String::from("{\"type\":\"prompt\",\"text\":\"go\"}\n");
+    let mut i = 0u64;
+    while text.len() < 60 << 20 {
+        i += 1;
+        if i % 400 == 0 {
+            text.push_str("{\"type\":\"request\"}\n");
+        }
+        text.push_str(&format!(
+            "{{\"type\":\"reasoning\",\"text\":\"step {i} of the plan \"}}\n"
+        ));
+    }
+    std::fs::write(&path, text).unwrap();
+    let t = Tmux::start(
+        "bigload",
+        &format!(
+            "{} {} --start-at 999999999",
+            env!("CARGO_BIN_EXE_loopscope"),
+            path.display()
+        ),
+    );
+    t.wait_for("timeline");
+    // The help overlay opens mid-load (and closes again), and q quits mid-load.
+    let start = Instant::now();
+    t.keys(&["?"]);
+    t.wait_for("loopscope keys");
+    let key = start.elapsed();
+    t.keys(&["?"]);
+    // (A debug build, as `cargo test` makes, is still loading here; a
+    // release build may have finished: the bounds hold either way.)
+    let start = Instant::now();
+    t.keys(&["q"]);
+    let screen = t.wait_for("EXIT=0");
+    let quit = start.elapsed();
+    assert_restored(&t, &screen);
+    // Generous bounds for a loaded CI machine (measured: ~10-30 ms and ~50-160 ms).
+    assert!(key.as_millis() < 1000, "a key took {key:?}");
+    assert!(quit.as_millis() < 2000, "q took {quit:?}");
+}
