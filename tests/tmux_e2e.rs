@@ -144,7 +144,7 @@ fn keys_and_q_are_answered_while_a_big_log_loads() {
     let mut i = 0u64;
     while text.len() < 60 << 20 {
         i += 1;
-        if i % 400 == 0 {
+        if i.is_multiple_of(400) {
             text.push_str("{\"type\":\"request\"}\n");
         }
         text.push_str(&format!(
