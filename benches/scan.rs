@@ -81,15 +81,15 @@ fn log(shape: &str) -> Vec<u8> {
     while out.len() < BYTES {
         t += 0.05;
         let line = match shape {
-            "reasoning" if w.next() % 300 == 0 => "{\"type\":\"request\"}".to_string(),
+            "reasoning" if w.next().is_multiple_of(300) => "{\"type\":\"request\"}".to_string(),
             "reasoning" => serde_json::json!({"type": "reasoning", "text": w.delta(4), "ts": t}).to_string(),
-            "content" if w.next() % 300 == 0 => "{\"type\":\"request\"}".to_string(),
+            "content" if w.next().is_multiple_of(300) => "{\"type\":\"request\"}".to_string(),
             "content" => serde_json::json!({"type": "content", "text": w.delta(4), "ts": t}).to_string(),
             _ => {
                 call += 1;
                 let name = ["read_file", "shell", "grep"][(w.next() % 3) as usize];
                 let args = serde_json::json!({"path": format!("src/f{}.rs", w.next() % 500), "pattern": w.delta(3)});
-                let ok = w.next() % 10 != 0;
+                let ok = !w.next().is_multiple_of(10);
                 format!(
                     "{}\n{}",
                     serde_json::json!({"type": "tool_call", "id": format!("c{call}"), "name": name, "args": args, "ts": t}),
