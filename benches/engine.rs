@@ -7,63 +7,24 @@
 use std::hint::black_box;
 use std::time::Duration;
 
+mod common;
+
+use common::Words;
 use criterion::{criterion_group, criterion_main, BatchSize, Criterion, Throughput};
 use loopscope::{Engine, Event, Profile, Setup};
 
 /// Deterministic prose of distinct sentences (no loops, so nothing latches).
 fn prose(bytes: usize) -> String {
-    const WORDS: &[&str] = &[
-        "parser",
-        "returns",
-        "the",
-        "cache",
-        "layer",
-        "retries",
-        "a",
-        "request",
-        "when",
-        "token",
-        "expires",
-        "config",
-        "value",
-        "looks",
-        "fine",
-        "but",
-        "test",
-        "fails",
-        "on",
-        "CI",
-        "locale",
-        "differs",
-        "trim",
-        "removes",
-        "whitespace",
-        "after",
-        "refactor",
-        "schema",
-        "migration",
-        "handles",
-        "empty",
-        "input",
-        "socket",
-        "closed",
-    ];
-    let mut state: u64 = 0x9E37_79B9_7F4A_7C15;
-    let mut next = || {
-        state ^= state << 13;
-        state ^= state >> 7;
-        state ^= state << 17;
-        state
-    };
+    let mut w = Words::new();
     let mut s = String::with_capacity(bytes + 64);
     let mut n = 0u64;
     while s.len() < bytes {
-        let len = 6 + next() % 10;
+        let len = 6 + w.next() % 10;
         for i in 0..len {
             if i > 0 {
                 s.push(' ');
             }
-            s.push_str(WORDS[(next() % WORDS.len() as u64) as usize]);
+            s.push_str(w.word());
         }
         n += 1;
         s.push_str(&format!(" ({n}). "));

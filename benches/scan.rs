@@ -6,75 +6,24 @@
 use std::hint::black_box;
 use std::time::Duration;
 
+mod common;
+
+use common::Words;
 use criterion::{criterion_group, criterion_main, Criterion, Throughput};
 use loopscope::formats::detect::Kind;
 use loopscope::scan::scan_one;
-use loopscope::{Choices, Profile, Setup};
+use loopscope::{Profile, Setup};
 
 const BYTES: usize = 8 << 20;
 
-const WORDS: &[&str] = &[
-    "the",
-    "parser",
-    "returns",
-    "cache",
-    "layer",
-    "retries",
-    "a",
-    "request",
-    "when",
-    "token",
-    "expires",
-    "config",
-    "value",
-    "looks",
-    "fine",
-    "but",
-    "test",
-    "fails",
-    "on",
-    "CI",
-    "locale",
-    "differs",
-    "trim",
-    "removes",
-    "after",
-    "refactor",
-    "schema",
-    "migration",
-    "handles",
-    "empty",
-    "input",
-    "socket",
-    "closed",
-    "思考",
-    "检查",
-    "🙂",
-];
-
-struct Words(u64);
-
-impl Words {
-    fn next(&mut self) -> u64 {
-        self.0 ^= self.0 << 13;
-        self.0 ^= self.0 >> 7;
-        self.0 ^= self.0 << 17;
-        self.0
-    }
-
-    /// `n` words and a space, as a model streams a few tokens per delta.
-    fn delta(&mut self, n: usize) -> String {
-        (0..n)
-            .map(|_| WORDS[(self.next() % WORDS.len() as u64) as usize])
-            .collect::<Vec<_>>()
-            .join(" ")
-            + " "
-    }
+/// `n` words and a space, as a model streams a few tokens per delta.
+fn delta(w: &mut Words, n: usize) -> String {
+    (0..n).map(|_| w.word()).collect::<Vec<_>>().join(" ") + " "
 }
 
 /// A log of `BYTES` in one of the three shapes, deterministic.
 fn log(shape: &str) -> Vec<u8> {
-    let mut w = Words(0x9E37_79B9_7F4A_7C15);
+    let mut w = Words::new();
     let mut out = String::from("{\"type\":\"prompt\",\"text\":\"fix the failing test\"}\n");
     let mut t = 0.0;
     let mut call = 0;
@@ -82,18 +31,19 @@ fn log(shape: &str) -> Vec<u8> {
         t += 0.05;
         let line = match shape {
             "reasoning" if w.next().is_multiple_of(300) => "{\"type\":\"request\"}".to_string(),
-            "reasoning" => serde_json::json!({"type": "reasoning", "text": w.delta(4), "ts": t}).to_string(),
+            "reasoning" => serde_json::json!({"type": "reasoning", "text": delta(&mut w, 4), "ts": t}).to_string(),
             "content" if w.next().is_multiple_of(300) => "{\"type\":\"request\"}".to_string(),
-            "content" => serde_json::json!({"type": "content", "text": w.delta(4), "ts": t}).to_string(),
+            "content" => serde_json::json!({"type": "content", "text": delta(&mut w, 4), "ts": t}).to_string(),
             _ => {
                 call += 1;
                 let name = ["read_file", "shell", "grep"][(w.next() % 3) as usize];
-                let args = serde_json::json!({"path": format!("src/f{}.rs", w.next() % 500), "pattern": w.delta(3)});
+                let args =
+                    serde_json::json!({"path": format!("src/f{}.rs", w.next() % 500), "pattern": delta(&mut w, 3)});
                 let ok = !w.next().is_multiple_of(10);
                 format!(
                     "{}\n{}",
                     serde_json::json!({"type": "tool_call", "id": format!("c{call}"), "name": name, "args": args, "ts": t}),
-                    serde_json::json!({"type": "tool_result", "id": format!("c{call}"), "ok": ok, "output": w.delta(30)})
+                    serde_json::json!({"type": "tool_result", "id": format!("c{call}"), "ok": ok, "output": delta(&mut w, 30)})
                 )
             }
         };
@@ -101,17 +51,6 @@ fn log(shape: &str) -> Vec<u8> {
         out.push('\n');
     }
     out.into_bytes()
-}
-
-fn setup(profile: Profile) -> Setup {
-    Setup::resolve_with(
-        &Choices {
-            profile: Some(profile),
-            ..Choices::default()
-        },
-        "",
-    )
-    .unwrap()
 }
 
 fn scan(c: &mut Criterion) {
@@ -122,7 +61,7 @@ fn scan(c: &mut Criterion) {
         g.sample_size(10);
         g.measurement_time(Duration::from_secs(8));
         for profile in Profile::ALL {
-            let setup = setup(profile);
+            let setup = Setup::defaults(profile);
             g.bench_function(profile.to_string(), |b| {
                 b.iter(|| {
                     let mut decoder = Kind::Native.build();

@@ -3,7 +3,7 @@
 //! so both exercise exactly the same code. Each body must never panic,
 //! hang or allocate without bound, whatever the bytes.
 
-use crate::config::{Choices, Setup};
+use crate::config::Setup;
 use crate::detect::Profile;
 use crate::engine::Engine;
 use crate::formats::detect::{AutoDecoder, Kind};
@@ -92,7 +92,7 @@ pub fn engine(data: &[u8]) {
 /// Every decoded event through a fresh engine of each profile.
 fn run_every_profile(items: &[Item]) {
     for profile in Profile::ALL {
-        let mut engine = Engine::new(&setup(profile));
+        let mut engine = Engine::new(&Setup::defaults(profile));
         for item in items {
             if let Item::Event(e) = item {
                 let _ = engine.push(e);
@@ -100,15 +100,4 @@ fn run_every_profile(items: &[Item]) {
         }
         let _ = engine.states();
     }
-}
-
-fn setup(profile: Profile) -> Setup {
-    Setup::resolve_with(
-        &Choices {
-            profile: Some(profile),
-            ..Choices::default()
-        },
-        "",
-    )
-    .expect("a profile's defaults are valid")
 }

@@ -174,7 +174,10 @@ fn keys_and_q_are_answered_while_a_big_log_loads() {
     let screen = t.wait_for("EXIT=0");
     let quit = start.elapsed();
     assert_restored(&t, &screen);
-    // Generous bounds for a loaded CI machine (measured: ~10-30 ms and ~50-160 ms).
-    assert!(key.as_millis() < 1000, "a key took {key:?}");
-    assert!(quit.as_millis() < 2000, "q took {quit:?}");
+    eprintln!("key answered in {key:?}, q in {quit:?}");
+    // Generous bounds for a loaded CI machine running a debug build
+    // (measured: 40-95 ms and 90-105 ms; before the fix the keys waited
+    // behind the whole file, many seconds for this one).
+    assert!(key.as_millis() < 3000, "a key took {key:?}");
+    assert!(quit.as_millis() < 3000, "q took {quit:?}");
 }
