@@ -284,6 +284,7 @@ struct DetectorsArgs {
 enum ProfileArg {
     Seed,
     GeminiCli,
+    Extended,
 }
 
 /// Which detectors run, with which parameters.
@@ -309,6 +310,7 @@ impl DetectorFlags {
             profile: self.profile.map(|p| match p {
                 ProfileArg::Seed => Profile::Seed,
                 ProfileArg::GeminiCli => Profile::GeminiCli,
+                ProfileArg::Extended => Profile::Extended,
             }),
             detectors: self.detectors.clone(),
             config: self.config.clone(),
@@ -593,11 +595,7 @@ fn describe_text(setup: &Setup) -> String {
         s += &format!("config {}\n", p.display());
     }
     for c in &setup.detectors {
-        let profiles = if c.info.in_gemini_cli {
-            "seed, gemini-cli"
-        } else {
-            "seed"
-        };
+        let profiles = c.info.profiles.iter().map(|p| p.name()).collect::<Vec<_>>().join(", ");
         s += &format!(
             "\n{}  ({} · {} · profiles: {profiles})\n  {}\n",
             c.info.id,

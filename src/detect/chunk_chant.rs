@@ -12,7 +12,7 @@
 use std::collections::VecDeque;
 
 use super::content_classes::Classifier;
-use super::params::{Default, Kind, ParamSpec, Params};
+use super::params::{Default, Kind, ParamSpec, Params, Profile};
 use super::{quote, Buffers, Detection, DetectorInfo, Family, Observation, PromptScoped, Rule, Span, Status};
 use crate::event::{Channel, EventKind};
 
@@ -23,7 +23,7 @@ pub(crate) static INFO: DetectorInfo = DetectorInfo {
     rule: "a `chunk`-unit chunk of the content history (last `max_history` units, reset by tables, lists, \
            headings, quotes, fences, dividers and tool calls; code blocks skipped) occurs `threshold` times \
            with average distance <= `max_avg_distance` (and <= `max_periods` distinct texts between them)",
-    in_gemini_cli: true,
+    profiles: &[Profile::Seed, Profile::GeminiCli],
     params: &[
         ParamSpec::new(
             "chunk",

@@ -7,7 +7,7 @@ use std::sync::LazyLock;
 use regex::Regex;
 
 use super::checkpoint::{Analysis, CheckpointDetector};
-use super::params::{Default, Kind, ParamSpec, Params};
+use super::params::{Default, Kind, ParamSpec, Params, Profile};
 use super::periodic::{TailRule, TailVerdict};
 use super::{quote, Detection, DetectorInfo, Family, Span};
 use crate::event::Channel;
@@ -40,7 +40,7 @@ pub(crate) static BLOCK_CYCLE: DetectorInfo = DetectorInfo {
     channel: Channel::Reasoning,
     rule: "at the 2nd and later checkpoints, the blocks (split at 。.；;！!？?\\n) since the previous \
            checkpoint end in a cycle of period p <= `max_period` with >= max(`min_matches`, p) matches",
-    in_gemini_cli: false,
+    profiles: &[Profile::Seed],
     params: &TAIL_PARAMS,
     build: build_blocks,
 };
@@ -51,7 +51,7 @@ pub(crate) static LIST_CYCLE: DetectorInfo = DetectorInfo {
     channel: Channel::Reasoning,
     rule: "at the 2nd and later checkpoints, the lines since the previous checkpoint, with ordered-list \
            markers (1. 1) 1、 (1) （1）) removed, end in a cycle like block-cycle's",
-    in_gemini_cli: false,
+    profiles: &[Profile::Seed],
     params: &TAIL_PARAMS,
     build: build_lines,
 };

@@ -69,6 +69,10 @@ pub struct Detection {
     pub repeated: Option<String>,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub avg_distance: Option<f64>,
+    /// Where the repetition begins: a char offset of the channel (text) or
+    /// an event index (tools).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub onset: Option<usize>,
     pub reason: String,
 }
 
@@ -88,6 +92,7 @@ impl Detection {
             events: Vec::new(),
             repeated: None,
             avg_distance: None,
+            onset: None,
             reason: String::new(),
         }
     }

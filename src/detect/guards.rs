@@ -4,7 +4,7 @@
 use std::collections::VecDeque;
 
 use super::keys::{call_key, KeyStyle};
-use super::params::{Default, Kind, ParamSpec};
+use super::params::{Default, Kind, ParamSpec, Profile};
 use super::periodic::tail_matches;
 use super::{quote, Buffers, Detection, DetectorInfo, Family, Observation, PromptScoped, Rule, Status};
 use crate::event::{Channel, EventKind};
@@ -14,7 +14,7 @@ pub(crate) static MAX_TURNS: DetectorInfo = DetectorInfo {
     family: Family::AgentGuard,
     channel: Channel::Turns,
     rule: "more than `max_turns` requests since the last prompt",
-    in_gemini_cli: false,
+    profiles: &[Profile::Seed],
     params: &[ParamSpec::new(
         "max_turns",
         Kind::Count { min: 1 },
@@ -34,7 +34,7 @@ pub(crate) static ACTION_WINDOW: DetectorInfo = DetectorInfo {
     family: Family::AgentGuard,
     channel: Channel::Tools,
     rule: "one action (tool name + canonical arguments) occurs >= `threshold` times among the last `window` actions",
-    in_gemini_cli: false,
+    profiles: &[Profile::Seed],
     params: &[
         ParamSpec::new(
             "window",
@@ -63,7 +63,7 @@ pub(crate) static ACTION_CYCLE: DetectorInfo = DetectorInfo {
     family: Family::AgentGuard,
     channel: Channel::Tools,
     rule: "the last `k` actions equal the `k` before them, in order",
-    in_gemini_cli: false,
+    profiles: &[Profile::Seed],
     params: &[ParamSpec::new(
         "k",
         Kind::Count { min: 1 },
@@ -83,7 +83,7 @@ pub(crate) static ERROR_STREAK: DetectorInfo = DetectorInfo {
     family: Family::AgentGuard,
     channel: Channel::Tools,
     rule: "`max_consecutive` tool results in a row have ok: false",
-    in_gemini_cli: false,
+    profiles: &[Profile::Seed],
     params: &[ParamSpec::new(
         "max_consecutive",
         Kind::Count { min: 1 },
@@ -103,7 +103,7 @@ pub(crate) static ERROR_TOTAL: DetectorInfo = DetectorInfo {
     family: Family::AgentGuard,
     channel: Channel::Tools,
     rule: "more than `max_total` tool results since the last prompt have ok: false",
-    in_gemini_cli: false,
+    profiles: &[Profile::Seed],
     params: &[ParamSpec::new(
         "max_total",
         Kind::Count { min: 0 },

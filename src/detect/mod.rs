@@ -13,6 +13,7 @@ pub mod keys;
 pub mod params;
 pub mod periodic;
 mod short_repeat;
+mod text_loop;
 mod tool_repeat;
 
 pub use evidence::{CheckpointRun, Detection, DetectorState, Span, Status};
@@ -79,6 +80,8 @@ pub enum Family {
     ContentStream,
     /// Generic agent guards over tool calls, results and turns.
     AgentGuard,
+    /// loopscope's own: any period, found continuously (profile `extended`).
+    Continuous,
 }
 
 impl Family {
@@ -87,6 +90,7 @@ impl Family {
             Family::Checkpoint => "checkpoint",
             Family::ContentStream => "content-stream",
             Family::AgentGuard => "agent guard",
+            Family::Continuous => "continuous",
         }
     }
 }
@@ -98,7 +102,8 @@ pub struct DetectorInfo {
     pub channel: Channel,
     /// The rule in one sentence, with the parameter names.
     pub rule: &'static str,
-    pub in_gemini_cli: bool,
+    /// The profiles this detector is part of.
+    pub profiles: &'static [Profile],
     pub params: &'static [ParamSpec],
     pub build: fn(&Params) -> Box<dyn Detector>,
 }
@@ -111,15 +116,12 @@ impl std::fmt::Debug for DetectorInfo {
 
 impl DetectorInfo {
     pub fn in_profile(&self, profile: Profile) -> bool {
-        match profile {
-            Profile::Seed => true,
-            Profile::GeminiCli => self.in_gemini_cli,
-        }
+        self.profiles.contains(&profile)
     }
 }
 
 /// Every detector, in the order they run and are listed.
-pub static DETECTORS: [&DetectorInfo; 10] = [
+pub static DETECTORS: [&DetectorInfo; 11] = [
     &short_repeat::INFO,
     &cycles::BLOCK_CYCLE,
     &cycles::LIST_CYCLE,
@@ -130,6 +132,7 @@ pub static DETECTORS: [&DetectorInfo; 10] = [
     &guards::ACTION_CYCLE,
     &guards::ERROR_STREAK,
     &guards::ERROR_TOTAL,
+    &text_loop::INFO,
 ];
 
 pub fn find(id: &str) -> Option<&'static DetectorInfo> {

@@ -11,15 +11,19 @@ pub enum Profile {
     Seed,
     /// The real gemini-cli (commit 5411f113), quirks included.
     GeminiCli,
+    /// loopscope's own detectors (extended.md): continuous, any period,
+    /// result-aware tool loops.
+    Extended,
 }
 
 impl Profile {
-    pub const ALL: [Profile; 2] = [Profile::Seed, Profile::GeminiCli];
+    pub const ALL: [Profile; 3] = [Profile::Seed, Profile::GeminiCli, Profile::Extended];
 
     pub fn name(self) -> &'static str {
         match self {
             Profile::Seed => "seed",
             Profile::GeminiCli => "gemini-cli",
+            Profile::Extended => "extended",
         }
     }
 
@@ -86,6 +90,8 @@ impl ParamSpec {
     pub fn default_for(&self, profile: Profile) -> Value {
         let d = match profile {
             Profile::GeminiCli => self.gemini_cli.unwrap_or(self.seed),
+            // extended's detectors are its own: their one default is `seed`.
+            Profile::Extended => self.seed,
             Profile::Seed => self.seed,
         };
         match d {

@@ -2,7 +2,7 @@
 //! the reasoning buffer, e.g. "思考思考思考思考".
 
 use super::checkpoint::{Analysis, CheckpointDetector};
-use super::params::{Default, Kind, ParamSpec, Params};
+use super::params::{Default, Kind, ParamSpec, Params, Profile};
 use super::{quote, Detection, DetectorInfo, Family, Span};
 use crate::event::Channel;
 use crate::text::TextBuffer;
@@ -13,7 +13,7 @@ pub(crate) static INFO: DetectorInfo = DetectorInfo {
     channel: Channel::Reasoning,
     rule: "at the first checkpoint, the last `window` chars contain a unit of >= `min_unit` chars \
            (at least two distinct) repeated back to back >= `min_repeats` times",
-    in_gemini_cli: false,
+    profiles: &[Profile::Seed],
     params: &[
         ParamSpec::new(
             "checkpoints",

@@ -4,7 +4,7 @@
 use serde_json::Value;
 
 use super::keys::{call_key, KeyStyle};
-use super::params::{Default, Kind, ParamSpec, Params};
+use super::params::{Default, Kind, ParamSpec, Params, Profile};
 use super::periodic::tail_matches;
 use super::{quote, Buffers, Detection, DetectorInfo, Family, Observation, PromptScoped, Rule, Status};
 use crate::event::{Channel, EventKind};
@@ -15,7 +15,7 @@ pub(crate) static INFO: DetectorInfo = DetectorInfo {
     channel: Channel::Tools,
     rule: "the last `threshold`*k tool calls are the last k calls repeated `threshold` times, \
            for some cycle length k <= `max_cycle`",
-    in_gemini_cli: true,
+    profiles: &[Profile::Seed, Profile::GeminiCli],
     params: &[
         ParamSpec::new(
             "threshold",

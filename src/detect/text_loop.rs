@@ -1,0 +1,414 @@
+//! `text-loop` (profile `extended`): a periodic tail of any period, found
+//! continuously on the reasoning and content channels, char by char, so the
+//! verdict and where the evidence completes never depend on delta
+//! boundaries.
+//!
+//! Each channel is read through a normalized view (runs of white space
+//! folded to one space, runs of digits to one `0`, so growing list numbers
+//! and counters still repeat) with a map back to original char offsets.
+//! Short periods (up to [`SHORT`]) are checked directly: a run of positions
+//! where `v[i] == v[i-p]`. Longer ones through k-grams: each position's
+//! k-gram is looked up among earlier ones (a hash of the last k chars), and
+//! a run of positions whose previous occurrence is the same distance `p`
+//! back is a text of period `p`. Both cost O(1) per char.
+
+use std::collections::HashMap;
+
+use super::params::{Default, Kind, ParamSpec, Params, Profile};
+use super::{quote, Buffers, Detection, DetectorInfo, Family, Observation, PromptScoped, Rule, Span, Status};
+use crate::event::{Channel, EventKind};
+
+pub(crate) static INFO: DetectorInfo = DetectorInfo {
+    id: "text-loop",
+    family: Family::Continuous,
+    channel: Channel::Reasoning,
+    rule: "the end of the reasoning or content of a request repeats with some period p (2 to `max_period` chars of \
+           the normalized text: spaces and digit runs folded): at least `copies` whole copies, or `short_copies` for \
+           periods under 16, units with letters only, numbers in the copies equal or counting by one",
+    profiles: &[Profile::Extended],
+    params: &[
+        ParamSpec::new(
+            "copies",
+            Kind::Count { min: 2 },
+            Default::Count(3),
+            "copies of a unit of 16 chars or more that make a loop",
+        ),
+        ParamSpec::new(
+            "short_copies",
+            Kind::Count { min: 2 },
+            Default::Count(6),
+            "copies of a shorter unit that make a loop",
+        ),
+        ParamSpec::new(
+            "max_period",
+            Kind::Count { min: 16 },
+            Default::Count(5000),
+            "longest period looked for, in normalized chars",
+        ),
+    ],
+    build,
+};
+
+/// Periods up to this are checked char by char; longer ones by k-grams of this size.
+const SHORT: usize = 16;
+/// Long periods followed at once.
+const MAX_CANDIDATES: usize = 8;
+
+fn build(p: &Params) -> Box<dyn super::Detector> {
+    let max_period = p.count("max_period");
+    PromptScoped::boxed(TextLoop {
+        copies: p.count("copies"),
+        short_copies: p.count("short_copies"),
+        max_period,
+        reasoning: Stream::default(),
+        content: Stream::default(),
+    })
+}
+
+const MOD: u64 = (1 << 61) - 1;
+const BASE: u64 = 0x1F35_A7BD_9C2E_4B71 % MOD;
+
+fn mul_mod(a: u64, b: u64) -> u64 {
+    let p = u128::from(a) * u128::from(b);
+    let folded = ((p as u64) & MOD) + ((p >> 61) as u64);
+    let once = if folded >= MOD { folded - MOD } else { folded };
+    if once >= MOD {
+        once - MOD
+    } else {
+        once
+    }
+}
+
+/// BASE^SHORT, to drop the char leaving the k-gram window.
+fn base_pow() -> u64 {
+    (0..SHORT).fold(1, |acc, _| mul_mod(acc, BASE))
+}
+
+/// One channel of the current request, seen through the normalized view.
+#[derive(Clone, Debug, Default)]
+struct Stream {
+    /// Normalized chars from absolute index `base` on, and for each the
+    /// original char offset where it starts.
+    view: Vec<char>,
+    orig: Vec<usize>,
+    base: usize,
+    /// Original chars read in this request.
+    chars: usize,
+    last_space: bool,
+    last_digit: bool,
+    /// Per short period p (index p): positions in a row with v[i] == v[i-p].
+    runs: [usize; SHORT + 1],
+    /// Rolling hash of the last SHORT normalized chars.
+    hash: u64,
+    /// k-gram hash -> its last position.
+    seen: HashMap<u64, usize>,
+    /// Long periods being followed: (period, positions in a row with
+    /// v[i] == v[i-period]). A k-gram seen again at distance p proposes p.
+    candidates: Vec<(usize, usize)>,
+    /// Best candidate so far: (copies in tenths, period), for the status.
+    best: (usize, usize),
+}
+
+/// A periodic tail found: the period and the region [start, end) in view indexes.
+struct Tail {
+    period: usize,
+    start: usize,
+    end: usize,
+}
+
+impl Stream {
+    fn len(&self) -> usize {
+        self.base + self.view.len()
+    }
+
+    fn at(&self, i: usize) -> char {
+        self.view[i - self.base]
+    }
+
+    /// Reads one original char; returns whether the view grew.
+    fn push_char(&mut self, c: char) -> bool {
+        let offset = self.chars;
+        self.chars += 1;
+        let v = if c.is_whitespace() {
+            if self.last_space {
+                return false;
+            }
+            ' '
+        } else if c.is_ascii_digit() {
+            if self.last_digit {
+                return false;
+            }
+            '0'
+        } else {
+            c
+        };
+        self.last_space = v == ' ';
+        self.last_digit = v == '0' && c.is_ascii_digit();
+        self.view.push(v);
+        self.orig.push(offset);
+        true
+    }
+
+    /// Updates the periodic runs for the newest view char; the longest
+    /// periodic tail ending there, if any period repeats.
+    fn step(&mut self, pow: u64, max_period: usize) -> Option<Tail> {
+        let i = self.len() - 1;
+        let c = self.at(i);
+        let mut found: Option<Tail> = None;
+        for p in 1..=SHORT.min(i) {
+            if self.at(i - p) == c {
+                self.runs[p] += 1;
+            } else {
+                self.runs[p] = 0;
+            }
+        }
+        // The smallest short period with the longest region wins.
+        for p in 1..=SHORT.min(i) {
+            let len = self.runs[p] + p;
+            if self.runs[p] >= p && found.as_ref().is_none_or(|t| len / p > (t.end - t.start) / t.period) {
+                found = Some(Tail {
+                    period: p,
+                    start: i + 1 - len,
+                    end: i + 1,
+                });
+            }
+        }
+        // k-grams for longer periods.
+        let leaving = if i >= SHORT { Some(self.at(i - SHORT)) } else { None };
+        let mut h = mul_mod(self.hash, BASE) + u64::from(u32::from(c)) + 1;
+        if let Some(old) = leaving {
+            h = h + MOD - mul_mod(u64::from(u32::from(old)) + 1, pow);
+        }
+        self.hash = h % MOD;
+        if i + 1 >= SHORT {
+            let prev = self.seen.insert(self.hash, i);
+            // Follow the candidates one char further; drop the broken ones.
+            let mut k = 0;
+            while k < self.candidates.len() {
+                let (p, run) = self.candidates[k];
+                if i >= self.base + p && self.at(i - p) == c {
+                    self.candidates[k].1 = run + 1;
+                    k += 1;
+                } else {
+                    self.candidates.swap_remove(k);
+                }
+            }
+            if let Some(q) = prev {
+                let d = i - q;
+                if d > SHORT
+                    && d <= max_period
+                    && !self.candidates.iter().any(|&(p, _)| p == d)
+                    && self.same_kgram(q, i)
+                {
+                    // How far back the text already agrees at this distance.
+                    let mut run = 0;
+                    while run < 8 * d && i >= self.base + d + run && self.at(i - run) == self.at(i - run - d) {
+                        run += 1;
+                    }
+                    if self.candidates.len() >= MAX_CANDIDATES {
+                        // Keep the best followed ones.
+                        let worst = (0..self.candidates.len())
+                            .min_by_key(|&k| self.candidates[k].1 * 1000 / self.candidates[k].0.max(1))
+                            .expect("not empty");
+                        self.candidates.swap_remove(worst);
+                    }
+                    self.candidates.push((d, run));
+                }
+            }
+            for &(p, run) in &self.candidates {
+                let len = run + p;
+                if run >= p && found.as_ref().is_none_or(|t| len / p > (t.end - t.start) / t.period) {
+                    found = Some(Tail {
+                        period: p,
+                        start: i + 1 - len,
+                        end: i + 1,
+                    });
+                }
+            }
+        }
+        self.trim(max_period);
+        found
+    }
+
+    fn same_kgram(&self, q: usize, i: usize) -> bool {
+        q >= self.base + SHORT - 1 && (0..SHORT).all(|k| self.at(q - k) == self.at(i - k))
+    }
+
+    /// Keeps what the longest period needs (a few copies of it).
+    fn trim(&mut self, max_period: usize) {
+        let keep = 4 * max_period + SHORT;
+        if self.view.len() > 2 * keep {
+            let drop = self.view.len() - keep;
+            self.view.drain(..drop);
+            self.orig.drain(..drop);
+            self.base += drop;
+            let base = self.base;
+            self.seen.retain(|_, q| *q >= base + SHORT);
+        }
+    }
+}
+
+#[derive(Clone, Debug)]
+pub(crate) struct TextLoop {
+    copies: usize,
+    short_copies: usize,
+    max_period: usize,
+    reasoning: Stream,
+    content: Stream,
+}
+
+impl TextLoop {
+    fn needed(&self, period: usize) -> usize {
+        needed(period, self.copies, self.short_copies)
+    }
+
+    fn read(&mut self, channel: Channel, text: &str, obs: &Observation<'_>) -> Option<Detection> {
+        let pow = base_pow();
+        let (copies, short_copies, max_period) = (self.copies, self.short_copies, self.max_period);
+        let needed = |p: usize| needed(p, copies, short_copies);
+        let stream = match channel {
+            Channel::Reasoning => &mut self.reasoning,
+            _ => &mut self.content,
+        };
+        for c in text.chars() {
+            if !stream.push_char(c) {
+                continue;
+            }
+            let Some(tail) = stream.step(pow, max_period) else {
+                continue;
+            };
+            let n = (tail.end - tail.start) / tail.period;
+            let tenths = (tail.end - tail.start) * 10 / tail.period;
+            if tenths > stream.best.0 {
+                stream.best = (tenths, tail.period);
+            }
+            if n < needed(tail.period) {
+                continue;
+            }
+            if let Some(d) = judge(stream, &tail, n, needed(tail.period), channel, obs) {
+                return Some(d);
+            }
+        }
+        None
+    }
+}
+
+/// Copies that make a loop of period `p`: a single repeated char needs
+/// three times the short units' count (`ffffff` in a hash, `!!!!!!`).
+fn needed(p: usize, copies: usize, short_copies: usize) -> usize {
+    match p {
+        1 => 3 * short_copies,
+        p if p < SHORT => short_copies,
+        _ => copies,
+    }
+}
+
+/// Whether a periodic tail is a loop, and its detection: the unit must have
+/// a letter (tables and dividers repeat punctuation), and numbers that the
+/// view folded must be equal or count by one from copy to copy (a list of
+/// `image-320w`, `image-640w` differs by more than a counter).
+fn judge(
+    s: &Stream,
+    tail: &Tail,
+    copies: usize,
+    needed: usize,
+    channel: Channel,
+    obs: &Observation<'_>,
+) -> Option<Detection> {
+    let p = tail.period;
+    // Whole copies, ending at the tail's end.
+    let start = tail.end - copies * p;
+    let unit: String = (tail.end - p..tail.end).map(|i| s.at(i)).collect();
+    if !unit.chars().any(char::is_alphabetic) {
+        return None;
+    }
+    let text = obs.buffers.channel(channel)?;
+    // View index -> original char offset (the end maps to what was read).
+    let offset = |v: usize| s.orig.get(v - s.base).copied().unwrap_or(s.chars);
+    let spans: Vec<(usize, usize)> = (0..copies)
+        .map(|k| (offset(start + k * p), offset(start + (k + 1) * p)))
+        .collect();
+    if !numbers_count(&spans.iter().map(|&(x, y)| text.slice(x..y)).collect::<Vec<_>>()) {
+        return None;
+    }
+    let mut d = Detection::new(INFO.id, obs.index, channel, Some(s.chars));
+    d.period = Some(p);
+    d.repeats = Some(copies);
+    d.threshold = Some(needed);
+    d.onset = Some(spans[0].0);
+    d.spans = spans.iter().map(|&(x, y)| Span::new(x, y)).collect();
+    let unit_text = text.slice(offset(tail.end - p)..offset(tail.end));
+    d.repeated = Some(unit_text.clone());
+    d.reason = format!(
+        "the {} repeats a {p}-char unit {} {copies} times in a row (needs {needed}), from char {}",
+        channel.as_str(),
+        quote(&unit_text, 60),
+        spans[0].0
+    );
+    Some(d)
+}
+
+/// The numbers of each copy, position by position, are all equal or go up
+/// (or down) by one from copy to copy.
+fn numbers_count(copies: &[String]) -> bool {
+    let numbers: Vec<Vec<u64>> = copies
+        .iter()
+        .map(|c| {
+            c.split(|ch: char| !ch.is_ascii_digit())
+                .filter(|s| !s.is_empty())
+                .map(|s| s.parse::<u64>().unwrap_or(u64::MAX))
+                .collect()
+        })
+        .collect();
+    let n = numbers.iter().map(Vec::len).min().unwrap_or(0);
+    (0..n).all(|j| {
+        let col: Vec<u64> = numbers.iter().map(|v| v[j]).collect();
+        let step = |a: u64, b: u64| b.wrapping_sub(a) as i64;
+        let steps: Vec<i64> = col.windows(2).map(|w| step(w[0], w[1])).collect();
+        steps.iter().all(|&s| s == 0) || steps.iter().all(|&s| s == 1) || steps.iter().all(|&s| s == -1)
+    })
+}
+
+impl Rule for TextLoop {
+    const ID: &'static str = "text-loop";
+
+    fn observe(&mut self, obs: &Observation<'_>) -> Option<Detection> {
+        match &obs.event.kind {
+            EventKind::Request { .. } => {
+                self.reasoning = Stream::default();
+                self.content = Stream::default();
+                None
+            }
+            EventKind::Reasoning { text } => self.read(Channel::Reasoning, text, obs),
+            EventKind::Content { text } => self.read(Channel::Content, text, obs),
+            _ => None,
+        }
+    }
+
+    fn reset(&mut self) {
+        self.reasoning = Stream::default();
+        self.content = Stream::default();
+    }
+
+    fn progress(&self, _buffers: &Buffers) -> Status {
+        let (r, c) = (self.reasoning.best, self.content.best);
+        let (channel, (tenths, period)) = if r.0 >= c.0 { ("reasoning", r) } else { ("content", c) };
+        if period == 0 {
+            return Status::Watching {
+                current: 0,
+                threshold: self.copies,
+                detail: "no repeated text yet".to_string(),
+            };
+        }
+        let needed = self.needed(period);
+        Status::Watching {
+            current: tenths / 10,
+            threshold: needed,
+            detail: format!(
+                "{channel}: period {period}: {}.{} of {needed} copies",
+                tenths / 10,
+                tenths % 10
+            ),
+        }
+    }
+}
