@@ -14,6 +14,7 @@ pub mod params;
 pub mod periodic;
 mod short_repeat;
 mod text_loop;
+mod tool_loop;
 mod tool_repeat;
 
 pub use evidence::{CheckpointRun, Detection, DetectorState, Span, Status};
@@ -121,7 +122,7 @@ impl DetectorInfo {
 }
 
 /// Every detector, in the order they run and are listed.
-pub static DETECTORS: [&DetectorInfo; 11] = [
+pub static DETECTORS: [&DetectorInfo; 12] = [
     &short_repeat::INFO,
     &cycles::BLOCK_CYCLE,
     &cycles::LIST_CYCLE,
@@ -133,6 +134,7 @@ pub static DETECTORS: [&DetectorInfo; 11] = [
     &guards::ERROR_STREAK,
     &guards::ERROR_TOTAL,
     &text_loop::INFO,
+    &tool_loop::INFO,
 ];
 
 pub fn find(id: &str) -> Option<&'static DetectorInfo> {
