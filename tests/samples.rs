@@ -10,7 +10,7 @@ use std::path::Path;
 use serde_json::{json, Value};
 
 const ROOT: &str = env!("CARGO_MANIFEST_DIR");
-const PROFILES: [&str; 2] = ["seed", "gemini-cli"];
+const PROFILES: [&str; 3] = ["seed", "gemini-cli", "extended"];
 
 fn expected() -> Value {
     let text = std::fs::read_to_string(Path::new(ROOT).join("sample-logs/expected.json")).unwrap();
@@ -64,15 +64,17 @@ fn cell(detections: &[Value]) -> String {
 
 /// The README table, made from expected.json.
 fn table(exp: &Value) -> String {
-    let mut t =
-        String::from("| sample | kind | what it shows | seed | gemini-cli |\n| --- | --- | --- | --- | --- |\n");
+    let mut t = String::from(
+        "| sample | kind | what it shows | seed | gemini-cli | extended |\n| --- | --- | --- | --- | --- | --- |\n",
+    );
     for s in exp["samples"].as_array().unwrap() {
         t += &format!(
-            "| [`{f}`]({f}) | {} | {} | {} | {} |\n",
+            "| [`{f}`]({f}) | {} | {} | {} | {} | {} |\n",
             s["kind"].as_str().unwrap(),
             s["shows"].as_str().unwrap().replace('|', "\\|"),
             cell(s["expect"]["seed"].as_array().unwrap()),
             cell(s["expect"]["gemini-cli"].as_array().unwrap()),
+            cell(s["expect"]["extended"].as_array().unwrap()),
             f = s["file"].as_str().unwrap(),
         );
     }

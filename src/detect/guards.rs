@@ -14,7 +14,7 @@ pub(crate) static MAX_TURNS: DetectorInfo = DetectorInfo {
     family: Family::AgentGuard,
     channel: Channel::Turns,
     rule: "more than `max_turns` requests since the last prompt",
-    profiles: &[Profile::Seed],
+    profiles: &[Profile::Seed, Profile::Extended],
     params: &[ParamSpec::new(
         "max_turns",
         Kind::Count { min: 1 },
@@ -83,7 +83,7 @@ pub(crate) static ERROR_STREAK: DetectorInfo = DetectorInfo {
     family: Family::AgentGuard,
     channel: Channel::Tools,
     rule: "`max_consecutive` tool results in a row have ok: false",
-    profiles: &[Profile::Seed],
+    profiles: &[Profile::Seed, Profile::Extended],
     params: &[ParamSpec::new(
         "max_consecutive",
         Kind::Count { min: 1 },
@@ -103,7 +103,7 @@ pub(crate) static ERROR_TOTAL: DetectorInfo = DetectorInfo {
     family: Family::AgentGuard,
     channel: Channel::Tools,
     rule: "more than `max_total` tool results since the last prompt have ok: false",
-    profiles: &[Profile::Seed],
+    profiles: &[Profile::Seed, Profile::Extended],
     params: &[ParamSpec::new(
         "max_total",
         Kind::Count { min: 0 },

@@ -22,9 +22,10 @@ pub(crate) static INFO: DetectorInfo = DetectorInfo {
     id: "text-loop",
     family: Family::Continuous,
     channel: Channel::Reasoning,
-    rule: "the end of the reasoning or content of a request repeats with some period p (2 to `max_period` chars of \
-           the normalized text: spaces and digit runs folded): at least `copies` whole copies, or `short_copies` for \
-           periods under 16, units with letters only, numbers in the copies equal or counting by one",
+    rule: "the end of the reasoning or content of a request repeats with some period p (2 to `max_period` chars \
+           of the normalized text: white space and digit runs folded): `copies` whole copies of a unit of 16 chars \
+           or more, `short_copies` of a shorter one, 80 of a single char, three times as many inside a code fence \
+           or a table; the unit has a letter, and numbers across copies are equal or count like a list",
     profiles: &[Profile::Extended],
     params: &[
         ParamSpec::new(
@@ -53,6 +54,8 @@ pub(crate) static INFO: DetectorInfo = DetectorInfo {
 const SHORT: usize = 16;
 /// Long periods followed at once.
 const MAX_CANDIDATES: usize = 8;
+/// Inside a code fence or a table a loop needs this many times the copies.
+const CODE_FACTOR: usize = 3;
 
 fn build(p: &Params) -> Box<dyn super::Detector> {
     let max_period = p.count("max_period");
@@ -96,6 +99,10 @@ struct Stream {
     chars: usize,
     last_space: bool,
     last_digit: bool,
+    /// Backticks in a row, and whether a ``` fence is open (code repeats
+    /// lines legitimately, so a loop there needs more copies).
+    ticks: usize,
+    in_code: bool,
     /// Per short period p (index p): positions in a row with v[i] == v[i-p].
     runs: [usize; SHORT + 1],
     /// Rolling hash of the last SHORT normalized chars.
@@ -129,6 +136,15 @@ impl Stream {
     fn push_char(&mut self, c: char) -> bool {
         let offset = self.chars;
         self.chars += 1;
+        if c == '`' {
+            self.ticks += 1;
+            if self.ticks == 3 {
+                self.ticks = 0;
+                self.in_code = !self.in_code;
+            }
+        } else {
+            self.ticks = 0;
+        }
         let v = if c.is_whitespace() {
             if self.last_space {
                 return false;
@@ -282,10 +298,13 @@ impl TextLoop {
             if tenths > stream.best.0 {
                 stream.best = (tenths, tail.period);
             }
-            if n < needed(tail.period) {
+            // Code and table rows repeat lines legitimately: more copies there.
+            let table = (tail.end - tail.period..tail.end).any(|i| stream.at(i) == '|');
+            let need = needed(tail.period) * if stream.in_code || table { CODE_FACTOR } else { 1 };
+            if n < need {
                 continue;
             }
-            if let Some(d) = judge(stream, &tail, n, needed(tail.period), channel, obs) {
+            if let Some(d) = judge(stream, &tail, n, need, channel, obs) {
                 return Some(d);
             }
         }
@@ -297,7 +316,7 @@ impl TextLoop {
 /// three times the short units' count (`ffffff` in a hash, `!!!!!!`).
 fn needed(p: usize, copies: usize, short_copies: usize) -> usize {
     match p {
-        1 => 3 * short_copies,
+        1 => 80.max(short_copies),
         p if p < SHORT => short_copies,
         _ => copies,
     }
@@ -328,7 +347,9 @@ fn judge(
     let spans: Vec<(usize, usize)> = (0..copies)
         .map(|k| (offset(start + k * p), offset(start + (k + 1) * p)))
         .collect();
-    if !numbers_count(&spans.iter().map(|&(x, y)| text.slice(x..y)).collect::<Vec<_>>()) {
+    // Table rows count their ids legitimately: there, numbers must not change.
+    let table = unit.contains('|');
+    if !numbers_count(&spans.iter().map(|&(x, y)| text.slice(x..y)).collect::<Vec<_>>(), table) {
         return None;
     }
     let mut d = Detection::new(INFO.id, obs.index, channel, Some(s.chars));
@@ -348,9 +369,12 @@ fn judge(
     Some(d)
 }
 
-/// The numbers of each copy, position by position, are all equal or go up
-/// (or down) by one from copy to copy.
-fn numbers_count(copies: &[String]) -> bool {
+/// The numbers of each copy, position by position, are all equal or count
+/// like a list or a counter: every column that changes steps by the number
+/// of changing columns (1, 2, 3 / 4, 5, 6 has three columns stepping by 3;
+/// `assistant57`, `assistant58` one stepping by 1; `image-320w`,
+/// `image-640w` steps by 320 and is no loop). `fixed`: nothing may change.
+fn numbers_count(copies: &[String], fixed: bool) -> bool {
     let numbers: Vec<Vec<u64>> = copies
         .iter()
         .map(|c| {
@@ -361,11 +385,20 @@ fn numbers_count(copies: &[String]) -> bool {
         })
         .collect();
     let n = numbers.iter().map(Vec::len).min().unwrap_or(0);
-    (0..n).all(|j| {
-        let col: Vec<u64> = numbers.iter().map(|v| v[j]).collect();
-        let step = |a: u64, b: u64| b.wrapping_sub(a) as i64;
-        let steps: Vec<i64> = col.windows(2).map(|w| step(w[0], w[1])).collect();
-        steps.iter().all(|&s| s == 0) || steps.iter().all(|&s| s == 1) || steps.iter().all(|&s| s == -1)
+    let columns: Vec<Vec<i64>> = (0..n)
+        .map(|j| {
+            numbers
+                .windows(2)
+                .map(|w| w[1][j].wrapping_sub(w[0][j]) as i64)
+                .collect()
+        })
+        .collect();
+    let changing = columns.iter().filter(|steps| steps.iter().any(|&s| s != 0)).count() as i64;
+    if fixed {
+        return changing == 0;
+    }
+    columns.iter().all(|steps| {
+        steps.iter().all(|&s| s == 0) || steps.iter().all(|&s| s == changing) || steps.iter().all(|&s| s == -changing)
     })
 }
 

@@ -165,7 +165,11 @@ impl ToolLoop {
         let show = |s: &Step| format!("{} {}", s.name, quote(&s.args.to_string(), 50));
         let last = stretch.last().expect("a stretch has the step");
         d.repeated = Some(show(last));
-        let outcome = if last.ok { "the same result" } else { "the same error" };
+        let outcome = match (last.result_event, last.ok) {
+            (None, _) => "no result recorded",
+            (Some(_), true) => "the same result",
+            (Some(_), false) => "the same error",
+        };
         d.reason = if distinct == 1 {
             format!(
                 "{} ran {occurrences} times with {outcome} each time (needs {}), nothing else in between, from event {}",
@@ -214,6 +218,17 @@ impl Rule for ToolLoop {
                 });
                 if self.pending.len() > 64 {
                     self.pending.remove(0);
+                }
+                fired
+            }
+            // A new model request: calls still waiting got no result (API
+            // streams record calls only), so they are steps as they stand.
+            EventKind::Request { .. } => {
+                let mut fired = None;
+                for call in std::mem::take(&mut self.pending) {
+                    if fired.is_none() {
+                        fired = self.finish(call, None, obs);
+                    }
                 }
                 fired
             }

@@ -1,0 +1,185 @@
+//! Profile `extended` (issue 10): its verdicts never depend on how text was
+//! cut into deltas, and the shapes extended.md names fire or stay quiet.
+
+mod common;
+
+use loopscope::{Detection, Engine, Event, Profile, Setup};
+use proptest::prelude::*;
+use serde_json::json;
+
+fn run(events: &[Event]) -> Vec<Detection> {
+    let mut engine = Engine::new(&Setup::defaults(Profile::Extended));
+    events.iter().flat_map(|e| engine.push(e)).collect()
+}
+
+/// What must not depend on the cutting: who fired, on which channel, where
+/// the repetition began and where its evidence completes.
+fn signature(found: &[Detection]) -> Vec<(String, String, Option<usize>, Option<usize>)> {
+    found
+        .iter()
+        .map(|d| {
+            (
+                d.detector.to_string(),
+                d.channel.as_str().to_string(),
+                d.onset,
+                d.spans.last().map(|s| s.end),
+            )
+        })
+        .collect()
+}
+
+/// Text cut at the given sizes (cycled), as reasoning deltas of one request.
+fn cut(text: &str, sizes: &[usize]) -> Vec<Event> {
+    let chars: Vec<char> = text.chars().collect();
+    let mut events = vec![Event::prompt("go"), Event::request()];
+    let (mut at, mut k) = (0, 0);
+    while at < chars.len() {
+        let n = sizes[k % sizes.len()].max(1);
+        k += 1;
+        let end = (at + n).min(chars.len());
+        events.push(Event::reasoning(&chars[at..end].iter().collect::<String>()));
+        at = end;
+    }
+    events
+}
+
+fn text_strategy() -> impl Strategy<Value = String> {
+    let sentence = prop::sample::select(vec![
+        "The parser returns early on empty input. ",
+        "Check the config again. ",
+        "思考一下这个问题。",
+        "1. Run the migration\n",
+        "| a | b |\n",
+        "ny",
+        "```\ncode();\n```\n",
+        "Item 42 is done; item 43 is next. ",
+        "   ",
+        "🙂",
+    ]);
+    let piece = (sentence, 1usize..9).prop_map(|(s, n)| s.repeat(n));
+    prop::collection::vec(piece, 1..12).prop_map(|v| v.concat())
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(200))]
+    #[test]
+    fn any_rechunking_gives_the_same_detections(
+        text in text_strategy(),
+        a in prop::collection::vec(1usize..40, 1..8),
+        b in prop::collection::vec(1usize..300, 1..8),
+    ) {
+        let whole = signature(&run(&cut(&text, &[usize::MAX])));
+        prop_assert_eq!(&signature(&run(&cut(&text, &a))), &whole, "cut {:?}", a);
+        prop_assert_eq!(&signature(&run(&cut(&text, &b))), &whole, "cut {:?}", b);
+        prop_assert_eq!(&signature(&run(&cut(&text, &[1]))), &whole, "1-char deltas");
+    }
+}
+
+fn fires(text: &str) -> Option<Detection> {
+    run(&cut(text, &[7])).into_iter().next()
+}
+
+#[test]
+fn text_loops_fire_with_their_onset_and_copies() {
+    // (The lead ends unlike the unit, so the periodic text starts exactly
+    // at the first copy; otherwise it would start a char or two earlier.)
+    let lead = "I will look at the parser first, then the tests:";
+    // A sentence chant: three copies; the onset is where the first begins.
+    let unit = "Let me check whether the cache was cleared. ";
+    let d = fires(&format!("{lead}{}", unit.repeat(3))).expect("a chant fires");
+    assert_eq!(d.detector, "text-loop");
+    assert_eq!(d.onset, Some(lead.chars().count()));
+    assert_eq!(d.repeats, Some(3));
+    assert_eq!(d.spans.len(), 3);
+    // A two-char stutter needs six copies; five stay quiet.
+    assert!(fires(&format!("{lead}{}", "思考".repeat(5))).is_none());
+    assert_eq!(fires(&format!("{lead}{}", "思考".repeat(6))).unwrap().period, Some(2));
+    // A numbered list whose numbers keep growing, and a counter.
+    let list: String = (1..=9).map(|i| format!("{i}. Check the old config file\n")).collect();
+    assert!(fires(&format!("{lead}{list}")).is_some());
+    let counter: String = (57..63).map(|i| format!("assistant{i} says hello again. ")).collect();
+    assert!(fires(&format!("{lead}{counter}")).is_some());
+    // A late, long paragraph loop (period over 1000 chars, after 20,000 chars).
+    let mut rng = common::Rng::new(3);
+    let clean: String = (0..2500).map(|_| rng.text(common::LOWER, 7) + " ").collect();
+    let para: String = (0..150).map(|_| rng.text(common::LOWER, 6) + " ").collect();
+    let d = fires(&format!("{clean}{}", para.repeat(3))).expect("a late paragraph loop fires");
+    assert!(d.period.unwrap() >= 1000, "{:?}", d.period);
+}
+
+#[test]
+fn clean_shapes_stay_quiet() {
+    // Items that differ by more than a counter, tables, dividers, code.
+    let images: String = [320, 640, 960, 1280, 1600, 1920, 2240]
+        .iter()
+        .map(|w| format!("- image-{w}w.avif\n"))
+        .collect();
+    assert!(fires(&images).is_none(), "{:?}", fires(&images));
+    let table = "| --- | --- | --- |\n".repeat(6);
+    assert!(fires(&table).is_none());
+    assert!(fires(&"-".repeat(200)).is_none());
+    let code = format!("```rust\n{}```\n", "    buf.push(0);\n".repeat(8));
+    assert!(fires(&code).is_none());
+    assert!(fires(&"哈".repeat(50)).is_none());
+    assert!(fires("object, object, object and more prose after it.").is_none());
+}
+
+fn call(id: &str, name: &str, args: serde_json::Value) -> Event {
+    let mut e = Event::tool_call(name, args);
+    if let loopscope::EventKind::ToolCall { id: i, .. } = &mut e.kind {
+        *i = Some(id.to_string());
+    }
+    e
+}
+
+fn result(id: &str, ok: bool, output: &str) -> Event {
+    let mut e = Event::tool_result(ok);
+    if let loopscope::EventKind::ToolResult { id: i, output: o, .. } = &mut e.kind {
+        *i = Some(id.to_string());
+        *o = Some(json!(output));
+    }
+    e
+}
+
+fn steps(list: &[(&str, serde_json::Value, bool, &str)]) -> Vec<Event> {
+    let mut events = vec![Event::prompt("go")];
+    for (k, (name, args, ok, out)) in list.iter().enumerate() {
+        let id = format!("c{k}");
+        events.push(Event::request());
+        events.push(call(&id, name, args.clone()));
+        events.push(result(&id, *ok, out));
+    }
+    events
+}
+
+#[test]
+fn tool_loops_need_the_same_results_and_nothing_new() {
+    let read = |p: &str| ("read_file", json!({"path": p}), true, "fn main() {}");
+    // The same call, the same result, three times.
+    let found = run(&steps(&[read("a.rs"), read("a.rs"), read("a.rs")]));
+    assert_eq!(found.len(), 1);
+    assert_eq!(found[0].detector, "tool-loop");
+    assert_eq!(found[0].onset, Some(2));
+    // Polling whose output changes is progress.
+    let poll = |out: &'static str| ("shell", json!({"command": "sleep 60 && tail build.log"}), true, out);
+    assert!(run(&steps(&[poll("10%"), poll("20%"), poll("30%"), poll("40%")])).is_empty());
+    // A cycle A B A B A fires; the same failing test after different edits does not.
+    let edit = |n: &str| ("edit", json!({"path": "a.rs", "new": n}), true, "ok");
+    let test = ("run_tests", json!({}), false, "1 failed");
+    assert_eq!(
+        run(&steps(&[edit("x"), test.clone(), edit("x"), test.clone(), edit("x")])).len(),
+        1
+    );
+    assert!(run(&steps(&[
+        test.clone(),
+        edit("x"),
+        test.clone(),
+        edit("y"),
+        test.clone(),
+        edit("z"),
+        test.clone()
+    ]))
+    .is_empty());
+    // A batch over different files.
+    assert!(run(&steps(&[read("a.rs"), read("b.rs"), read("c.rs"), read("d.rs")])).is_empty());
+}
