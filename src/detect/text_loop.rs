@@ -12,8 +12,6 @@
 //! a run of positions whose previous occurrence is the same distance `p`
 //! back is a text of period `p`. Both cost O(1) per char.
 
-use std::collections::HashMap;
-
 use super::params::{Default, Kind, ParamSpec, Params, Profile};
 use super::{quote, Buffers, Detection, DetectorInfo, Family, Observation, PromptScoped, Rule, Span, Status};
 use crate::event::{Channel, EventKind};
@@ -52,6 +50,8 @@ pub(crate) static INFO: DetectorInfo = DetectorInfo {
 
 /// Periods up to this are checked char by char; longer ones by k-grams of this size.
 const SHORT: usize = 16;
+/// k-gram buckets (direct-mapped, positions of one request).
+const TABLE: usize = 1 << 15;
 /// Long periods followed at once.
 const MAX_CANDIDATES: usize = 8;
 /// Inside a code fence or a table a loop needs this many times the copies.
@@ -107,8 +107,14 @@ struct Stream {
     runs: [usize; SHORT + 1],
     /// Rolling hash of the last SHORT normalized chars.
     hash: u64,
-    /// k-gram hash -> its last position.
-    seen: HashMap<u64, usize>,
+    /// k-gram hash bucket -> the last position whose k-gram fell there, as
+    /// `origin + i` so a new request's stream (a higher origin) ignores the
+    /// old entries without clearing. Direct-mapped: a k-gram whose bucket
+    /// was taken by another is simply not matched there (its neighbours
+    /// in the loop are), and each lookup is checked char by char.
+    seen: Vec<u64>,
+    /// Where this request's positions start in `seen`'s numbering.
+    origin: u64,
     /// Long periods being followed: (period, positions in a row with
     /// v[i] == v[i-period]). A k-gram seen again at distance p proposes p.
     candidates: Vec<(usize, usize)>,
@@ -124,6 +130,18 @@ struct Tail {
 }
 
 impl Stream {
+    /// A new request: everything starts over but the k-gram table, whose
+    /// entries fall behind the new origin.
+    fn restart(&mut self) {
+        let seen = std::mem::take(&mut self.seen);
+        let origin = self.origin + self.len() as u64 + 1;
+        *self = Stream {
+            seen,
+            origin,
+            ..Stream::default()
+        };
+    }
+
     fn len(&self) -> usize {
         self.base + self.view.len()
     }
@@ -171,23 +189,33 @@ impl Stream {
         let i = self.len() - 1;
         let c = self.at(i);
         let mut found: Option<Tail> = None;
-        for p in 1..=SHORT.min(i) {
-            if self.at(i - p) == c {
-                self.runs[p] += 1;
-            } else {
-                self.runs[p] = 0;
+        // One pass over the short periods: extend each run, and keep the
+        // smallest period with the most whole copies.
+        let li = i - self.base;
+        let tail = &self.view[li.saturating_sub(SHORT)..li];
+        let mut best = (0, 0);
+        let mut any = false;
+        for (k, &prev) in tail.iter().rev().enumerate() {
+            // Branch-free: most chars extend no run.
+            let run = (self.runs[k + 1] + 1) * usize::from(prev == c);
+            self.runs[k + 1] = run;
+            any |= run > k;
+        }
+        if any {
+            for p in 1..=tail.len() {
+                let run = self.runs[p];
+                if run >= p && (run + p) / p > best.0 {
+                    best = ((run + p) / p, p);
+                }
             }
         }
-        // The smallest short period with the longest region wins.
-        for p in 1..=SHORT.min(i) {
-            let len = self.runs[p] + p;
-            if self.runs[p] >= p && found.as_ref().is_none_or(|t| len / p > (t.end - t.start) / t.period) {
-                found = Some(Tail {
-                    period: p,
-                    start: i + 1 - len,
-                    end: i + 1,
-                });
-            }
+        if best.1 > 0 {
+            let (p, len) = (best.1, self.runs[best.1] + best.1);
+            found = Some(Tail {
+                period: p,
+                start: i + 1 - len,
+                end: i + 1,
+            });
         }
         // k-grams for longer periods.
         let leaving = if i >= SHORT { Some(self.at(i - SHORT)) } else { None };
@@ -195,9 +223,19 @@ impl Stream {
         if let Some(old) = leaving {
             h = h + MOD - mul_mod(u64::from(u32::from(old)) + 1, pow);
         }
-        self.hash = h % MOD;
+        // h < 2 MOD + 2^22: two subtractions instead of a division.
+        let h = if h >= MOD { h - MOD } else { h };
+        self.hash = if h >= MOD { h - MOD } else { h };
         if i + 1 >= SHORT {
-            let prev = self.seen.insert(self.hash, i);
+            if self.seen.is_empty() {
+                self.seen = vec![0; TABLE];
+            }
+            let slot = (self.hash.wrapping_mul(0x9E37_79B9_7F4A_7C15) >> (64 - TABLE.trailing_zeros())) as usize;
+            let stored = std::mem::replace(&mut self.seen[slot], self.origin + i as u64 + 1);
+            // 0 is an empty bucket; entries at or below the origin are older requests'.
+            let prev = (stored > self.origin)
+                .then(|| (stored - self.origin - 1) as usize)
+                .filter(|&q| q >= self.base);
             // Follow the candidates one char further; drop the broken ones.
             let mut k = 0;
             while k < self.candidates.len() {
@@ -258,8 +296,6 @@ impl Stream {
             self.view.drain(..drop);
             self.orig.drain(..drop);
             self.base += drop;
-            let base = self.base;
-            self.seen.retain(|_, q| *q >= base + SHORT);
         }
     }
 }
@@ -408,8 +444,8 @@ impl Rule for TextLoop {
     fn observe(&mut self, obs: &Observation<'_>) -> Option<Detection> {
         match &obs.event.kind {
             EventKind::Request { .. } => {
-                self.reasoning = Stream::default();
-                self.content = Stream::default();
+                self.reasoning.restart();
+                self.content.restart();
                 None
             }
             EventKind::Reasoning { text } => self.read(Channel::Reasoning, text, obs),
@@ -419,8 +455,8 @@ impl Rule for TextLoop {
     }
 
     fn reset(&mut self) {
-        self.reasoning = Stream::default();
-        self.content = Stream::default();
+        self.reasoning.restart();
+        self.content.restart();
     }
 
     fn progress(&self, _buffers: &Buffers) -> Status {
