@@ -558,7 +558,9 @@ fn evidence_marks(d: &Detection, len: usize, out: &mut Vec<Highlight>) {
         }
         _ => {
             // Copies of the period (or units) shade alternately; the first is marked.
-            let period = if d.detector == "short-repeat" {
+            // One span per copy (as many spans as repeats: short-repeat's
+            // units, text-loop's copies) or `period` spans per copy (blocks).
+            let period = if d.detector == "short-repeat" || d.repeats == Some(d.spans.len()) {
                 1
             } else {
                 d.period.unwrap_or(1).max(1)
