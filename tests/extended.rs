@@ -15,7 +15,8 @@ fn run(events: &[Event]) -> Vec<Detection> {
 /// What must not depend on the cutting: who fired, on which channel, where
 /// the repetition began and where its evidence completes.
 fn signature(found: &[Detection]) -> Vec<(String, String, Option<usize>, Option<usize>)> {
-    found
+    // Sorted: two detectors firing on one event may come in either order.
+    let mut sig: Vec<_> = found
         .iter()
         .map(|d| {
             (
@@ -25,7 +26,9 @@ fn signature(found: &[Detection]) -> Vec<(String, String, Option<usize>, Option<
                 d.spans.last().map(|s| s.end),
             )
         })
-        .collect()
+        .collect();
+    sig.sort();
+    sig
 }
 
 /// Text cut at the given sizes (cycled), as reasoning deltas of one request.
@@ -182,4 +185,30 @@ fn tool_loops_need_the_same_results_and_nothing_new() {
     .is_empty());
     // A batch over different files.
     assert!(run(&steps(&[read("a.rs"), read("b.rs"), read("c.rs"), read("d.rs")])).is_empty());
+}
+
+#[test]
+fn a_paraphrase_cycle_fires_where_exact_repetition_does_not() {
+    let lead = "The nightly build fails at the migration step, so I read the log first. ";
+    let copies = [
+        "I should check the cache config before anything else. Then I will rerun the failing migration test. ",
+        "I should check the cache configuration before anything else. Then I'll rerun the failing migration test. ",
+        "I should check the cache config before doing anything else. Then I will rerun the failing migration test now. ",
+        "So I should check the cache config before anything else. Then I will rerun that failing migration test. ",
+    ];
+    let text = format!("{lead}{}", copies.concat());
+    let found = run(&cut(&text, &[9]));
+    assert_eq!(found.len(), 1, "{found:?}");
+    let d = &found[0];
+    assert_eq!(d.detector, "paraphrase-loop");
+    assert_eq!(d.period, Some(2), "a cycle of two sentences");
+    assert_eq!(d.onset, Some(lead.chars().count()));
+    assert!(d.reason.contains('%'), "{}", d.reason);
+    // The same under any cutting.
+    assert_eq!(signature(&run(&cut(&text, &[1]))), signature(&found));
+    // Sentences that share words but say different things stay quiet.
+    let clean = "I should check the cache config first. Then the migration logs show a lock timeout. \
+                 The scheduler retries the job twice before it gives up. I will look at the retry policy next. \
+                 The retry policy has a cap of three attempts per job. That cap explains the second failure. ";
+    assert!(run(&cut(clean, &[9])).is_empty());
 }

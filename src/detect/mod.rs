@@ -11,6 +11,7 @@ mod evidence;
 mod guards;
 pub mod keys;
 pub mod params;
+mod paraphrase;
 pub mod periodic;
 mod short_repeat;
 mod text_loop;
@@ -122,7 +123,7 @@ impl DetectorInfo {
 }
 
 /// Every detector, in the order they run and are listed.
-pub static DETECTORS: [&DetectorInfo; 12] = [
+pub static DETECTORS: [&DetectorInfo; 13] = [
     &short_repeat::INFO,
     &cycles::BLOCK_CYCLE,
     &cycles::LIST_CYCLE,
@@ -134,6 +135,7 @@ pub static DETECTORS: [&DetectorInfo; 12] = [
     &guards::ERROR_STREAK,
     &guards::ERROR_TOTAL,
     &text_loop::INFO,
+    &paraphrase::INFO,
     &tool_loop::INFO,
 ];
 

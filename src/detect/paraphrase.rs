@@ -1,0 +1,296 @@
+//! `paraphrase-loop` (profile `extended`): a cycle of blocks (sentences or
+//! lines) that keep coming back with *nearly* the same words — what an
+//! exact periodic tail misses when a model re-says its last thoughts with
+//! small changes. Blocks end at sentence punctuation or a newline, so the
+//! verdict depends only on the text, never on delta boundaries. Each block
+//! is a set of word shingles (words, or for CJK, pairs of chars); a loop is
+//! a run of at least `copies` × k blocks each at least `similarity` alike
+//! with the block k earlier (k = 1 to `max_cycle`), with enough words to mean
+//! something.
+
+use std::collections::HashSet;
+
+use super::params::{Default, Kind, ParamSpec, Params, Profile};
+use super::{Buffers, Detection, DetectorInfo, Family, Observation, PromptScoped, Rule, Span, Status};
+use crate::event::{Channel, EventKind};
+
+pub(crate) static INFO: DetectorInfo = DetectorInfo {
+    id: "paraphrase-loop",
+    family: Family::Continuous,
+    channel: Channel::Reasoning,
+    rule: "the last `copies` x k blocks (sentences or lines of at least `min_words` words) of the reasoning or \
+           content are each at least `similarity` percent alike (shingle Jaccard) with the block k before, for a \
+           cycle of k <= `max_cycle` blocks, and not all exactly equal (exact repeats are text-loop's)",
+    profiles: &[Profile::Extended],
+    params: &[
+        ParamSpec::new(
+            "copies",
+            Kind::Count { min: 2 },
+            Default::Count(3),
+            "copies of the cycle of blocks that make a loop",
+        ),
+        ParamSpec::new(
+            "similarity",
+            Kind::Count { min: 1 },
+            Default::Count(70),
+            "percent of shared shingles for two blocks to be alike",
+        ),
+        ParamSpec::new(
+            "max_cycle",
+            Kind::Count { min: 1 },
+            Default::Count(6),
+            "most blocks in one cycle",
+        ),
+        ParamSpec::new(
+            "min_words",
+            Kind::Count { min: 1 },
+            Default::Count(6),
+            "shingles a block needs to count",
+        ),
+    ],
+    build,
+};
+
+fn build(p: &Params) -> Box<dyn super::Detector> {
+    PromptScoped::boxed(ParaphraseLoop {
+        copies: p.count("copies"),
+        similarity: p.count("similarity"),
+        max_cycle: p.count("max_cycle"),
+        min_words: p.count("min_words"),
+        reasoning: Blocks::default(),
+        content: Blocks::default(),
+    })
+}
+
+#[derive(Clone, Debug)]
+struct Block {
+    start: usize,
+    end: usize,
+    shingles: HashSet<u64>,
+    exact: u64,
+}
+
+/// One channel of the current request, cut into blocks.
+#[derive(Clone, Debug, Default)]
+struct Blocks {
+    /// Chars read, and where the open block started.
+    chars: usize,
+    open_start: usize,
+    open: String,
+    done: Vec<Block>,
+    /// Best (cycle, blocks in a row alike) so far, for the status.
+    best: (usize, usize),
+}
+
+fn fnv(s: &str) -> u64 {
+    s.bytes().fold(0xcbf2_9ce4_8422_2325, |h, b| {
+        (h ^ u64::from(b)).wrapping_mul(0x0100_0000_01b3)
+    })
+}
+
+fn is_cjk(c: char) -> bool {
+    matches!(c, '\u{3040}'..='\u{30ff}' | '\u{3400}'..='\u{4dbf}' | '\u{4e00}'..='\u{9fff}' | '\u{ac00}'..='\u{d7af}')
+}
+
+/// Words (lowercase, digits folded) and, for CJK runs, char pairs.
+fn shingles(text: &str) -> HashSet<u64> {
+    let mut out = HashSet::new();
+    let mut word = String::new();
+    let mut prev_cjk: Option<char> = None;
+    let flush = |word: &mut String, out: &mut HashSet<u64>| {
+        if !word.is_empty() {
+            out.insert(fnv(word));
+            word.clear();
+        }
+    };
+    for c in text.chars() {
+        if is_cjk(c) {
+            flush(&mut word, &mut out);
+            if let Some(p) = prev_cjk {
+                out.insert(fnv(&format!("{p}{c}")));
+            }
+            prev_cjk = Some(c);
+        } else {
+            prev_cjk = None;
+            if c.is_alphanumeric() {
+                word.extend(c.to_lowercase().map(|c| if c.is_ascii_digit() { '0' } else { c }));
+            } else {
+                flush(&mut word, &mut out);
+            }
+        }
+    }
+    flush(&mut word, &mut out);
+    out
+}
+
+fn jaccard(a: &HashSet<u64>, b: &HashSet<u64>) -> usize {
+    let shared = a.intersection(b).count();
+    let all = a.len() + b.len() - shared;
+    if all == 0 {
+        0
+    } else {
+        shared * 100 / all
+    }
+}
+
+#[derive(Clone, Debug)]
+pub(crate) struct ParaphraseLoop {
+    copies: usize,
+    similarity: usize,
+    max_cycle: usize,
+    min_words: usize,
+    reasoning: Blocks,
+    content: Blocks,
+}
+
+impl ParaphraseLoop {
+    fn read(&mut self, channel: Channel, text: &str, obs: &Observation<'_>) -> Option<Detection> {
+        let (copies, similarity, max_cycle, min_words) = (self.copies, self.similarity, self.max_cycle, self.min_words);
+        let blocks = match channel {
+            Channel::Reasoning => &mut self.reasoning,
+            _ => &mut self.content,
+        };
+        for c in text.chars() {
+            blocks.chars += 1;
+            blocks.open.push(c);
+            let ends = matches!(c, '\n' | '.' | '!' | '?' | '。' | '！' | '？' | '；' | ';');
+            if !ends || blocks.open.len() > 16 * 1024 {
+                if blocks.open.len() > 16 * 1024 {
+                    blocks.open.clear();
+                    blocks.open_start = blocks.chars;
+                }
+                continue;
+            }
+            let text = std::mem::take(&mut blocks.open);
+            let start = std::mem::replace(&mut blocks.open_start, blocks.chars);
+            let shingles = shingles(&text);
+            if shingles.len() < min_words {
+                continue;
+            }
+            let exact = fnv(text.trim());
+            // A block starts at its first char that is not white space.
+            let start = start + text.chars().take_while(|c| c.is_whitespace()).count();
+            blocks.done.push(Block {
+                start,
+                end: blocks.chars,
+                shingles,
+                exact,
+            });
+            if blocks.done.len() > 4 * copies * max_cycle + 8 {
+                let drop = blocks.done.len() - 2 * copies * max_cycle;
+                blocks.done.drain(..drop);
+            }
+            if let Some(d) = check(blocks, copies, similarity, max_cycle, channel, obs) {
+                return Some(d);
+            }
+        }
+        None
+    }
+}
+
+/// The newest blocks end in a cycle of near-duplicates.
+fn check(
+    b: &mut Blocks,
+    copies: usize,
+    similarity: usize,
+    max_cycle: usize,
+    channel: Channel,
+    obs: &Observation<'_>,
+) -> Option<Detection> {
+    let n = b.done.len();
+    for k in 1..=max_cycle {
+        let need = copies * k;
+        if n < need {
+            break;
+        }
+        // Blocks in a row, from the newest back, alike with the block k before.
+        let mut run = 0;
+        let mut sims = Vec::new();
+        while run + k < n {
+            let i = n - 1 - run;
+            let s = jaccard(&b.done[i].shingles, &b.done[i - k].shingles);
+            if s < similarity {
+                break;
+            }
+            sims.push(s);
+            run += 1;
+        }
+        if run + 1 > b.best.1 {
+            b.best = (k, run + 1);
+        }
+        // The run covers `run + k` blocks: whole cycles of k.
+        if run + k < need {
+            continue;
+        }
+        let first = n - need;
+        let stretch = &b.done[first..];
+        // Exactly equal copies are text-loop's to report.
+        if stretch
+            .iter()
+            .skip(k)
+            .zip(stretch.iter())
+            .all(|(x, y)| x.exact == y.exact)
+        {
+            continue;
+        }
+        let mut d = Detection::new(INFO.id, obs.index, channel, Some(b.chars));
+        d.period = Some(k);
+        d.repeats = Some(copies);
+        d.threshold = Some(copies);
+        d.onset = Some(stretch[0].start);
+        d.spans = stretch.iter().map(|x| Span::new(x.start, x.end)).collect();
+        sims.truncate(need - k);
+        sims.reverse();
+        let low = sims.iter().copied().min().unwrap_or(100);
+        d.reason = format!(
+            "the {} keeps re-saying a cycle of {k} {} in other words: {copies} copies, each block at least {low}% \
+             alike with the one {k} before (needs {similarity}%; per block: {}), from char {}",
+            channel.as_str(),
+            if k == 1 { "block" } else { "blocks" },
+            sims.iter().map(|s| format!("{s}%")).collect::<Vec<_>>().join(" "),
+            stretch[0].start
+        );
+        return Some(d);
+    }
+    None
+}
+
+impl Rule for ParaphraseLoop {
+    const ID: &'static str = "paraphrase-loop";
+
+    fn observe(&mut self, obs: &Observation<'_>) -> Option<Detection> {
+        match &obs.event.kind {
+            EventKind::Request { .. } => {
+                self.reasoning = Blocks::default();
+                self.content = Blocks::default();
+                None
+            }
+            EventKind::Reasoning { text } => self.read(Channel::Reasoning, text, obs),
+            EventKind::Content { text } => self.read(Channel::Content, text, obs),
+            _ => None,
+        }
+    }
+
+    fn reset(&mut self) {
+        self.reasoning = Blocks::default();
+        self.content = Blocks::default();
+    }
+
+    fn progress(&self, _buffers: &Buffers) -> Status {
+        let best = self.reasoning.best.max(self.content.best);
+        let (k, run) = best;
+        Status::Watching {
+            current: if k == 0 { 0 } else { run / k },
+            threshold: self.copies,
+            detail: if k == 0 {
+                "no alike blocks yet".to_string()
+            } else {
+                format!(
+                    "{run} blocks in a row alike with the one {k} before ({} of {} copies)",
+                    run / k,
+                    self.copies
+                )
+            },
+        }
+    }
+}
