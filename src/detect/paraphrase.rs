@@ -126,11 +126,7 @@ fn shingles(text: &str) -> HashSet<u64> {
 fn jaccard(a: &HashSet<u64>, b: &HashSet<u64>) -> usize {
     let shared = a.intersection(b).count();
     let all = a.len() + b.len() - shared;
-    if all == 0 {
-        0
-    } else {
-        shared * 100 / all
-    }
+    (shared * 100).checked_div(all).unwrap_or(0)
 }
 
 #[derive(Clone, Debug)]
@@ -277,19 +273,20 @@ impl Rule for ParaphraseLoop {
     }
 
     fn progress(&self, _buffers: &Buffers) -> Status {
-        let best = self.reasoning.best.max(self.content.best);
-        let (k, run) = best;
-        Status::Watching {
-            current: if k == 0 { 0 } else { run / k },
-            threshold: self.copies,
-            detail: if k == 0 {
-                "no alike blocks yet".to_string()
-            } else {
-                format!(
-                    "{run} blocks in a row alike with the one {k} before ({} of {} copies)",
-                    run / k,
+        let (k, run) = self.reasoning.best.max(self.content.best);
+        match run.checked_div(k) {
+            None => Status::Watching {
+                current: 0,
+                threshold: self.copies,
+                detail: "no alike blocks yet".to_string(),
+            },
+            Some(copies) => Status::Watching {
+                current: copies,
+                threshold: self.copies,
+                detail: format!(
+                    "{run} blocks in a row alike with the one {k} before ({copies} of {} copies)",
                     self.copies
-                )
+                ),
             },
         }
     }
