@@ -379,6 +379,34 @@ def miss_stutter_after_2000_zh():
     s.write("miss-stutter-after-2000-zh.jsonl")
 
 
+def miss_paraphrase_loop_en():
+    s = Stream(31, "Blind spot: the model re-says two sentences in other words, never exactly")
+    s.prompt("The staging deploy hangs at the health check. Find out why.")
+    s.request()
+    s.think(fit(en_prose(s.r, 1600), 1550))
+    copies = [
+        "I should check the health check timeout before anything else. Then I will rerun the staging deploy. ",
+        "I should check the health check timeout configuration before anything else. Then I'll rerun the staging deploy. ",
+        "I should check the health check timeout before doing anything else. Then I will rerun the staging deploy now. ",
+        "So I should check the health check timeout before anything else. Then I will rerun that staging deploy. ",
+        "I should really check the health check timeout before anything else. Then I will rerun the staging deploy. ",
+        "I should check the health check timeout before anything else here. Then I'll rerun the staging deploy again. ",
+    ]
+    s.think("".join(copies * 2))
+    s.note("user pressed stop")
+    s.write("miss-paraphrase-loop-en.jsonl")
+
+
+def miss_long_paragraph_en():
+    s = Stream(32, "Blind spot: a 600-char paragraph repeated in the answer (chunk-chant allows 250 chars apart)")
+    s.prompt("Summarize the incident for the status page.")
+    s.request()
+    s.say(fit(en_prose(s.r, 900), 880) + "\n\n")
+    para = fit(en_prose(s.r, 640), 600) + "\n\n"
+    s.say(para * 4)
+    s.write("miss-long-paragraph-en.jsonl")
+
+
 # ---------------------------------------------------------------- clean
 
 def long_clean_session():
@@ -537,7 +565,7 @@ def main():
     for make in [stutter_zh, sentence_loop_en, list_loop_zh, chanting_content_en, identical_tool_calls, ab_tool_cycle,
                  error_streak, error_total_zh, max_turns, three_step_cycle, fp_code_block, fp_markdown_table,
                  fp_batch_edits, fp_user_repeats, fp_haha_zh, fp_dividers, miss_loop_after_5000,
-                 miss_stutter_after_2000_zh, long_clean_session, openai_chat_sse, openai_responses_sse, anthropic_sse,
+                 miss_stutter_after_2000_zh, miss_paraphrase_loop_en, miss_long_paragraph_en, long_clean_session, openai_chat_sse, openai_responses_sse, anthropic_sse,
                  gemini_sse, claude_code_jsonl, codex_rollout, gemini_cli_jsonl, cline_task]:
         make()
 

@@ -193,7 +193,7 @@ fn a_paraphrase_cycle_fires_where_exact_repetition_does_not() {
     let copies = [
         "I should check the cache config before anything else. Then I will rerun the failing migration test. ",
         "I should check the cache configuration before anything else. Then I'll rerun the failing migration test. ",
-        "I should check the cache config before doing anything else. Then I will rerun the failing migration test now. ",
+        "I should check the cache config before anything else. Then I will rerun the failing migration test now. ",
         "So I should check the cache config before anything else. Then I will rerun that failing migration test. ",
     ];
     let text = format!("{lead}{}", copies.concat());
@@ -211,4 +211,76 @@ fn a_paraphrase_cycle_fires_where_exact_repetition_does_not() {
                  The scheduler retries the job twice before it gives up. I will look at the retry policy next. \
                  The retry policy has a cap of three attempts per job. That cap explains the second failure. ";
     assert!(run(&cut(clean, &[9])).is_empty());
+}
+
+/// A fixture's events, with every run of one text channel re-cut into
+/// `size`-char deltas (as ../shared/checks/extended does); `None`: as recorded.
+fn fixture(path: &std::path::Path, size: Option<usize>) -> Vec<Event> {
+    let text = std::fs::read_to_string(path).unwrap();
+    let mut decoder = loopscope::formats::detect::Kind::Native.build();
+    let decoded = loopscope::formats::Decoded::from_bytes(text.as_bytes(), &mut *decoder);
+    let Some(size) = size else { return decoded.events };
+    let mut out = Vec::new();
+    let mut run: Option<(bool, String)> = None;
+    let flush = |run: &mut Option<(bool, String)>, out: &mut Vec<Event>| {
+        if let Some((reasoning, text)) = run.take() {
+            let chars: Vec<char> = text.chars().collect();
+            for piece in chars.chunks(size) {
+                let s: String = piece.iter().collect();
+                out.push(if reasoning {
+                    Event::reasoning(&s)
+                } else {
+                    Event::content(&s)
+                });
+            }
+        }
+    };
+    for e in decoded.events {
+        let (reasoning, text) = match &e.kind {
+            loopscope::EventKind::Reasoning { text } => (true, text.clone()),
+            loopscope::EventKind::Content { text } => (false, text.clone()),
+            _ => {
+                flush(&mut run, &mut out);
+                out.push(e);
+                continue;
+            }
+        };
+        match &mut run {
+            Some((r, t)) if *r == reasoning => t.push_str(&text),
+            _ => {
+                flush(&mut run, &mut out);
+                run = Some((reasoning, text));
+            }
+        }
+    }
+    flush(&mut run, &mut out);
+    out
+}
+
+fn fixtures(kind: &str) -> Vec<std::path::PathBuf> {
+    let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("tests/fixtures")
+        .join(kind);
+    let mut files: Vec<_> = std::fs::read_dir(dir).unwrap().map(|e| e.unwrap().path()).collect();
+    files.sort();
+    assert!(!files.is_empty());
+    files
+}
+
+#[test]
+fn real_loop_shapes_fire_and_clean_ones_do_not_at_any_cutting() {
+    for (kind, loops) in [("loops", true), ("clean", false)] {
+        for path in fixtures(kind) {
+            let first = signature(&run(&fixture(&path, None)));
+            assert_eq!(!first.is_empty(), loops, "{}: {first:?}", path.display());
+            for size in [1, 5, 64] {
+                assert_eq!(
+                    signature(&run(&fixture(&path, Some(size)))),
+                    first,
+                    "{} cut {size}",
+                    path.display()
+                );
+            }
+        }
+    }
 }

@@ -19,8 +19,9 @@ pub(crate) static INFO: DetectorInfo = DetectorInfo {
     family: Family::Continuous,
     channel: Channel::Reasoning,
     rule: "the last `copies` x k blocks (sentences or lines of at least `min_words` words) of the reasoning or \
-           content are each at least `similarity` percent alike (shingle Jaccard) with the block k before, for a \
-           cycle of k <= `max_cycle` blocks, and not all exactly equal (exact repeats are text-loop's)",
+           content form copies of a cycle of k <= `max_cycle` blocks, each at least `similarity` percent alike \
+           (shingle Jaccard of the k blocks ending there with the k before), and not all exactly equal (exact \
+           repeats are text-loop's)",
     profiles: &[Profile::Extended],
     params: &[
         ParamSpec::new(
@@ -92,7 +93,7 @@ fn is_cjk(c: char) -> bool {
     matches!(c, '\u{3040}'..='\u{30ff}' | '\u{3400}'..='\u{4dbf}' | '\u{4e00}'..='\u{9fff}' | '\u{ac00}'..='\u{d7af}')
 }
 
-/// Words (lowercase, digits folded) and, for CJK runs, char pairs.
+/// Words (lowercase) and, for CJK runs, char pairs.
 fn shingles(text: &str) -> HashSet<u64> {
     let mut out = HashSet::new();
     let mut word = String::new();
@@ -113,7 +114,9 @@ fn shingles(text: &str) -> HashSet<u64> {
         } else {
             prev_cjk = None;
             if c.is_alphanumeric() {
-                word.extend(c.to_lowercase().map(|c| if c.is_ascii_digit() { '0' } else { c }));
+                // Numbers stay as they are: items that differ by a number
+                // (sizes, ids) are different items; counters are text-loop's.
+                word.extend(c.to_lowercase());
             } else {
                 flush(&mut word, &mut out);
             }
@@ -202,32 +205,49 @@ fn check(
         // Blocks in a row, from the newest back, alike with the block k before.
         let mut run = 0;
         let mut sims = Vec::new();
-        while run + k < n {
+        let mut blockwise = Vec::new();
+        // Compared copy with copy: the k blocks ending at i against the k
+        // before them (one short sentence may change two of its six words).
+        let copy = |end: usize| -> HashSet<u64> {
+            b.done[end + 1 - k..=end]
+                .iter()
+                .flat_map(|x| x.shingles.iter().copied())
+                .collect()
+        };
+        while run + 2 * k <= n {
             let i = n - 1 - run;
-            let s = jaccard(&b.done[i].shingles, &b.done[i - k].shingles);
-            if s < similarity {
+            let s = jaccard(&copy(i), &copy(i - k));
+            // The copies must also line up block by block (loosely): a
+            // longer exact cycle seen through a shorter window does not.
+            let block = jaccard(&b.done[i].shingles, &b.done[i - k].shingles);
+            if s < similarity || block < similarity / 2 {
                 break;
             }
             sims.push(s);
+            blockwise.push(block);
             run += 1;
         }
         if run + 1 > b.best.1 {
             b.best = (k, run + 1);
         }
-        // The run covers `run + k` blocks: whole cycles of k.
-        if run + k < need {
+        // Each alike position compares 2k blocks, so a run of r covers
+        // r + 2k - 1 blocks: enough when that holds `copies` cycles.
+        if run == 0 || run + 2 * k - 1 < need {
             continue;
         }
         let first = n - need;
         let stretch = &b.done[first..];
-        // Exactly equal copies are text-loop's to report.
-        if stretch
-            .iter()
-            .skip(k)
-            .zip(stretch.iter())
-            .all(|(x, y)| x.exact == y.exact)
-        {
-            continue;
+        // Text that repeats exactly (with this cycle or a shorter one, or
+        // word for word block by block) is text-loop's to report.
+        let exact = |p: usize| {
+            stretch
+                .iter()
+                .skip(p)
+                .zip(stretch.iter())
+                .all(|(x, y)| x.exact == y.exact)
+        };
+        if (1..=k).any(exact) || blockwise.iter().all(|&s| s == 100) {
+            return None;
         }
         let mut d = Detection::new(INFO.id, obs.index, channel, Some(b.chars));
         d.period = Some(k);
@@ -235,7 +255,6 @@ fn check(
         d.threshold = Some(copies);
         d.onset = Some(stretch[0].start);
         d.spans = stretch.iter().map(|x| Span::new(x.start, x.end)).collect();
-        sims.truncate(need - k);
         sims.reverse();
         let low = sims.iter().copied().min().unwrap_or(100);
         d.reason = format!(
