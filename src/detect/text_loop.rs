@@ -68,24 +68,18 @@ fn build(p: &Params) -> Box<dyn super::Detector> {
     })
 }
 
-const MOD: u64 = (1 << 61) - 1;
-const BASE: u64 = 0x1F35_A7BD_9C2E_4B71 % MOD;
-
-fn mul_mod(a: u64, b: u64) -> u64 {
-    let p = u128::from(a) * u128::from(b);
-    let folded = ((p as u64) & MOD) + ((p >> 61) as u64);
-    let once = if folded >= MOD { folded - MOD } else { folded };
-    if once >= MOD {
-        once - MOD
-    } else {
-        once
-    }
-}
+/// Rolling hash of the last SHORT chars, wrapping arithmetic (odd base):
+/// a match is only a proposal, checked char by char, so collisions cost a
+/// comparison, never a wrong answer.
+const BASE: u64 = 0x9E37_79B9_7F4A_7C15 | 1;
 
 /// BASE^SHORT, to drop the char leaving the k-gram window.
 fn base_pow() -> u64 {
-    (0..SHORT).fold(1, |acc, _| mul_mod(acc, BASE))
+    (0..SHORT).fold(1u64, |acc, _| acc.wrapping_mul(BASE))
 }
+
+/// A slot of `last` before any char was read (no char has this value).
+const NO_CHAR: u32 = u32::MAX;
 
 /// One channel of the current request, seen through the normalized view.
 #[derive(Clone, Debug, Default)]
@@ -103,8 +97,11 @@ struct Stream {
     /// lines legitimately, so a loop there needs more copies).
     ticks: usize,
     in_code: bool,
-    /// Per short period p (index p): positions in a row with v[i] == v[i-p].
-    runs: [usize; SHORT + 1],
+    /// Per short period p (index p - 1): positions in a row with
+    /// v[i] == v[i-p]; and the last SHORT view chars, newest first. Fixed
+    /// arrays, so the update is one vectorizable pass.
+    runs: [u32; SHORT],
+    last: [u32; SHORT],
     /// Rolling hash of the last SHORT normalized chars.
     hash: u64,
     /// k-gram hash bucket -> the last position whose k-gram fell there, as
@@ -191,26 +188,42 @@ impl Stream {
         let mut found: Option<Tail> = None;
         // One pass over the short periods: extend each run, and keep the
         // smallest period with the most whole copies.
-        let li = i - self.base;
-        let tail = &self.view[li.saturating_sub(SHORT)..li];
-        let mut best = (0, 0);
-        let mut any = false;
-        for (k, &prev) in tail.iter().rev().enumerate() {
-            // Branch-free: most chars extend no run.
-            let run = (self.runs[k + 1] + 1) * usize::from(prev == c);
-            self.runs[k + 1] = run;
-            any |= run > k;
+        if i == 0 {
+            self.last = [NO_CHAR; SHORT];
         }
-        if any {
-            for p in 1..=tail.len() {
-                let run = self.runs[p];
+        let cu = u32::from(c);
+        // Branch-free lanes over fixed arrays (the compiler vectorizes them):
+        // most chars extend no run. A run that wrapped at 2^32 merely restarts.
+        const LANE: [u32; SHORT] = {
+            let mut lane = [0u32; SHORT];
+            let mut k = 0;
+            while k < SHORT {
+                lane[k] = k as u32;
+                k += 1;
+            }
+            lane
+        };
+        let (mut runs, last) = (self.runs, self.last);
+        let mut any = 0u32;
+        for k in 0..SHORT {
+            let mask = 0u32.wrapping_sub(u32::from(last[k] == cu));
+            runs[k] = runs[k].wrapping_add(1) & mask;
+            any |= u32::from(runs[k] > LANE[k]);
+        }
+        self.runs = runs;
+        self.last.copy_within(0..SHORT - 1, 1);
+        self.last[0] = cu;
+        let mut best = (0, 0);
+        if any != 0 {
+            for p in 1..=SHORT {
+                let run = self.runs[p - 1] as usize;
                 if run >= p && (run + p) / p > best.0 {
                     best = ((run + p) / p, p);
                 }
             }
         }
         if best.1 > 0 {
-            let (p, len) = (best.1, self.runs[best.1] + best.1);
+            let (p, len) = (best.1, self.runs[best.1 - 1] as usize + best.1);
             found = Some(Tail {
                 period: p,
                 start: i + 1 - len,
@@ -219,13 +232,11 @@ impl Stream {
         }
         // k-grams for longer periods.
         let leaving = if i >= SHORT { Some(self.at(i - SHORT)) } else { None };
-        let mut h = mul_mod(self.hash, BASE) + u64::from(u32::from(c)) + 1;
+        let mut h = self.hash.wrapping_mul(BASE).wrapping_add(u64::from(cu) + 1);
         if let Some(old) = leaving {
-            h = h + MOD - mul_mod(u64::from(u32::from(old)) + 1, pow);
+            h = h.wrapping_sub((u64::from(u32::from(old)) + 1).wrapping_mul(pow));
         }
-        // h < 2 MOD + 2^22: two subtractions instead of a division.
-        let h = if h >= MOD { h - MOD } else { h };
-        self.hash = if h >= MOD { h - MOD } else { h };
+        self.hash = h;
         if i + 1 >= SHORT {
             if self.seen.is_empty() {
                 self.seen = vec![0; TABLE];
