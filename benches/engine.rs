@@ -78,6 +78,11 @@ fn seed_20mb(c: &mut Criterion) {
     g.bench_function("seed 20MB reasoning, 20-char deltas", |b| {
         b.iter(|| run(&setup, black_box(&events)))
     });
+    // The same stream under extended (a continuous detector reads every char).
+    let extended = Setup::profile(Profile::Extended);
+    g.bench_function("extended 20MB reasoning, 20-char deltas", |b| {
+        b.iter(|| run(&extended, black_box(&events)))
+    });
     g.finish();
 }
 
@@ -106,7 +111,7 @@ fn one_event(c: &mut Criterion) {
     let mut g = c.benchmark_group("1000 events");
     g.throughput(Throughput::Elements(1000));
     for (label, bytes) in [("10KB", 10 << 10), ("10MB", 10 << 20)] {
-        for profile in [Profile::Seed, Profile::GeminiCli] {
+        for profile in [Profile::Seed, Profile::GeminiCli, Profile::Extended] {
             let base = engine_at(profile, bytes);
             for (kind, make) in [
                 ("reasoning", Event::reasoning as fn(&str) -> Event),

@@ -61,7 +61,7 @@ fn scan(c: &mut Criterion) {
         g.sample_size(10);
         g.measurement_time(Duration::from_secs(8));
         for profile in Profile::ALL {
-            let setup = Setup::defaults(profile);
+            let setup = Setup::profile(profile);
             g.bench_function(profile.to_string(), |b| {
                 b.iter(|| {
                     let mut decoder = Kind::Native.build();

@@ -89,18 +89,6 @@ impl Setup {
         Ok(setup)
     }
 
-    /// A profile with every detector at its defaults (no config, no flags).
-    pub fn defaults(profile: Profile) -> Setup {
-        Setup::resolve_with(
-            &Choices {
-                profile: Some(profile),
-                ..Choices::default()
-            },
-            "",
-        )
-        .expect("a profile's defaults are valid")
-    }
-
     /// Resolves choices against config text (no file system).
     pub fn resolve_with(choices: &Choices, config_text: &str) -> Result<Setup, String> {
         Setup::from_parts(choices, parse_config(config_text)?)

@@ -92,7 +92,7 @@ pub fn engine(data: &[u8]) {
 /// Every decoded event through a fresh engine of each profile.
 fn run_every_profile(items: &[Item]) {
     for profile in Profile::ALL {
-        let mut engine = Engine::new(&Setup::defaults(profile));
+        let mut engine = Engine::new(&Setup::profile(profile));
         for item in items {
             if let Item::Event(e) = item {
                 let _ = engine.push(e);

@@ -8,7 +8,7 @@ use proptest::prelude::*;
 use serde_json::json;
 
 fn run(events: &[Event]) -> Vec<Detection> {
-    let mut engine = Engine::new(&Setup::defaults(Profile::Extended));
+    let mut engine = Engine::new(&Setup::profile(Profile::Extended));
     events.iter().flat_map(|e| engine.push(e)).collect()
 }
 
