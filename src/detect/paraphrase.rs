@@ -8,8 +8,6 @@
 //! with the block k earlier (k = 1 to `max_cycle`), with enough words to mean
 //! something.
 
-use std::collections::HashSet;
-
 use super::params::{Default, Kind, ParamSpec, Params, Profile};
 use super::{Buffers, Detection, DetectorInfo, Family, Observation, PromptScoped, Rule, Span, Status};
 use crate::event::{Channel, EventKind};
@@ -67,7 +65,8 @@ fn build(p: &Params) -> Box<dyn super::Detector> {
 struct Block {
     start: usize,
     end: usize,
-    shingles: HashSet<u64>,
+    /// Sorted, without repeats: sets compared by merging, no hashing.
+    shingles: Vec<u64>,
     exact: u64,
 }
 
@@ -93,14 +92,14 @@ fn is_cjk(c: char) -> bool {
     matches!(c, '\u{3040}'..='\u{30ff}' | '\u{3400}'..='\u{4dbf}' | '\u{4e00}'..='\u{9fff}' | '\u{ac00}'..='\u{d7af}')
 }
 
-/// Words (lowercase) and, for CJK runs, char pairs.
-fn shingles(text: &str) -> HashSet<u64> {
-    let mut out = HashSet::new();
+/// Words (lowercase) and, for CJK runs, char pairs; sorted, no repeats.
+fn shingles(text: &str) -> Vec<u64> {
+    let mut out = Vec::new();
     let mut word = String::new();
     let mut prev_cjk: Option<char> = None;
-    let flush = |word: &mut String, out: &mut HashSet<u64>| {
+    let flush = |word: &mut String, out: &mut Vec<u64>| {
         if !word.is_empty() {
-            out.insert(fnv(word));
+            out.push(fnv(word));
             word.clear();
         }
     };
@@ -108,7 +107,7 @@ fn shingles(text: &str) -> HashSet<u64> {
         if is_cjk(c) {
             flush(&mut word, &mut out);
             if let Some(p) = prev_cjk {
-                out.insert(fnv(&format!("{p}{c}")));
+                out.push(fnv(&format!("{p}{c}")));
             }
             prev_cjk = Some(c);
         } else {
@@ -123,11 +122,33 @@ fn shingles(text: &str) -> HashSet<u64> {
         }
     }
     flush(&mut word, &mut out);
+    out.sort_unstable();
+    out.dedup();
     out
 }
 
-fn jaccard(a: &HashSet<u64>, b: &HashSet<u64>) -> usize {
-    let shared = a.intersection(b).count();
+/// The union of sorted sets, sorted.
+fn union(sets: &[Block]) -> Vec<u64> {
+    let mut all: Vec<u64> = sets.iter().flat_map(|s| s.shingles.iter().copied()).collect();
+    all.sort_unstable();
+    all.dedup();
+    all
+}
+
+fn jaccard(a: &[u64], b: &[u64]) -> usize {
+    // Both sorted: count the shared ones by merging.
+    let (mut i, mut j, mut shared) = (0, 0, 0);
+    while i < a.len() && j < b.len() {
+        match a[i].cmp(&b[j]) {
+            std::cmp::Ordering::Less => i += 1,
+            std::cmp::Ordering::Greater => j += 1,
+            std::cmp::Ordering::Equal => {
+                shared += 1;
+                i += 1;
+                j += 1;
+            }
+        }
+    }
     let all = a.len() + b.len() - shared;
     (shared * 100).checked_div(all).unwrap_or(0)
 }
@@ -208,19 +229,18 @@ fn check(
         let mut blockwise = Vec::new();
         // Compared copy with copy: the k blocks ending at i against the k
         // before them (one short sentence may change two of its six words).
-        let copy = |end: usize| -> HashSet<u64> {
-            b.done[end + 1 - k..=end]
-                .iter()
-                .flat_map(|x| x.shingles.iter().copied())
-                .collect()
-        };
+        let copy = |end: usize| -> Vec<u64> { union(&b.done[end + 1 - k..=end]) };
         while run + 2 * k <= n {
             let i = n - 1 - run;
-            let s = jaccard(&copy(i), &copy(i - k));
-            // The copies must also line up block by block (loosely): a
-            // longer exact cycle seen through a shorter window does not.
+            // The copies must line up block by block (loosely: a longer
+            // exact cycle seen through a shorter window does not), checked
+            // first because it is cheap and clean text fails it at once.
             let block = jaccard(&b.done[i].shingles, &b.done[i - k].shingles);
-            if s < similarity || block < similarity / 2 {
+            if block < similarity / 2 {
+                break;
+            }
+            let s = jaccard(&copy(i), &copy(i - k));
+            if s < similarity {
                 break;
             }
             sims.push(s);
