@@ -22,7 +22,8 @@ fn signature(found: &[Detection]) -> Vec<(String, String, Option<usize>, Option<
             (
                 d.detector.to_string(),
                 d.channel.as_str().to_string(),
-                d.onset,
+                // A tool onset is an event index: more text deltas move it.
+                d.onset.filter(|_| d.channel != loopscope::Channel::Tools),
                 d.spans.last().map(|s| s.end),
             )
         })
