@@ -20,8 +20,9 @@ impl FileId {
         fs::metadata(path).ok().as_ref().and_then(FileId::from_meta)
     }
 
+    /// The identity in metadata already read.
     #[cfg(unix)]
-    fn from_meta(m: &fs::Metadata) -> Option<FileId> {
+    pub fn from_meta(m: &fs::Metadata) -> Option<FileId> {
         use std::os::unix::fs::MetadataExt;
         Some(FileId {
             dev: m.dev(),
@@ -30,7 +31,7 @@ impl FileId {
     }
 
     #[cfg(not(unix))]
-    fn from_meta(_: &fs::Metadata) -> Option<FileId> {
+    pub fn from_meta(_: &fs::Metadata) -> Option<FileId> {
         None
     }
 

@@ -7,6 +7,8 @@ use std::fs::File;
 use std::io::{self, Read, Seek, SeekFrom};
 use std::path::{Path, PathBuf};
 
+use crate::files::FileId;
+
 /// What happened to the followed path.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum FileNews {
@@ -30,22 +32,11 @@ pub enum Change {
     News(FileNews),
 }
 
-/// The identity of a file (device and inode), to tell a replaced file apart.
-#[cfg(unix)]
-fn identity(meta: &std::fs::Metadata) -> Option<(u64, u64)> {
-    use std::os::unix::fs::MetadataExt;
-    Some((meta.dev(), meta.ino()))
-}
-
-#[cfg(not(unix))]
-fn identity(_meta: &std::fs::Metadata) -> Option<(u64, u64)> {
-    None
-}
-
 pub struct Follower {
     path: PathBuf,
     file: Option<File>,
-    id: Option<(u64, u64)>,
+    /// Device and inode of the file being read, to tell a replaced file apart.
+    id: Option<FileId>,
     offset: u64,
     /// The last news reported, so a state is said once.
     said: Option<FileNews>,
@@ -91,7 +82,7 @@ impl Follower {
     fn open(&mut self) -> io::Result<bool> {
         match File::open(&self.path) {
             Ok(f) => {
-                self.id = identity(&f.metadata()?);
+                self.id = FileId::from_meta(&f.metadata()?);
                 self.file = Some(f);
                 self.offset = 0;
                 Ok(true)
@@ -142,7 +133,7 @@ impl Follower {
         match current {
             Err(e) if e.kind() == io::ErrorKind::NotFound => self.say(FileNews::Deleted, &mut out),
             Err(e) => return Err(e),
-            Ok(meta) if identity(&meta) != self.id => {
+            Ok(meta) if FileId::from_meta(&meta) != self.id => {
                 // Rotated or recreated: the old file was read to its end above.
                 if self.open()? {
                     self.said = None;
