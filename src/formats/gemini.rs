@@ -219,9 +219,7 @@ impl Decoder for GeminiArray {
                 out,
             );
         });
-        for n in std::mem::take(&mut self.splitter.overlong) {
-            Out::new(out, n).problem(super::overlong_reason());
-        }
+        super::report_overlong(std::mem::take(&mut self.splitter.overlong), out);
     }
 
     fn finish(&mut self, out: &mut Vec<Item>) {

@@ -104,9 +104,9 @@ pub fn parse_size(text: &str) -> Result<usize, String> {
         .ok_or_else(|| format!("expected a size from 1K to 1T like 64M, got {text:?}"))
 }
 
-/// Reports the lines a line splitter dropped for their length.
-pub fn report_overlong(lines: &mut lines::Lines, out: &mut Vec<Item>) {
-    for n in lines.take_overlong() {
+/// Reports records skipped for passing the record limit, by line.
+pub fn report_overlong(lines: Vec<u64>, out: &mut Vec<Item>) {
+    for n in lines {
         Out::new(out, n).problem(overlong_reason());
     }
 }

@@ -51,12 +51,12 @@ fn line(number: u64, raw: &[u8], out: &mut Vec<Item>) {
 impl Decoder for NativeDecoder {
     fn feed(&mut self, bytes: &[u8], out: &mut Vec<Item>) {
         self.lines.feed(bytes, |n, raw| line(n, raw, out));
-        super::report_overlong(&mut self.lines, out);
+        super::report_overlong(self.lines.take_overlong(), out);
     }
 
     fn finish(&mut self, out: &mut Vec<Item>) {
         self.lines.finish(|n, raw| line(n, raw, out));
-        super::report_overlong(&mut self.lines, out);
+        super::report_overlong(self.lines.take_overlong(), out);
     }
 }
 

@@ -62,9 +62,7 @@ impl Framer {
 
     /// Reports records skipped for passing the record limit.
     pub fn report_overlong(&mut self, out: &mut Vec<Item>) {
-        for n in std::mem::take(&mut self.overlong) {
-            Out::new(out, n).problem(super::overlong_reason());
-        }
+        super::report_overlong(std::mem::take(&mut self.overlong), out);
     }
 
     pub fn finish(&mut self, f: &mut impl FnMut(Payload<'_>)) {
@@ -229,7 +227,7 @@ impl<H: Handler> Decoder for JsonLinesDecoder<H> {
     fn feed(&mut self, bytes: &[u8], out: &mut Vec<Item>) {
         let handler = &mut self.handler;
         self.lines.feed(bytes, |n, raw| deliver_line(handler, n, raw, out));
-        super::report_overlong(&mut self.lines, out);
+        super::report_overlong(self.lines.take_overlong(), out);
     }
 
     fn finish(&mut self, out: &mut Vec<Item>) {
@@ -239,7 +237,7 @@ impl<H: Handler> Decoder for JsonLinesDecoder<H> {
             last = n;
             deliver_line(handler, n, raw, out);
         });
-        super::report_overlong(&mut self.lines, out);
+        super::report_overlong(self.lines.take_overlong(), out);
         let mut o = Out::new(out, last);
         self.handler.finish(&mut o);
     }

@@ -62,14 +62,20 @@ impl<H: DocHandler> WholeDecoder<H> {
     }
 }
 
+impl<H: DocHandler> WholeDecoder<H> {
+    /// The document passed the record limit: said once, no longer held.
+    fn refuse(&mut self, out: &mut Vec<Item>) {
+        if !std::mem::replace(&mut self.too_big, true) {
+            self.buffer = Vec::new();
+            Out::new(out, 1).problem(format!("the document is {}", super::overlong_reason()));
+        }
+    }
+}
+
 impl<H: DocHandler> Decoder for WholeDecoder<H> {
     fn feed(&mut self, bytes: &[u8], out: &mut Vec<Item>) {
         if self.too_big || self.buffer.len() + bytes.len() > super::max_record() {
-            if !std::mem::replace(&mut self.too_big, true) {
-                self.buffer = Vec::new();
-                Out::new(out, 1).problem(format!("the document is {}", super::overlong_reason()));
-            }
-            return;
+            return self.refuse(out);
         }
         self.buffer.extend_from_slice(bytes);
         self.try_parse(out, false, false);
@@ -87,10 +93,7 @@ impl<H: DocHandler> Decoder for WholeDecoder<H> {
 
     fn reread(&mut self, whole: &[u8], out: &mut Vec<Item>) {
         if whole.len() > super::max_record() {
-            if !std::mem::replace(&mut self.too_big, true) {
-                Out::new(out, 1).problem(format!("the document is {}", super::overlong_reason()));
-            }
-            return;
+            return self.refuse(out);
         }
         self.buffer = whole.to_vec();
         self.try_parse(out, true, false);
