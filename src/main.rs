@@ -459,22 +459,34 @@ fn read_events(
 ) -> Result<(Vec<loopscope::Event>, formats::Format), String> {
     let opened = formats::open_input(path, format)?;
     let format = opened.format;
+    let mut events = Vec::new();
+    stream_events(opened, path, &mut |e| events.push(e))?;
+    Ok((events, format))
+}
+
+/// Hands every event of an input to `sink` as it is decoded; problems are
+/// warnings on stderr, and a forced format that read nothing is an error.
+fn stream_events(
+    opened: formats::Opened,
+    path: &std::path::Path,
+    sink: &mut dyn FnMut(loopscope::Event),
+) -> Result<(), String> {
+    let name = loopscope::sanitize::path(path);
     let forced = opened.forced_check();
     let mut decoder = opened.decoder;
-    let mut events = Vec::new();
-    let name = loopscope::sanitize::path(path);
+    let mut stream = 0;
     formats::decode_all(opened.reader, &mut *decoder, |item| match item {
-        formats::Item::Event(e) => events.push(e),
+        formats::Item::Event(e) => {
+            stream += usize::from(formats::carries_stream(&e));
+            sink(e);
+        }
         formats::Item::Problem(p) => eprintln!(
             "loopscope: warning: {name}: {}",
             loopscope::sanitize::line(&p.to_string())
         ),
     })
     .map_err(|e| format!("{name}: {}", loopscope::io_reason(&e)))?;
-    forced
-        .check(events.iter().filter(|e| formats::carries_stream(e)).count())
-        .map_err(|msg| format!("{name}: {msg}"))?;
-    Ok((events, format))
+    forced.check(stream).map_err(|msg| format!("{name}: {msg}"))
 }
 
 fn write_output(output: Option<&std::path::Path>, text: &str) -> Result<(), String> {
@@ -503,26 +515,7 @@ fn run_screenshot(args: &ScreenshotArgs) -> Result<i32, String> {
     };
     // Streamed into the app, which keeps what it must on disk: no
     // second copy of the whole log in memory.
-    let name = loopscope::sanitize::path(&args.file);
-    let read = |sink: &mut dyn FnMut(loopscope::Event)| {
-        let forced = opened.forced_check();
-        let mut decoder = opened.decoder;
-        let mut stream_events = 0;
-        formats::decode_all(opened.reader, &mut *decoder, |item| match item {
-            formats::Item::Event(e) => {
-                stream_events += usize::from(formats::carries_stream(&e));
-                sink(e);
-            }
-            formats::Item::Problem(p) => {
-                eprintln!(
-                    "loopscope: warning: {name}: {}",
-                    loopscope::sanitize::line(&p.to_string())
-                )
-            }
-        })
-        .map_err(|e| format!("{name}: {}", loopscope::io_reason(&e)))?;
-        forced.check(stream_events).map_err(|msg| format!("{name}: {msg}"))
-    };
+    let read = |sink: &mut dyn FnMut(loopscope::Event)| stream_events(opened, &args.file, sink);
     let buffer = loopscope::render::screenshot_streamed(read, format, setup, &shot)?;
     let title = format!("loopscope {}", args.file.display());
     write_output(args.output.as_deref(), &loopscope::render::svg::to_svg(&buffer, &title))?;

@@ -181,19 +181,8 @@ impl EventStore {
         if read_at(&spool.file, &mut bytes, offset).is_err() {
             return Vec::new();
         }
-        bytes
-            .split(|&b| b == b'\n')
-            .filter(|l| !l.is_empty())
-            .filter_map(|l| {
-                let text = std::str::from_utf8(l).ok()?;
-                Event::from_plain_line(text).or_else(|| {
-                    serde_json::from_str(text)
-                        .ok()
-                        .and_then(|v| Event::from_json(v).ok())
-                        .map(|p| p.event)
-                })
-            })
-            .collect()
+        // The spool is native JSONL: read back by the native reader.
+        crate::formats::Decoded::from_bytes(&bytes, &mut crate::formats::native::NativeDecoder::new()).events
     }
 }
 
