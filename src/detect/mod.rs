@@ -226,6 +226,37 @@ impl<R: Rule> Detector for PromptScoped<R> {
     }
 }
 
+/// One state per text channel, for detectors that read reasoning and
+/// content alike (each request starts both over).
+#[derive(Clone, Debug, Default)]
+pub(crate) struct PerChannel<T> {
+    pub reasoning: T,
+    pub content: T,
+}
+
+impl<T> PerChannel<T> {
+    pub fn get_mut(&mut self, channel: Channel) -> &mut T {
+        match channel {
+            Channel::Reasoning => &mut self.reasoning,
+            _ => &mut self.content,
+        }
+    }
+
+    pub fn each(&mut self, mut f: impl FnMut(&mut T)) {
+        f(&mut self.reasoning);
+        f(&mut self.content);
+    }
+}
+
+/// The text an event adds to a channel, if it adds any.
+pub(crate) fn channel_text(kind: &EventKind) -> Option<(Channel, &str)> {
+    match kind {
+        EventKind::Reasoning { text } => Some((Channel::Reasoning, text)),
+        EventKind::Content { text } => Some((Channel::Content, text)),
+        _ => None,
+    }
+}
+
 /// Quotes log text for a reason sentence: escapes control characters and
 /// shortens long text, so a reason is always one printable line.
 pub fn quote(text: &str, max_chars: usize) -> String {

@@ -9,7 +9,9 @@
 //! something.
 
 use super::params::{Default, Kind, ParamSpec, Params, Profile};
-use super::{Buffers, Detection, DetectorInfo, Family, Observation, PromptScoped, Rule, Span, Status};
+use super::{
+    channel_text, Buffers, Detection, DetectorInfo, Family, Observation, PerChannel, PromptScoped, Rule, Span, Status,
+};
 use crate::event::{Channel, EventKind};
 
 pub(crate) static INFO: DetectorInfo = DetectorInfo {
@@ -56,8 +58,7 @@ fn build(p: &Params) -> Box<dyn super::Detector> {
         similarity: p.count("similarity"),
         max_cycle: p.count("max_cycle"),
         min_words: p.count("min_words"),
-        reasoning: Blocks::default(),
-        content: Blocks::default(),
+        blocks: PerChannel::default(),
     })
 }
 
@@ -159,17 +160,13 @@ pub(crate) struct ParaphraseLoop {
     similarity: usize,
     max_cycle: usize,
     min_words: usize,
-    reasoning: Blocks,
-    content: Blocks,
+    blocks: PerChannel<Blocks>,
 }
 
 impl ParaphraseLoop {
     fn read(&mut self, channel: Channel, text: &str, obs: &Observation<'_>) -> Option<Detection> {
         let (copies, similarity, max_cycle, min_words) = (self.copies, self.similarity, self.max_cycle, self.min_words);
-        let blocks = match channel {
-            Channel::Reasoning => &mut self.reasoning,
-            _ => &mut self.content,
-        };
+        let blocks = self.blocks.get_mut(channel);
         for c in text.chars() {
             blocks.chars += 1;
             blocks.open.push(c);
@@ -296,23 +293,22 @@ impl Rule for ParaphraseLoop {
     fn observe(&mut self, obs: &Observation<'_>) -> Option<Detection> {
         match &obs.event.kind {
             EventKind::Request { .. } => {
-                self.reasoning = Blocks::default();
-                self.content = Blocks::default();
+                self.blocks = PerChannel::default();
                 None
             }
-            EventKind::Reasoning { text } => self.read(Channel::Reasoning, text, obs),
-            EventKind::Content { text } => self.read(Channel::Content, text, obs),
-            _ => None,
+            kind => {
+                let (channel, text) = channel_text(kind)?;
+                self.read(channel, text, obs)
+            }
         }
     }
 
     fn reset(&mut self) {
-        self.reasoning = Blocks::default();
-        self.content = Blocks::default();
+        self.blocks = PerChannel::default();
     }
 
     fn progress(&self, _buffers: &Buffers) -> Status {
-        let (k, run) = self.reasoning.best.max(self.content.best);
+        let (k, run) = self.blocks.reasoning.best.max(self.blocks.content.best);
         match run.checked_div(k) {
             None => Status::Watching {
                 current: 0,

@@ -13,7 +13,10 @@
 //! back is a text of period `p`. Both cost O(1) per char.
 
 use super::params::{Default, Kind, ParamSpec, Params, Profile};
-use super::{quote, Buffers, Detection, DetectorInfo, Family, Observation, PromptScoped, Rule, Span, Status};
+use super::{
+    channel_text, quote, Buffers, Detection, DetectorInfo, Family, Observation, PerChannel, PromptScoped, Rule, Span,
+    Status,
+};
 use crate::event::{Channel, EventKind};
 
 pub(crate) static INFO: DetectorInfo = DetectorInfo {
@@ -63,8 +66,7 @@ fn build(p: &Params) -> Box<dyn super::Detector> {
         copies: p.count("copies"),
         short_copies: p.count("short_copies"),
         max_period,
-        reasoning: Stream::default(),
-        content: Stream::default(),
+        streams: PerChannel::default(),
     })
 }
 
@@ -316,8 +318,7 @@ pub(crate) struct TextLoop {
     copies: usize,
     short_copies: usize,
     max_period: usize,
-    reasoning: Stream,
-    content: Stream,
+    streams: PerChannel<Stream>,
 }
 
 impl TextLoop {
@@ -329,10 +330,7 @@ impl TextLoop {
         let pow = base_pow();
         let (copies, short_copies, max_period) = (self.copies, self.short_copies, self.max_period);
         let needed = |p: usize| needed(p, copies, short_copies);
-        let stream = match channel {
-            Channel::Reasoning => &mut self.reasoning,
-            _ => &mut self.content,
-        };
+        let stream = self.streams.get_mut(channel);
         for c in text.chars() {
             if !stream.push_char(c) {
                 continue;
@@ -455,23 +453,22 @@ impl Rule for TextLoop {
     fn observe(&mut self, obs: &Observation<'_>) -> Option<Detection> {
         match &obs.event.kind {
             EventKind::Request { .. } => {
-                self.reasoning.restart();
-                self.content.restart();
+                self.streams.each(Stream::restart);
                 None
             }
-            EventKind::Reasoning { text } => self.read(Channel::Reasoning, text, obs),
-            EventKind::Content { text } => self.read(Channel::Content, text, obs),
-            _ => None,
+            kind => {
+                let (channel, text) = channel_text(kind)?;
+                self.read(channel, text, obs)
+            }
         }
     }
 
     fn reset(&mut self) {
-        self.reasoning.restart();
-        self.content.restart();
+        self.streams.each(Stream::restart);
     }
 
     fn progress(&self, _buffers: &Buffers) -> Status {
-        let (r, c) = (self.reasoning.best, self.content.best);
+        let (r, c) = (self.streams.reasoning.best, self.streams.content.best);
         let (channel, (tenths, period)) = if r.0 >= c.0 { ("reasoning", r) } else { ("content", c) };
         if period == 0 {
             return Status::Watching {
