@@ -76,9 +76,14 @@ fn build(p: &Params) -> Box<dyn super::Detector> {
 const BASE: u64 = 0x9E37_79B9_7F4A_7C15 | 1;
 
 /// BASE^SHORT, to drop the char leaving the k-gram window.
-fn base_pow() -> u64 {
-    (0..SHORT).fold(1u64, |acc, _| acc.wrapping_mul(BASE))
-}
+const POW: u64 = {
+    let (mut acc, mut k) = (1u64, 0);
+    while k < SHORT {
+        acc = acc.wrapping_mul(BASE);
+        k += 1;
+    }
+    acc
+};
 
 /// A slot of `last` before any char was read (no char has this value).
 const NO_CHAR: u32 = u32::MAX;
@@ -184,7 +189,7 @@ impl Stream {
 
     /// Updates the periodic runs for the newest view char; the longest
     /// periodic tail ending there, if any period repeats.
-    fn step(&mut self, pow: u64, max_period: usize) -> Option<Tail> {
+    fn step(&mut self, max_period: usize) -> Option<Tail> {
         let i = self.len() - 1;
         let c = self.at(i);
         let mut found: Option<Tail> = None;
@@ -236,7 +241,7 @@ impl Stream {
         let leaving = if i >= SHORT { Some(self.at(i - SHORT)) } else { None };
         let mut h = self.hash.wrapping_mul(BASE).wrapping_add(u64::from(cu) + 1);
         if let Some(old) = leaving {
-            h = h.wrapping_sub((u64::from(u32::from(old)) + 1).wrapping_mul(pow));
+            h = h.wrapping_sub((u64::from(u32::from(old)) + 1).wrapping_mul(POW));
         }
         self.hash = h;
         if i + 1 >= SHORT {
@@ -327,7 +332,6 @@ impl TextLoop {
     }
 
     fn read(&mut self, channel: Channel, text: &str, obs: &Observation<'_>) -> Option<Detection> {
-        let pow = base_pow();
         let (copies, short_copies, max_period) = (self.copies, self.short_copies, self.max_period);
         let needed = |p: usize| needed(p, copies, short_copies);
         let stream = self.streams.get_mut(channel);
@@ -335,7 +339,7 @@ impl TextLoop {
             if !stream.push_char(c) {
                 continue;
             }
-            let Some(tail) = stream.step(pow, max_period) else {
+            let Some(tail) = stream.step(max_period) else {
                 continue;
             };
             let n = (tail.end - tail.start) / tail.period;

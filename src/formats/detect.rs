@@ -276,8 +276,13 @@ pub fn classify(head: &[u8], complete: bool, hint: Option<&str>) -> Result<Optio
         let (fields, closed) = top_level_fields(body);
         return match object_kind(&fields) {
             Some(k) => Ok(Some(k)),
-            None if !complete && !closed && complete_lines < 50 => Ok(None),
-            None if !complete && !closed && !fields.as_object().is_some_and(|o| o.is_empty()) => Ok(None),
+            // Still open: wait, unless 50 lines gave not even one field.
+            None if !complete
+                && !closed
+                && (complete_lines < 50 || fields.as_object().is_some_and(|o| !o.is_empty())) =>
+            {
+                Ok(None)
+            }
             None => unknown(),
         };
     }
