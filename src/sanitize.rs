@@ -100,15 +100,9 @@ impl<W: Write> Terminal<W> {
 
 impl<W: Write> Write for Terminal<W> {
     fn write(&mut self, buf: &[u8]) -> io::Result<usize> {
-        match std::str::from_utf8(buf) {
-            Ok(s) => self.inner.write_all(text(s).as_bytes())?,
-            Err(_) => {
-                // Not UTF-8 (a piece of a char, or raw bytes): only ASCII
-                // controls can be judged alone; the rest is lossily decoded.
-                let s = String::from_utf8_lossy(buf);
-                self.inner.write_all(text(&s).as_bytes())?;
-            }
-        }
+        // Bytes that are not UTF-8 (raw bytes, a piece of a char) are
+        // decoded lossily; valid text is borrowed as it is.
+        self.inner.write_all(text(&String::from_utf8_lossy(buf)).as_bytes())?;
         Ok(buf.len())
     }
 
