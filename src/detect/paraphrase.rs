@@ -66,74 +66,306 @@ fn build(p: &Params) -> Box<dyn super::Detector> {
 struct Block {
     start: usize,
     end: usize,
-    /// Sorted, without repeats: sets compared by merging, no hashing.
+    /// Without repeats; sorted (for merging) only once the block is
+    /// compared exactly, which clean text rarely needs.
     shingles: Vec<u64>,
-    exact: u64,
+    sorted: bool,
+    /// One bit per shingle (its hash mod 64), and how many are set: a
+    /// cheap upper bound of what two blocks share, so clean text is
+    /// rejected without a merge.
+    sig: u128,
+    bits: usize,
 }
+
+impl Block {
+    /// At most how many shingles two blocks share: each shared shingle sets
+    /// a bit in both signatures, except that several of ours may share a bit
+    /// (those are at most our shingles minus our bits).
+    fn shared_bound(&self, other: &Block) -> usize {
+        (self.sig & other.sig).count_ones() as usize + (self.shingles.len() - self.bits)
+    }
+
+    fn sort(&mut self) {
+        if !self.sorted {
+            self.shingles.sort_unstable();
+            self.sorted = true;
+        }
+    }
+}
+
+/// A word as it is read: its chars folded in by rotate and xor (one cycle
+/// each, exact for short ASCII words); mixed into a shingle when it ends.
+fn fold(word: u64, c: u32) -> u64 {
+    word.rotate_left(7) ^ u64::from(c)
+}
+
+/// A folded word or char pair made into a well-spread shingle hash.
+fn mix(mut x: u64) -> u64 {
+    x ^= x >> 31;
+    x = x.wrapping_mul(0x9E37_79B9_7F4A_7C15);
+    x ^= x >> 29;
+    x = x.wrapping_mul(0xBF58_476D_1CE4_E5B9);
+    x ^ (x >> 32)
+}
+
+/// CJK char pairs are told apart from folded words by this mark.
+const PAIR: u64 = 1 << 63;
+
+/// Words staged before they go to the block's list (the hot loop stores
+/// every position's word and advances only at a word's end, no branch).
+const STAGE: usize = 8;
+
+/// The open block, built as the text streams (no copy of its text is
+/// kept): the word being read and the words so far.
+#[derive(Clone, Debug, Default)]
+struct OpenBlock {
+    /// Chars in the block, and the offset of its first char that is not white space.
+    len: usize,
+    start: Option<usize>,
+    word: u64,
+    in_word: bool,
+    prev_cjk: Option<char>,
+    /// Folded words and pairs in order, repeats included.
+    words: Vec<u64>,
+}
+
+impl OpenBlock {
+    fn clear(&mut self) {
+        let mut words = std::mem::take(&mut self.words);
+        words.clear();
+        *self = OpenBlock {
+            words,
+            ..OpenBlock::default()
+        };
+    }
+
+    fn end_word(&mut self) {
+        if self.in_word {
+            self.words.push(self.word);
+            self.word = 0;
+            self.in_word = false;
+        }
+    }
+
+    /// Reads ASCII bytes from the start of `bytes` (the first at char offset
+    /// `offset`) up to a non-ASCII byte, the end of the block (included) or
+    /// the block's size limit; returns how many it read and whether a block
+    /// ends there. The common case, kept free of branches that depend on the
+    /// text: a table instead of Unicode lookups, the state in locals.
+    fn feed_ascii(&mut self, bytes: &[u8], offset: usize) -> (usize, bool) {
+        let room = MAX_BLOCK + 1 - self.len.min(MAX_BLOCK);
+        let bytes = &bytes[..bytes.len().min(room)];
+        let mut k = 0;
+        if self.start.is_none() {
+            // Leading white space (a newline ends the block, so it stops here).
+            while k < bytes.len() && bytes[k] < 0x80 && ASCII[usize::from(bytes[k])] == SPACE {
+                k += 1;
+            }
+            if k < bytes.len() && bytes[k] < 0x80 {
+                self.start = Some(offset + k);
+            }
+        }
+        let (mut word, mut in_word) = (self.word, self.in_word);
+        let mut stage = [0u64; STAGE];
+        let mut staged = 0;
+        let mut read = bytes.len();
+        let mut ends = false;
+        while k < bytes.len() {
+            let b = bytes[k];
+            if b >= 0x80 {
+                read = k;
+                break;
+            }
+            let class = ASCII[usize::from(b)];
+            let is_word = class & WORD != 0;
+            stage[staged] = word;
+            staged += usize::from(in_word & !is_word);
+            // Letters and digits: setting 0x20 lowercases a letter and keeps a digit.
+            word = if is_word { fold(word, u32::from(b | 0x20)) } else { 0 };
+            in_word = is_word;
+            k += 1;
+            if class & END != 0 {
+                read = k;
+                ends = true;
+                break;
+            }
+            if staged == STAGE {
+                self.words.extend_from_slice(&stage);
+                staged = 0;
+            }
+        }
+        for &w in &stage[..staged] {
+            self.words.push(w);
+        }
+        if read > 0 {
+            self.prev_cjk = None;
+        }
+        (self.word, self.in_word) = (word, in_word);
+        self.len += read;
+        (read, ends)
+    }
+
+    /// Reads one char that is not ASCII, at char offset `offset`.
+    fn push_other(&mut self, c: char, offset: usize) {
+        self.len += 1;
+        if c.is_whitespace() {
+            self.end_word();
+            self.prev_cjk = None;
+            return;
+        }
+        if self.start.is_none() {
+            self.start = Some(offset);
+        }
+        if is_cjk(c) {
+            self.end_word();
+            if let Some(p) = self.prev_cjk {
+                self.words.push((u64::from(u32::from(p)) << 32 | u64::from(u32::from(c))) | PAIR);
+            }
+            self.prev_cjk = Some(c);
+        } else {
+            self.prev_cjk = None;
+            if c.is_alphanumeric() {
+                // Numbers stay as they are: items that differ by a number
+                // (sizes, ids) are different items; counters are text-loop's.
+                for l in c.to_lowercase() {
+                    self.word = fold(self.word, u32::from(l));
+                }
+                self.in_word = true;
+            } else {
+                self.end_word();
+            }
+        }
+    }
+
+    /// The block's shingles (mixed, without repeats) and their signature;
+    /// sorted when the block was long (sorting is how those are deduplicated).
+    fn shingles(&mut self, out: &mut Vec<u64>) -> (u128, bool) {
+        self.end_word();
+        out.clear();
+        let mut sig = 0u128;
+        for &w in &self.words {
+            let x = mix(w);
+            let bit = 1u128 << (x & 127);
+            // A set bit is a repeat or a collision: look (short blocks only).
+            if sig & bit == 0 || out.len() > SCAN || !out.contains(&x) {
+                sig |= bit;
+                out.push(x);
+            }
+        }
+        let sorted = out.len() > SCAN;
+        if sorted {
+            out.sort_unstable();
+            out.dedup();
+        }
+        (sig, sorted)
+    }
+}
+
+/// ASCII char classes: part of a word, white space, the end of a block.
+const WORD: u8 = 1;
+const SPACE: u8 = 2;
+const END: u8 = 4;
+const ASCII: [u8; 128] = {
+    let mut t = [0u8; 128];
+    let mut b = 0;
+    while b < 128 {
+        let c = b as u8;
+        if c.is_ascii_alphanumeric() {
+            t[b] = WORD;
+        }
+        // char::is_whitespace on ASCII: tab to carriage return, and space.
+        if matches!(c, b'\t'..=b'\r' | b' ') {
+            t[b] = SPACE;
+        }
+        if matches!(c, b'\n' | b'.' | b'!' | b'?' | b';') {
+            t[b] |= END;
+        }
+        b += 1;
+    }
+    t
+};
 
 /// One channel of the current request, cut into blocks.
 #[derive(Clone, Debug, Default)]
 struct Blocks {
-    /// Chars read, and where the open block started.
+    /// Chars read.
     chars: usize,
-    open_start: usize,
-    open: String,
+    open: OpenBlock,
     done: Vec<Block>,
+    /// Shingle vectors of dropped blocks, reused for new ones.
+    spare: Vec<Vec<u64>>,
+    /// Unions of the two copies being compared (kept for their capacity).
+    scratch: (Vec<u64>, Vec<u64>),
     /// Best (cycle, blocks in a row alike) so far, for the status.
     best: (usize, usize),
 }
 
-fn fnv(s: &str) -> u64 {
-    s.bytes().fold(0xcbf2_9ce4_8422_2325, |h, b| {
-        (h ^ u64::from(b)).wrapping_mul(0x0100_0000_01b3)
-    })
+/// Shingles a block keeps free of repeats as they come; a longer block is
+/// deduplicated by sorting when it ends.
+const SCAN: usize = 64;
+
+/// Shingle vectors kept for reuse.
+const SPARE: usize = 128;
+
+/// Longest block, in chars: a longer one is dropped and a new one starts.
+const MAX_BLOCK: usize = 16 * 1024;
+
+impl Blocks {
+    /// Ends the open block at the current offset; whether it counts.
+    fn close(&mut self, min_words: usize, keep: usize) -> bool {
+        let mut shingles = self.spare.pop().unwrap_or_default();
+        let (sig, sorted) = self.open.shingles(&mut shingles);
+        let start = self.open.start;
+        self.open.clear();
+        if shingles.len() < min_words {
+            self.spare.push(shingles);
+            return false;
+        }
+        self.done.push(Block {
+            start: start.unwrap_or(self.chars),
+            end: self.chars,
+            shingles,
+            sorted,
+            sig,
+            bits: sig.count_ones() as usize,
+        });
+        if self.done.len() > 2 * keep + 8 {
+            let drop = self.done.len() - keep;
+            self.spare.extend(self.done.drain(..drop).map(|b| b.shingles));
+            self.spare.truncate(SPARE);
+        }
+        true
+    }
+
+    /// A new request: the text starts over, the allocations stay.
+    fn restart(&mut self) {
+        let mut spare = std::mem::take(&mut self.spare);
+        spare.extend(self.done.drain(..).map(|b| b.shingles));
+        spare.truncate(SPARE);
+        let mut open = std::mem::take(&mut self.open);
+        open.clear();
+        *self = Blocks {
+            spare,
+            open,
+            done: std::mem::take(&mut self.done),
+            scratch: std::mem::take(&mut self.scratch),
+            ..Blocks::default()
+        };
+    }
 }
 
 fn is_cjk(c: char) -> bool {
     matches!(c, '\u{3040}'..='\u{30ff}' | '\u{3400}'..='\u{4dbf}' | '\u{4e00}'..='\u{9fff}' | '\u{ac00}'..='\u{d7af}')
 }
 
-/// Words (lowercase) and, for CJK runs, char pairs; sorted, no repeats.
-fn shingles(text: &str) -> Vec<u64> {
-    let mut out = Vec::new();
-    let mut word = String::new();
-    let mut prev_cjk: Option<char> = None;
-    let flush = |word: &mut String, out: &mut Vec<u64>| {
-        if !word.is_empty() {
-            out.push(fnv(word));
-            word.clear();
-        }
-    };
-    for c in text.chars() {
-        if is_cjk(c) {
-            flush(&mut word, &mut out);
-            if let Some(p) = prev_cjk {
-                out.push(fnv(&format!("{p}{c}")));
-            }
-            prev_cjk = Some(c);
-        } else {
-            prev_cjk = None;
-            if c.is_alphanumeric() {
-                // Numbers stay as they are: items that differ by a number
-                // (sizes, ids) are different items; counters are text-loop's.
-                word.extend(c.to_lowercase());
-            } else {
-                flush(&mut word, &mut out);
-            }
-        }
+/// The union of sets, sorted, into `out`.
+fn union_into(sets: &[Block], out: &mut Vec<u64>) {
+    out.clear();
+    for s in sets {
+        out.extend_from_slice(&s.shingles);
     }
-    flush(&mut word, &mut out);
     out.sort_unstable();
     out.dedup();
-    out
-}
-
-/// The union of sorted sets, sorted.
-fn union(sets: &[Block]) -> Vec<u64> {
-    let mut all: Vec<u64> = sets.iter().flat_map(|s| s.shingles.iter().copied()).collect();
-    all.sort_unstable();
-    all.dedup();
-    all
 }
 
 fn jaccard(a: &[u64], b: &[u64]) -> usize {
@@ -154,6 +386,13 @@ fn jaccard(a: &[u64], b: &[u64]) -> usize {
     (shared * 100).checked_div(all).unwrap_or(0)
 }
 
+/// Whether two blocks can be `percent` alike at all, from the signature
+/// bound alone (never rejects a pair that is).
+fn may_be_alike(a: &Block, b: &Block, percent: usize) -> bool {
+    let bound = a.shared_bound(b).min(b.shingles.len());
+    bound * 100 >= percent * (a.shingles.len() + b.shingles.len() - bound)
+}
+
 #[derive(Clone, Debug)]
 pub(crate) struct ParaphraseLoop {
     copies: usize,
@@ -166,39 +405,31 @@ pub(crate) struct ParaphraseLoop {
 impl ParaphraseLoop {
     fn read(&mut self, channel: Channel, text: &str, obs: &Observation<'_>) -> Option<Detection> {
         let (copies, similarity, max_cycle, min_words) = (self.copies, self.similarity, self.max_cycle, self.min_words);
+        let keep = 2 * copies * max_cycle;
         let blocks = self.blocks.get_mut(channel);
-        for c in text.chars() {
-            blocks.chars += 1;
-            blocks.open.push(c);
-            let ends = matches!(c, '\n' | '.' | '!' | '?' | '。' | '！' | '？' | '；' | ';');
-            if !ends || blocks.open.len() > 16 * 1024 {
-                if blocks.open.len() > 16 * 1024 {
-                    blocks.open.clear();
-                    blocks.open_start = blocks.chars;
+        let bytes = text.as_bytes();
+        let mut at = 0;
+        while at < bytes.len() {
+            let ends = if bytes[at] < 0x80 {
+                let (read, ends) = blocks.open.feed_ascii(&bytes[at..], blocks.chars);
+                at += read;
+                blocks.chars += read;
+                ends
+            } else {
+                let c = text[at..].chars().next().expect("a char starts at a char boundary");
+                at += c.len_utf8();
+                blocks.open.push_other(c, blocks.chars);
+                blocks.chars += 1;
+                matches!(c, '。' | '！' | '？' | '；')
+            };
+            if blocks.open.len > MAX_BLOCK {
+                blocks.open.clear();
+                continue;
+            }
+            if ends && blocks.close(min_words, keep) {
+                if let Some(d) = check(blocks, copies, similarity, max_cycle, channel, obs) {
+                    return Some(d);
                 }
-                continue;
-            }
-            let text = std::mem::take(&mut blocks.open);
-            let start = std::mem::replace(&mut blocks.open_start, blocks.chars);
-            let shingles = shingles(&text);
-            if shingles.len() < min_words {
-                continue;
-            }
-            let exact = fnv(text.trim());
-            // A block starts at its first char that is not white space.
-            let start = start + text.chars().take_while(|c| c.is_whitespace()).count();
-            blocks.done.push(Block {
-                start,
-                end: blocks.chars,
-                shingles,
-                exact,
-            });
-            if blocks.done.len() > 4 * copies * max_cycle + 8 {
-                let drop = blocks.done.len() - 2 * copies * max_cycle;
-                blocks.done.drain(..drop);
-            }
-            if let Some(d) = check(blocks, copies, similarity, max_cycle, channel, obs) {
-                return Some(d);
             }
         }
         None
@@ -220,49 +451,71 @@ fn check(
         if n < need {
             break;
         }
-        // Blocks in a row, from the newest back, alike with the block k before.
-        let mut run = 0;
-        let mut sims = Vec::new();
+        // Each alike position compares 2k blocks, so a run of r positions
+        // covers r + 2k - 1 blocks: `enough` positions hold `copies` cycles.
+        let enough = (need + 1).saturating_sub(2 * k).max(1);
+        // First block by block, from the newest back, each with the block k
+        // before: the copies must line up (loosely: a longer exact cycle
+        // seen through a shorter window does not). Cheap, and clean text
+        // fails it at once (mostly on the signatures alone).
         let mut blockwise = Vec::new();
-        // Compared copy with copy: the k blocks ending at i against the k
-        // before them (one short sentence may change two of its six words).
-        let copy = |end: usize| -> Vec<u64> { union(&b.done[end + 1 - k..=end]) };
-        while run + 2 * k <= n {
-            let i = n - 1 - run;
-            // The copies must line up block by block (loosely: a longer
-            // exact cycle seen through a shorter window does not), checked
-            // first because it is cheap and clean text fails it at once.
+        while blockwise.len() < enough && blockwise.len() + 2 * k <= n {
+            let i = n - 1 - blockwise.len();
+            if !may_be_alike(&b.done[i], &b.done[i - k], similarity / 2) {
+                break;
+            }
+            b.done[i].sort();
+            b.done[i - k].sort();
             let block = jaccard(&b.done[i].shingles, &b.done[i - k].shingles);
             if block < similarity / 2 {
                 break;
             }
-            let s = jaccard(&copy(i), &copy(i - k));
-            if s < similarity {
-                break;
-            }
-            sims.push(s);
             blockwise.push(block);
-            run += 1;
         }
+        // Then copy with copy, where that could be enough: the k blocks
+        // ending at i against the k before them (one short sentence may
+        // change two of its six words).
+        let mut sims = Vec::new();
+        if blockwise.len() == enough {
+            let (mut ours, mut theirs) = std::mem::take(&mut b.scratch);
+            for (run, &block) in blockwise.iter().enumerate() {
+                let i = n - 1 - run;
+                let s = if k == 1 {
+                    block
+                } else {
+                    union_into(&b.done[i + 1 - k..=i], &mut ours);
+                    union_into(&b.done[i + 1 - 2 * k..=i - k], &mut theirs);
+                    jaccard(&ours, &theirs)
+                };
+                if s < similarity {
+                    break;
+                }
+                sims.push(s);
+            }
+            b.scratch = (ours, theirs);
+        }
+        // The status: blocks in a row alike (block by block where the copies
+        // were not compared).
+        let run = if blockwise.len() == enough { sims.len() } else { blockwise.len() };
         if run + 1 > b.best.1 {
             b.best = (k, run + 1);
         }
-        // Each alike position compares 2k blocks, so a run of r covers
-        // r + 2k - 1 blocks: enough when that holds `copies` cycles.
-        if run == 0 || run + 2 * k - 1 < need {
+        if sims.len() < enough {
             continue;
         }
         let first = n - need;
         let stretch = &b.done[first..];
         // Text that repeats exactly (with this cycle or a shorter one, or
-        // word for word block by block) is text-loop's to report.
-        let exact = |p: usize| {
-            stretch
+        // word for word block by block) is text-loop's to report. Read back
+        // from the buffer, only here, where a detection is at stake.
+        let folded: Vec<String> = match obs.buffers.channel(channel) {
+            Some(text) => stretch
                 .iter()
-                .skip(p)
-                .zip(stretch.iter())
-                .all(|(x, y)| x.exact == y.exact)
+                .map(|x| text.slice(x.start..x.end).split_whitespace().collect::<Vec<_>>().join(" "))
+                .collect(),
+            None => Vec::new(),
         };
+        let exact = |p: usize| folded.len() == stretch.len() && folded.iter().skip(p).zip(&folded).all(|(x, y)| x == y);
         if (1..=k).any(exact) || blockwise.iter().all(|&s| s == 100) {
             return None;
         }
@@ -293,7 +546,7 @@ impl Rule for ParaphraseLoop {
     fn observe(&mut self, obs: &Observation<'_>) -> Option<Detection> {
         match &obs.event.kind {
             EventKind::Request { .. } => {
-                self.blocks = PerChannel::default();
+                self.blocks.each(Blocks::restart);
                 None
             }
             kind => {
@@ -304,7 +557,7 @@ impl Rule for ParaphraseLoop {
     }
 
     fn reset(&mut self) {
-        self.blocks = PerChannel::default();
+        self.blocks.each(Blocks::restart);
     }
 
     fn progress(&self, _buffers: &Buffers) -> Status {
