@@ -219,7 +219,8 @@ impl OpenBlock {
         if is_cjk(c) {
             self.end_word();
             if let Some(p) = self.prev_cjk {
-                self.words.push((u64::from(u32::from(p)) << 32 | u64::from(u32::from(c))) | PAIR);
+                self.words
+                    .push((u64::from(u32::from(p)) << 32 | u64::from(u32::from(c))) | PAIR);
             }
             self.prev_cjk = Some(c);
         } else {
@@ -496,7 +497,11 @@ fn check(
         }
         // The status: blocks in a row alike (block by block where the copies
         // were not compared).
-        let run = if blockwise.len() == enough { sims.len() } else { blockwise.len() };
+        let run = if blockwise.len() == enough {
+            sims.len()
+        } else {
+            blockwise.len()
+        };
         if run + 1 > b.best.1 {
             b.best = (k, run + 1);
         }
@@ -511,7 +516,12 @@ fn check(
         let folded: Vec<String> = match obs.buffers.channel(channel) {
             Some(text) => stretch
                 .iter()
-                .map(|x| text.slice(x.start..x.end).split_whitespace().collect::<Vec<_>>().join(" "))
+                .map(|x| {
+                    text.slice(x.start..x.end)
+                        .split_whitespace()
+                        .collect::<Vec<_>>()
+                        .join(" ")
+                })
                 .collect(),
             None => Vec::new(),
         };

@@ -18,6 +18,7 @@ use super::{
     Status,
 };
 use crate::event::{Channel, EventKind};
+use std::collections::VecDeque;
 
 pub(crate) static INFO: DetectorInfo = DetectorInfo {
     id: "text-loop",
@@ -57,73 +58,153 @@ const SHORT: usize = 16;
 const TABLE: usize = 1 << 15;
 /// Long periods followed at once.
 const MAX_CANDIDATES: usize = 8;
+/// Copies of a unit shown (and checked for counting numbers) at most.
+const MAX_SPANS: usize = 64;
 /// Inside a code fence or a table a loop needs this many times the copies.
 const CODE_FACTOR: usize = 3;
+/// The normalized text kept starts at this many chars and doubles as needed.
+const MIN_RING: usize = 1 << 10;
 
 fn build(p: &Params) -> Box<dyn super::Detector> {
     let max_period = p.count("max_period");
+    let (copies, short_copies) = (p.count("copies"), p.count("short_copies"));
     PromptScoped::boxed(TextLoop {
-        copies: p.count("copies"),
-        short_copies: p.count("short_copies"),
+        copies,
+        short_copies,
         max_period,
+        trigger: std::array::from_fn(|k| {
+            // Runs of p count copies - 1 periods: half the needed copies, at least two.
+            let p = k + 1;
+            let half = needed(p, copies, short_copies).div_ceil(2).max(2);
+            (p * (half - 1)).min(usize::from(u8::MAX)) as u8
+        }),
         streams: PerChannel::default(),
     })
 }
 
-/// Rolling hash of the last SHORT chars, wrapping arithmetic (odd base):
-/// a match is only a proposal, checked char by char, so collisions cost a
-/// comparison, never a wrong answer.
-const BASE: u64 = 0x9E37_79B9_7F4A_7C15 | 1;
-
-/// BASE^SHORT, to drop the char leaving the k-gram window.
-const POW: u64 = {
-    let (mut acc, mut k) = (1u64, 0);
-    while k < SHORT {
-        acc = acc.wrapping_mul(BASE);
-        k += 1;
+/// ASCII chars by what the normalized view does with them.
+const SPACE: u8 = 1;
+const DIGIT: u8 = 2;
+const TICK: u8 = 4;
+const ASCII: [u8; 128] = {
+    let mut t = [0u8; 128];
+    let mut b = 0;
+    while b < 128 {
+        let c = b as u8;
+        // char::is_whitespace on ASCII: tab to carriage return, and space.
+        if matches!(c, b'\t'..=b'\r' | b' ') {
+            t[b] = SPACE;
+        }
+        if c.is_ascii_digit() {
+            t[b] = DIGIT;
+        }
+        if c == b'`' {
+            t[b] = TICK;
+        }
+        b += 1;
     }
-    acc
+    t
 };
 
-/// A slot of `last` before any char was read (no char has this value).
-const NO_CHAR: u32 = u32::MAX;
+/// A char's one-byte code for the short-period lanes: exact for ASCII, a
+/// fold for the rest (lanes only propose; runs are then checked exactly).
+fn code(c: u32) -> u8 {
+    (c ^ (c >> 8) ^ (c >> 16)) as u8
+}
 
-/// One channel of the current request, seen through the normalized view.
-#[derive(Clone, Debug, Default)]
-struct Stream {
-    /// Normalized chars from absolute index `base` on, and for each the
-    /// original char offset where it starts.
-    view: Vec<char>,
-    orig: Vec<usize>,
-    base: usize,
+/// One step of the short-period lanes for a char of code `cv`: each lane
+/// p - 1 counts positions in a row whose code equals the code p before
+/// (saturating), and `codes` shifts the new code in. Written as byte
+/// masks over fixed arrays so that it compiles to a few vector
+/// instructions. Whether some lane has reached its trigger.
+#[inline(always)]
+fn lanes_step(
+    old: [u8; SHORT],
+    mut runs: [u8; SHORT],
+    cv: u8,
+    trigger: &[u8; SHORT],
+) -> ([u8; SHORT], [u8; SHORT], bool) {
+    let mut any = 0u8;
+    for k in 0..SHORT {
+        let equal = 0u8.wrapping_sub(u8::from(old[k] == cv));
+        runs[k] = runs[k].saturating_add(1) & equal;
+        any |= u8::from(runs[k] >= trigger[k]);
+    }
+    let mut shifted = [0u8; SHORT];
+    shifted[1..].copy_from_slice(&old[..SHORT - 1]);
+    shifted[0] = cv;
+    (shifted, runs, any != 0)
+}
+
+/// A char's contribution to the k-gram hash: the k-gram hash is
+/// `(h << 4) ^ gear(c)` over the last SHORT chars, so each char leaves it
+/// after exactly SHORT steps (16 x 4 bits = 64) and the update is one shift
+/// and one xor.
+fn gear(c: u32) -> u64 {
+    let x = u64::from(c)
+        .wrapping_add(0x9E37_79B9_7F4A_7C15)
+        .wrapping_mul(0xBF58_476D_1CE4_E5B9);
+    x ^ (x >> 31)
+}
+
+/// The per-char state of a channel: plain values, copied into a local for
+/// the length of a delta so that they live in registers (fields behind
+/// `&mut self` are reloaded after every store into the ring).
+#[derive(Clone, Copy, Debug, Default)]
+struct Hot {
+    /// Normalized chars in this request (the index of the next one).
+    len: usize,
     /// Original chars read in this request.
     chars: usize,
+    /// Original offset minus view index, from the last fold on.
+    skew: usize,
     last_space: bool,
     last_digit: bool,
     /// Backticks in a row, and whether a ``` fence is open (code repeats
     /// lines legitimately, so a loop there needs more copies).
-    ticks: usize,
+    ticks: u8,
     in_code: bool,
-    /// Per short period p (index p - 1): positions in a row with
-    /// v[i] == v[i-p]; and the last SHORT view chars, newest first. Fixed
-    /// arrays, so the update is one vectorizable pass.
-    runs: [u32; SHORT],
-    last: [u32; SHORT],
-    /// Rolling hash of the last SHORT normalized chars.
+    /// Short periods: the codes of the last SHORT view chars (newest
+    /// first) and, per period p (lane p - 1), positions in a row whose code
+    /// equals the code p before (saturating): an upper bound of the true
+    /// run, so a lane below p means no periodic tail of period p.
+    codes: [u8; SHORT],
+    lanes: [u8; SHORT],
+    /// The position the exact short runs are for, if they are kept.
+    exact_at: Option<usize>,
+    /// k-gram hash of the last SHORT normalized chars.
     hash: u64,
-    /// k-gram hash bucket -> the last position whose k-gram fell there, as
-    /// `origin + i` so a new request's stream (a higher origin) ignores the
-    /// old entries without clearing. Direct-mapped: a k-gram whose bucket
-    /// was taken by another is simply not matched there (its neighbours
-    /// in the loop are), and each lookup is checked char by char.
-    seen: Vec<u64>,
     /// Where this request's positions start in `seen`'s numbering.
     origin: u64,
+}
+
+/// One channel of the current request, seen through the normalized view.
+#[derive(Clone, Debug, Default)]
+struct Stream {
+    hot: Hot,
+    /// The last normalized chars, at `index & (ring.len() - 1)`; the ring
+    /// grows (doubling) up to what the longest period needs.
+    ring: Vec<u32>,
+    /// Where the view's map to original offsets jumps (after folded
+    /// chars): (view index, original offset minus view index) from there on.
+    skews: VecDeque<(usize, usize)>,
+    /// The true short runs per period, while some lane proposes.
+    exact: [u32; SHORT],
+    /// k-gram hash bucket -> the last position whose k-gram fell there, as
+    /// `origin + i + 1` (wrapping) so a new request's stream (another
+    /// origin) reads the old entries as positions not yet reached, without
+    /// clearing. Direct-mapped: a k-gram whose bucket was taken by another
+    /// is simply not matched there (its neighbours in the loop are), and
+    /// every proposal is checked char by char, so a stale entry costs a
+    /// comparison, never a wrong answer.
+    seen: Vec<u32>,
     /// Long periods being followed: (period, positions in a row with
     /// v[i] == v[i-period]). A k-gram seen again at distance p proposes p.
     candidates: Vec<(usize, usize)>,
     /// Best candidate so far: (copies in tenths, period), for the status.
     best: (usize, usize),
+    /// The last tail judged no loop: (period, start, copies).
+    judged: Option<(usize, usize, usize)>,
 }
 
 /// A periodic tail found: the period and the region [start, end) in view indexes.
@@ -133,189 +214,248 @@ struct Tail {
     end: usize,
 }
 
+/// The normalized text held: the last `ring.len()` chars before `len`.
+fn first(len: usize, ring: &[u32]) -> usize {
+    len.saturating_sub(ring.len())
+}
+
+fn at(ring: &[u32], i: usize) -> u32 {
+    ring[i & (ring.len() - 1)]
+}
+
 impl Stream {
-    /// A new request: everything starts over but the k-gram table, whose
-    /// entries fall behind the new origin.
+    /// A new request: everything starts over but the allocations, and the
+    /// k-gram table, whose entries fall behind the new origin.
     fn restart(&mut self) {
-        let seen = std::mem::take(&mut self.seen);
-        let origin = self.origin + self.len() as u64 + 1;
-        *self = Stream {
-            seen,
+        let origin = self.hot.origin + self.hot.len as u64 + 1;
+        self.hot = Hot {
             origin,
-            ..Stream::default()
+            ..Hot::default()
         };
+        self.skews.clear();
+        self.candidates.clear();
+        self.best = (0, 0);
+        self.judged = None;
     }
 
-    fn len(&self) -> usize {
-        self.base + self.view.len()
+    fn first(&self) -> usize {
+        first(self.hot.len, &self.ring)
     }
 
-    fn at(&self, i: usize) -> char {
-        self.view[i - self.base]
+    fn at(&self, i: usize) -> u32 {
+        at(&self.ring, i)
     }
 
-    /// Reads one original char; returns whether the view grew.
-    fn push_char(&mut self, c: char) -> bool {
-        let offset = self.chars;
-        self.chars += 1;
-        if c == '`' {
-            self.ticks += 1;
-            if self.ticks == 3 {
-                self.ticks = 0;
-                self.in_code = !self.in_code;
+    fn char_at(&self, i: usize) -> char {
+        char::from_u32(self.at(i)).unwrap_or(char::REPLACEMENT_CHARACTER)
+    }
+
+    /// The original char offset of view index `v` (the end maps to what was read).
+    fn offset(&self, v: usize) -> usize {
+        if v >= self.hot.len {
+            return self.hot.chars;
+        }
+        let k = self.skews.partition_point(|&(at, _)| at <= v);
+        v + if k == 0 { 0 } else { self.skews[k - 1].1 }
+    }
+
+    /// Before a delta of up to `more` chars: a ring that holds them without
+    /// wrapping onto what is still needed (doubling, re-placing what it
+    /// holds, up to what `max_period` needs), and the k-gram table.
+    fn prepare(&mut self, more: usize, max_period: usize) {
+        let wanted = (4 * max_period + 2 * SHORT).next_power_of_two();
+        let cap = self.ring.len();
+        let needed = (self.hot.len + more).next_power_of_two().clamp(MIN_RING, wanted);
+        if needed > cap {
+            let mut ring = vec![0; needed];
+            let len = self.hot.len;
+            for i in len.saturating_sub(cap)..len {
+                ring[i & (needed - 1)] = self.ring[i & (cap - 1)];
+            }
+            self.ring = ring;
+        }
+        if self.seen.is_empty() {
+            self.seen = vec![0; TABLE];
+        }
+        // Skews that fell out of the ring (keep one at or before its start).
+        let first = self.first();
+        while self.skews.len() > 1 && self.skews[1].0 <= first {
+            self.skews.pop_front();
+        }
+    }
+}
+
+/// Reads one original char; the normalized char it adds to the view, if any.
+#[inline(always)]
+fn normalize(h: &mut Hot, skews: &mut VecDeque<(usize, usize)>, c: char) -> Option<u32> {
+    let offset = h.chars;
+    h.chars += 1;
+    let class = if c.is_ascii() {
+        ASCII[c as usize]
+    } else if c.is_whitespace() {
+        SPACE
+    } else {
+        0
+    };
+    if class == TICK {
+        h.ticks += 1;
+        if h.ticks == 3 {
+            h.ticks = 0;
+            h.in_code = !h.in_code;
+        }
+    } else {
+        h.ticks = 0;
+    }
+    let v = match class {
+        SPACE if h.last_space => return None,
+        SPACE => u32::from(' '),
+        DIGIT if h.last_digit => return None,
+        DIGIT => u32::from('0'),
+        _ => u32::from(c),
+    };
+    h.last_space = class == SPACE;
+    h.last_digit = class == DIGIT;
+    if offset - h.len != h.skew {
+        h.skew = offset - h.len;
+        skews.push_back((h.len, h.skew));
+    }
+    Some(v)
+}
+
+/// The state a step works on besides [`Hot`]: the held text, the k-gram
+/// table, the followed candidates and the exact short runs.
+struct Held<'a> {
+    ring: &'a mut [u32],
+    seen: &'a mut [u32],
+    candidates: &'a mut Vec<(usize, usize)>,
+    exact: &'a mut [u32; SHORT],
+    /// Per short period, the run at which a tail has half the copies a
+    /// loop needs (a near miss worth looking at).
+    trigger: &'a [u8; SHORT],
+}
+
+/// Appends a normalized char; the longest periodic tail ending there, if any.
+#[inline(always)]
+fn step(h: &mut Hot, held: &mut Held<'_>, v: u32, max_period: usize) -> Option<Tail> {
+    let i = h.len;
+    let mask = held.ring.len() - 1;
+    held.ring[i & mask] = v;
+    h.len += 1;
+    let first = first(h.len, held.ring);
+    let (codes, lanes, any) = lanes_step(h.codes, h.lanes, code(v), held.trigger);
+    (h.codes, h.lanes) = (codes, lanes);
+    let mut found = if any { short_tail(h, held, v, i, first) } else { None };
+    // k-grams for longer periods.
+    h.hash = (h.hash << 4) ^ gear(v);
+    if i + 1 >= SHORT {
+        let slot = (h.hash.wrapping_mul(0x9E37_79B9_7F4A_7C15) >> (64 - TABLE.trailing_zeros())) as usize;
+        let base = (h.origin as u32).wrapping_add(1);
+        let stored = std::mem::replace(&mut held.seen[slot], base.wrapping_add(i as u32));
+        if !held.candidates.is_empty() {
+            follow(held, v, i, first);
+        }
+        // 0 is an empty bucket; others' positions fall at or after `i`.
+        let q = stored.wrapping_sub(base) as usize;
+        if stored != 0 && q < i && q >= first {
+            propose(held, q, i, first, max_period);
+        }
+        for &(p, run) in held.candidates.iter() {
+            let len = run + p;
+            if run >= p && found.as_ref().is_none_or(|t| len / p > (t.end - t.start) / t.period) {
+                found = Some(Tail {
+                    period: p,
+                    start: i + 1 - len,
+                    end: i + 1,
+                });
+            }
+        }
+    }
+    found
+}
+
+/// Short periods where a lane has reached its trigger: the exact runs,
+/// carried on from the last position if they were kept there; otherwise
+/// every run was below its trigger one position ago, so a look back of at
+/// most that many chars finds it. The periodic tail with the most copies.
+#[cold]
+fn short_tail(h: &mut Hot, held: &mut Held<'_>, v: u32, i: usize, first: usize) -> Option<Tail> {
+    let carried = h.exact_at == Some(i.wrapping_sub(1));
+    let ring = &*held.ring;
+    for p in 1..=SHORT {
+        let run = if carried {
+            if i >= first + p && at(ring, i - p) == v {
+                held.exact[p - 1] + 1
+            } else {
+                0
             }
         } else {
-            self.ticks = 0;
+            let mut run = 0;
+            let most = usize::from(held.trigger[p - 1]);
+            while run <= most && i >= first + p + run && at(ring, i - run) == at(ring, i - run - p) {
+                run += 1;
+            }
+            run as u32
+        };
+        held.exact[p - 1] = run;
+    }
+    h.exact_at = Some(i);
+    let mut best = (0, 0);
+    for p in 1..=SHORT {
+        let run = held.exact[p - 1] as usize;
+        if run >= p && (run + p) / p > best.0 {
+            best = ((run + p) / p, p);
         }
-        let v = if c.is_whitespace() {
-            if self.last_space {
-                return false;
-            }
-            ' '
-        } else if c.is_ascii_digit() {
-            if self.last_digit {
-                return false;
-            }
-            '0'
+    }
+    (best.1 > 0).then(|| {
+        let (p, len) = (best.1, held.exact[best.1 - 1] as usize + best.1);
+        Tail {
+            period: p,
+            start: i + 1 - len,
+            end: i + 1,
+        }
+    })
+}
+
+/// Follows the candidates one char further; drops the broken ones.
+fn follow(held: &mut Held<'_>, v: u32, i: usize, first: usize) {
+    let mut k = 0;
+    while k < held.candidates.len() {
+        let (p, run) = held.candidates[k];
+        if i >= first + p && at(held.ring, i - p) == v {
+            held.candidates[k].1 = run + 1;
+            k += 1;
         } else {
-            c
-        };
-        self.last_space = v == ' ';
-        self.last_digit = v == '0' && c.is_ascii_digit();
-        self.view.push(v);
-        self.orig.push(offset);
-        true
+            held.candidates.swap_remove(k);
+        }
     }
+}
 
-    /// Updates the periodic runs for the newest view char; the longest
-    /// periodic tail ending there, if any period repeats.
-    fn step(&mut self, max_period: usize) -> Option<Tail> {
-        let i = self.len() - 1;
-        let c = self.at(i);
-        let mut found: Option<Tail> = None;
-        // One pass over the short periods: extend each run, and keep the
-        // smallest period with the most whole copies.
-        if i == 0 {
-            self.last = [NO_CHAR; SHORT];
-        }
-        let cu = u32::from(c);
-        // Branch-free lanes over fixed arrays (the compiler vectorizes them):
-        // most chars extend no run. A run that wrapped at 2^32 merely restarts.
-        const LANE: [u32; SHORT] = {
-            let mut lane = [0u32; SHORT];
-            let mut k = 0;
-            while k < SHORT {
-                lane[k] = k as u32;
-                k += 1;
-            }
-            lane
-        };
-        let (mut runs, last) = (self.runs, self.last);
-        let mut any = 0u32;
-        for k in 0..SHORT {
-            let mask = 0u32.wrapping_sub(u32::from(last[k] == cu));
-            runs[k] = runs[k].wrapping_add(1) & mask;
-            any |= u32::from(runs[k] > LANE[k]);
-        }
-        self.runs = runs;
-        self.last.copy_within(0..SHORT - 1, 1);
-        self.last[0] = cu;
-        let mut best = (0, 0);
-        if any != 0 {
-            for p in 1..=SHORT {
-                let run = self.runs[p - 1] as usize;
-                if run >= p && (run + p) / p > best.0 {
-                    best = ((run + p) / p, p);
-                }
-            }
-        }
-        if best.1 > 0 {
-            let (p, len) = (best.1, self.runs[best.1 - 1] as usize + best.1);
-            found = Some(Tail {
-                period: p,
-                start: i + 1 - len,
-                end: i + 1,
-            });
-        }
-        // k-grams for longer periods.
-        let leaving = if i >= SHORT { Some(self.at(i - SHORT)) } else { None };
-        let mut h = self.hash.wrapping_mul(BASE).wrapping_add(u64::from(cu) + 1);
-        if let Some(old) = leaving {
-            h = h.wrapping_sub((u64::from(u32::from(old)) + 1).wrapping_mul(POW));
-        }
-        self.hash = h;
-        if i + 1 >= SHORT {
-            if self.seen.is_empty() {
-                self.seen = vec![0; TABLE];
-            }
-            let slot = (self.hash.wrapping_mul(0x9E37_79B9_7F4A_7C15) >> (64 - TABLE.trailing_zeros())) as usize;
-            let stored = std::mem::replace(&mut self.seen[slot], self.origin + i as u64 + 1);
-            // 0 is an empty bucket; entries at or below the origin are older requests'.
-            let prev = (stored > self.origin)
-                .then(|| (stored - self.origin - 1) as usize)
-                .filter(|&q| q >= self.base);
-            // Follow the candidates one char further; drop the broken ones.
-            let mut k = 0;
-            while k < self.candidates.len() {
-                let (p, run) = self.candidates[k];
-                if i >= self.base + p && self.at(i - p) == c {
-                    self.candidates[k].1 = run + 1;
-                    k += 1;
-                } else {
-                    self.candidates.swap_remove(k);
-                }
-            }
-            if let Some(q) = prev {
-                let d = i - q;
-                if d > SHORT
-                    && d <= max_period
-                    && !self.candidates.iter().any(|&(p, _)| p == d)
-                    && self.same_kgram(q, i)
-                {
-                    // How far back the text already agrees at this distance.
-                    let mut run = 0;
-                    while run < 8 * d && i >= self.base + d + run && self.at(i - run) == self.at(i - run - d) {
-                        run += 1;
-                    }
-                    if self.candidates.len() >= MAX_CANDIDATES {
-                        // Keep the best followed ones.
-                        let worst = (0..self.candidates.len())
-                            .min_by_key(|&k| self.candidates[k].1 * 1000 / self.candidates[k].0.max(1))
-                            .expect("not empty");
-                        self.candidates.swap_remove(worst);
-                    }
-                    self.candidates.push((d, run));
-                }
-            }
-            for &(p, run) in &self.candidates {
-                let len = run + p;
-                if run >= p && found.as_ref().is_none_or(|t| len / p > (t.end - t.start) / t.period) {
-                    found = Some(Tail {
-                        period: p,
-                        start: i + 1 - len,
-                        end: i + 1,
-                    });
-                }
-            }
-        }
-        self.trim(max_period);
-        found
+/// The k-gram ending at `i` was seen ending at `q`: distance `i - q`
+/// becomes a candidate period if the k-grams really are equal.
+fn propose(held: &mut Held<'_>, q: usize, i: usize, first: usize, max_period: usize) {
+    let d = i - q;
+    let ring = &*held.ring;
+    if d <= SHORT
+        || d > max_period
+        || held.candidates.iter().any(|&(p, _)| p == d)
+        || q < first + SHORT - 1
+        || !(0..SHORT).all(|k| at(ring, q - k) == at(ring, i - k))
+    {
+        return;
     }
-
-    fn same_kgram(&self, q: usize, i: usize) -> bool {
-        q >= self.base + SHORT - 1 && (0..SHORT).all(|k| self.at(q - k) == self.at(i - k))
+    // How far back the text already agrees at this distance.
+    let mut run = 0;
+    while run < 8 * d && i >= first + d + run && at(ring, i - run) == at(ring, i - run - d) {
+        run += 1;
     }
-
-    /// Keeps what the longest period needs (a few copies of it).
-    fn trim(&mut self, max_period: usize) {
-        let keep = 4 * max_period + SHORT;
-        if self.view.len() > 2 * keep {
-            let drop = self.view.len() - keep;
-            self.view.drain(..drop);
-            self.orig.drain(..drop);
-            self.base += drop;
-        }
+    if held.candidates.len() >= MAX_CANDIDATES {
+        // Keep the best followed ones.
+        let worst = (0..held.candidates.len())
+            .min_by_key(|&k| held.candidates[k].1 * 1000 / held.candidates[k].0.max(1))
+            .expect("not empty");
+        held.candidates.swap_remove(worst);
     }
+    held.candidates.push((d, run));
 }
 
 #[derive(Clone, Debug)]
@@ -323,6 +463,7 @@ pub(crate) struct TextLoop {
     copies: usize,
     short_copies: usize,
     max_period: usize,
+    trigger: [u8; SHORT],
     streams: PerChannel<Stream>,
 }
 
@@ -335,11 +476,20 @@ impl TextLoop {
         let (copies, short_copies, max_period) = (self.copies, self.short_copies, self.max_period);
         let needed = |p: usize| needed(p, copies, short_copies);
         let stream = self.streams.get_mut(channel);
+        stream.prepare(text.len(), max_period);
+        let mut hot = stream.hot;
         for c in text.chars() {
-            if !stream.push_char(c) {
+            let Some(v) = normalize(&mut hot, &mut stream.skews, c) else {
                 continue;
-            }
-            let Some(tail) = stream.step(max_period) else {
+            };
+            let mut held = Held {
+                ring: &mut stream.ring,
+                seen: &mut stream.seen,
+                candidates: &mut stream.candidates,
+                exact: &mut stream.exact,
+                trigger: &self.trigger,
+            };
+            let Some(tail) = step(&mut hot, &mut held, v, max_period) else {
                 continue;
             };
             let n = (tail.end - tail.start) / tail.period;
@@ -347,16 +497,28 @@ impl TextLoop {
             if tenths > stream.best.0 {
                 stream.best = (tenths, tail.period);
             }
+            let base = needed(tail.period);
+            if n < base {
+                continue;
+            }
             // Code and table rows repeat lines legitimately: more copies there.
-            let table = (tail.end - tail.period..tail.end).any(|i| stream.at(i) == '|');
-            let need = needed(tail.period) * if stream.in_code || table { CODE_FACTOR } else { 1 };
+            let table = (tail.end - tail.period..tail.end).any(|i| at(&stream.ring, i) == u32::from('|'));
+            let need = base * if hot.in_code || table { CODE_FACTOR } else { 1 };
             if n < need {
                 continue;
             }
+            // A tail judged no loop is judged again when it has a new copy.
+            let key = (tail.period, tail.start, n);
+            if stream.judged == Some(key) {
+                continue;
+            }
+            stream.hot = hot;
             if let Some(d) = judge(stream, &tail, n, need, channel, obs) {
                 return Some(d);
             }
+            stream.judged = Some(key);
         }
+        stream.hot = hot;
         None
     }
 }
@@ -384,36 +546,38 @@ fn judge(
     obs: &Observation<'_>,
 ) -> Option<Detection> {
     let p = tail.period;
-    // Whole copies, ending at the tail's end.
+    // Whole copies, ending at the tail's end; the newest MAX_SPANS of them
+    // are shown and checked (a long run of a short unit stays cheap).
     let start = tail.end - copies * p;
-    let unit: String = (tail.end - p..tail.end).map(|i| s.at(i)).collect();
+    let held = (tail.end - s.first()) / p;
+    let shown = copies.min(MAX_SPANS).min(held).max(1);
+    let unit: String = (tail.end - p..tail.end).map(|i| s.char_at(i)).collect();
     if !unit.chars().any(char::is_alphabetic) {
         return None;
     }
     let text = obs.buffers.channel(channel)?;
-    // View index -> original char offset (the end maps to what was read).
-    let offset = |v: usize| s.orig.get(v - s.base).copied().unwrap_or(s.chars);
-    let spans: Vec<(usize, usize)> = (0..copies)
-        .map(|k| (offset(start + k * p), offset(start + (k + 1) * p)))
+    let spans: Vec<(usize, usize)> = (copies - shown..copies)
+        .map(|k| (s.offset(start + k * p), s.offset(start + (k + 1) * p)))
         .collect();
     // Table rows count their ids legitimately: there, numbers must not change.
     let table = unit.contains('|');
     if !numbers_count(&spans.iter().map(|&(x, y)| text.slice(x..y)).collect::<Vec<_>>(), table) {
         return None;
     }
-    let mut d = Detection::new(INFO.id, obs.index, channel, Some(s.chars));
+    let onset = s.offset(start.max(s.first()));
+    let mut d = Detection::new(INFO.id, obs.index, channel, Some(s.hot.chars));
     d.period = Some(p);
     d.repeats = Some(copies);
     d.threshold = Some(needed);
-    d.onset = Some(spans[0].0);
+    d.onset = Some(onset);
     d.spans = spans.iter().map(|&(x, y)| Span::new(x, y)).collect();
-    let unit_text = text.slice(offset(tail.end - p)..offset(tail.end));
+    let unit_text = text.slice(s.offset(tail.end - p)..s.offset(tail.end));
     d.repeated = Some(unit_text.clone());
     d.reason = format!(
         "the {} repeats a {p}-char unit {} {copies} times in a row (needs {needed}), from char {}",
         channel.as_str(),
         quote(&unit_text, 60),
-        spans[0].0
+        onset
     );
     Some(d)
 }
