@@ -70,7 +70,7 @@ struct Block {
     /// compared exactly, which clean text rarely needs.
     shingles: Vec<u64>,
     sorted: bool,
-    /// One bit per shingle (its hash mod 64), and how many are set: a
+    /// One of 128 bits per shingle (its top 7 bits), and how many are set: a
     /// cheap upper bound of what two blocks share, so clean text is
     /// rejected without a merge.
     sig: u128,
@@ -99,13 +99,15 @@ fn fold(word: u64, c: u32) -> u64 {
     word.rotate_left(7) ^ u64::from(c)
 }
 
-/// A folded word or char pair made into a well-spread shingle hash.
-fn mix(mut x: u64) -> u64 {
-    x ^= x >> 31;
-    x = x.wrapping_mul(0x9E37_79B9_7F4A_7C15);
-    x ^= x >> 29;
-    x = x.wrapping_mul(0xBF58_476D_1CE4_E5B9);
-    x ^ (x >> 32)
+/// A folded word or char pair made into a well-spread shingle hash (its
+/// top bits, which a multiply spreads best, pick the signature bit).
+fn mix(x: u64) -> u64 {
+    (x ^ (x >> 29)).wrapping_mul(0x9E37_79B9_7F4A_7C15)
+}
+
+/// The signature bit of a shingle.
+fn sig_bit(x: u64) -> u128 {
+    1u128 << (x >> 57)
 }
 
 /// CJK char pairs are told apart from folded words by this mark.
@@ -178,7 +180,7 @@ impl OpenBlock {
             }
             let class = ASCII[usize::from(b)];
             let is_word = class & WORD != 0;
-            stage[staged] = word;
+            stage[staged % STAGE] = word;
             staged += usize::from(in_word & !is_word);
             // Letters and digits: setting 0x20 lowercases a letter and keeps a digit.
             word = if is_word { fold(word, u32::from(b | 0x20)) } else { 0 };
@@ -246,7 +248,7 @@ impl OpenBlock {
         let mut sig = 0u128;
         for &w in &self.words {
             let x = mix(w);
-            let bit = 1u128 << (x & 127);
+            let bit = sig_bit(x);
             // A set bit is a repeat or a collision: look (short blocks only).
             if sig & bit == 0 || out.len() > SCAN || !out.contains(&x) {
                 sig |= bit;
@@ -387,6 +389,21 @@ fn jaccard(a: &[u64], b: &[u64]) -> usize {
     (shared * 100).checked_div(all).unwrap_or(0)
 }
 
+/// Jaccard (percent) of blocks `x` and `y`: short ones compared all with
+/// all (no sorting), longer ones sorted once and merged.
+fn block_jaccard(done: &mut [Block], x: usize, y: usize) -> usize {
+    const SMALL: usize = 24;
+    let (a, b) = (&done[x].shingles, &done[y].shingles);
+    if a.len() <= SMALL && b.len() <= SMALL {
+        let shared: usize = a.iter().map(|x| b.iter().filter(|&y| y == x).count()).sum();
+        let all = a.len() + b.len() - shared;
+        return (shared * 100).checked_div(all).unwrap_or(0);
+    }
+    done[x].sort();
+    done[y].sort();
+    jaccard(&done[x].shingles, &done[y].shingles)
+}
+
 /// Whether two blocks can be `percent` alike at all, from the signature
 /// bound alone (never rejects a pair that is).
 fn may_be_alike(a: &Block, b: &Block, percent: usize) -> bool {
@@ -465,9 +482,7 @@ fn check(
             if !may_be_alike(&b.done[i], &b.done[i - k], similarity / 2) {
                 break;
             }
-            b.done[i].sort();
-            b.done[i - k].sort();
-            let block = jaccard(&b.done[i].shingles, &b.done[i - k].shingles);
+            let block = block_jaccard(&mut b.done, i, i - k);
             if block < similarity / 2 {
                 break;
             }

@@ -56,6 +56,8 @@ pub(crate) static INFO: DetectorInfo = DetectorInfo {
 const SHORT: usize = 16;
 /// k-gram buckets (direct-mapped, positions of one request).
 const TABLE: usize = 1 << 15;
+/// k-grams are looked up at positions that are multiples of this.
+const LOOKUP: usize = 4;
 /// Long periods followed at once.
 const MAX_CANDIDATES: usize = 8;
 /// Copies of a unit shown (and checked for counting numbers) at most.
@@ -322,8 +324,9 @@ fn normalize(h: &mut Hot, skews: &mut VecDeque<(usize, usize)>, c: char) -> Opti
     Some(v)
 }
 
-/// The state a step works on besides [`Hot`]: the held text, the k-gram
-/// table, the followed candidates and the exact short runs.
+/// The state the hot loop works on besides [`Hot`] (borrowed from the
+/// stream for one delta): the held text, the k-gram table, the followed
+/// candidates, the exact short runs, the folds and the best tail.
 struct Held<'a> {
     ring: &'a mut [u32],
     seen: &'a mut [u32],
@@ -332,11 +335,14 @@ struct Held<'a> {
     /// Per short period, the run at which a tail has half the copies a
     /// loop needs (a near miss worth looking at).
     trigger: &'a [u8; SHORT],
+    skews: &'a mut VecDeque<(usize, usize)>,
+    best: &'a mut (usize, usize),
+    max_period: usize,
 }
 
 /// Appends a normalized char; the longest periodic tail ending there, if any.
 #[inline(always)]
-fn step(h: &mut Hot, held: &mut Held<'_>, v: u32, max_period: usize) -> Option<Tail> {
+fn step(h: &mut Hot, held: &mut Held<'_>, v: u32) -> Option<Tail> {
     let i = h.len;
     let mask = held.ring.len() - 1;
     held.ring[i & mask] = v;
@@ -350,15 +356,23 @@ fn step(h: &mut Hot, held: &mut Held<'_>, v: u32, max_period: usize) -> Option<T
     if i + 1 >= SHORT {
         let slot = (h.hash.wrapping_mul(0x9E37_79B9_7F4A_7C15) >> (64 - TABLE.trailing_zeros())) as usize;
         let base = (h.origin as u32).wrapping_add(1);
-        let stored = std::mem::replace(&mut held.seen[slot], base.wrapping_add(i as u32));
         if !held.candidates.is_empty() {
             follow(held, v, i, first);
         }
-        // 0 is an empty bucket; others' positions fall at or after `i`.
-        let q = stored.wrapping_sub(base) as usize;
-        if stored != 0 && q < i && q >= first {
-            propose(held, q, i, first, max_period);
+        // Every k-gram is recorded, but looked up only at every LOOKUP-th
+        // position: in a loop of period p, the k-gram p back is still the
+        // last one recorded in its bucket, so the period is proposed a few
+        // chars later, long before its third copy (and at the same place
+        // however the text was cut into deltas).
+        if i.is_multiple_of(LOOKUP) {
+            // 0 is an empty bucket; others' positions fall at or after `i`.
+            let stored = held.seen[slot];
+            let q = stored.wrapping_sub(base) as usize;
+            if stored != 0 && q < i && q >= first {
+                propose(held, q, i, first);
+            }
         }
+        held.seen[slot] = base.wrapping_add(i as u32);
         for &(p, run) in held.candidates.iter() {
             let len = run + p;
             if run >= p && found.as_ref().is_none_or(|t| len / p > (t.end - t.start) / t.period) {
@@ -432,11 +446,11 @@ fn follow(held: &mut Held<'_>, v: u32, i: usize, first: usize) {
 
 /// The k-gram ending at `i` was seen ending at `q`: distance `i - q`
 /// becomes a candidate period if the k-grams really are equal.
-fn propose(held: &mut Held<'_>, q: usize, i: usize, first: usize, max_period: usize) {
+fn propose(held: &mut Held<'_>, q: usize, i: usize, first: usize) {
     let d = i - q;
     let ring = &*held.ring;
     if d <= SHORT
-        || d > max_period
+        || d > held.max_period
         || held.candidates.iter().any(|&(p, _)| p == d)
         || q < first + SHORT - 1
         || !(0..SHORT).all(|k| at(ring, q - k) == at(ring, i - k))
@@ -474,53 +488,75 @@ impl TextLoop {
 
     fn read(&mut self, channel: Channel, text: &str, obs: &Observation<'_>) -> Option<Detection> {
         let (copies, short_copies, max_period) = (self.copies, self.short_copies, self.max_period);
-        let needed = |p: usize| needed(p, copies, short_copies);
         let stream = self.streams.get_mut(channel);
         stream.prepare(text.len(), max_period);
         let mut hot = stream.hot;
-        for c in text.chars() {
-            let Some(v) = normalize(&mut hot, &mut stream.skews, c) else {
-                continue;
-            };
+        let mut chars = text.chars();
+        loop {
             let mut held = Held {
                 ring: &mut stream.ring,
                 seen: &mut stream.seen,
                 candidates: &mut stream.candidates,
                 exact: &mut stream.exact,
                 trigger: &self.trigger,
+                skews: &mut stream.skews,
+                best: &mut stream.best,
+                max_period,
             };
-            let Some(tail) = step(&mut hot, &mut held, v, max_period) else {
-                continue;
+            let judged = stream.judged;
+            let Some((tail, n, need)) = read_until_loop(&mut hot, &mut held, &mut chars, judged, |p| {
+                needed(p, copies, short_copies)
+            }) else {
+                break;
             };
-            let n = (tail.end - tail.start) / tail.period;
-            let tenths = (tail.end - tail.start) * 10 / tail.period;
-            if tenths > stream.best.0 {
-                stream.best = (tenths, tail.period);
-            }
-            let base = needed(tail.period);
-            if n < base {
-                continue;
-            }
-            // Code and table rows repeat lines legitimately: more copies there.
-            let table = (tail.end - tail.period..tail.end).any(|i| at(&stream.ring, i) == u32::from('|'));
-            let need = base * if hot.in_code || table { CODE_FACTOR } else { 1 };
-            if n < need {
-                continue;
-            }
-            // A tail judged no loop is judged again when it has a new copy.
-            let key = (tail.period, tail.start, n);
-            if stream.judged == Some(key) {
-                continue;
-            }
             stream.hot = hot;
             if let Some(d) = judge(stream, &tail, n, need, channel, obs) {
                 return Some(d);
             }
-            stream.judged = Some(key);
+            stream.judged = Some((tail.period, tail.start, n));
         }
         stream.hot = hot;
         None
     }
+}
+
+/// The hot loop: reads chars until a periodic tail has the copies of a
+/// loop (and is not the tail last judged no loop); that tail, its copies
+/// and the copies it needs.
+#[inline(always)]
+fn read_until_loop(
+    hot: &mut Hot,
+    held: &mut Held<'_>,
+    chars: &mut std::str::Chars<'_>,
+    judged: Option<(usize, usize, usize)>,
+    needed: impl Fn(usize) -> usize,
+) -> Option<(Tail, usize, usize)> {
+    for c in chars {
+        let Some(v) = normalize(hot, held.skews, c) else {
+            continue;
+        };
+        let Some(tail) = step(hot, held, v) else {
+            continue;
+        };
+        let n = (tail.end - tail.start) / tail.period;
+        let tenths = (tail.end - tail.start) * 10 / tail.period;
+        if tenths > held.best.0 {
+            *held.best = (tenths, tail.period);
+        }
+        let base = needed(tail.period);
+        if n < base {
+            continue;
+        }
+        // Code and table rows repeat lines legitimately: more copies there.
+        let table = (tail.end - tail.period..tail.end).any(|i| at(held.ring, i) == u32::from('|'));
+        let need = base * if hot.in_code || table { CODE_FACTOR } else { 1 };
+        // A tail judged no loop is judged again when it has a new copy.
+        if n < need || judged == Some((tail.period, tail.start, n)) {
+            continue;
+        }
+        return Some((tail, n, need));
+    }
+    None
 }
 
 /// Copies that make a loop of period `p`: a single repeated char needs
