@@ -1,6 +1,7 @@
 //! Deterministic text for the benchmarks: words a coding agent's reasoning
 //! is made of, drawn by a xorshift generator (no loops by construction,
-//! so no detector latches and the whole input is worked through).
+//! so no detector latches and the whole input is worked through; the
+//! engine bench asserts it).
 #![allow(dead_code)]
 
 pub const WORDS: &[&str] = &[
@@ -40,21 +41,45 @@ pub const WORDS: &[&str] = &[
     "closed",
 ];
 
-pub struct Words(u64);
+/// A word source. Drawn at random, words would now and then loop by
+/// chance ("refactor refactor refactor refactor"), a detector would fire
+/// and stop reading, and a bench would measure less than it says: a word
+/// that would complete a second copy of the last one, two or three words
+/// is drawn again.
+pub struct Words {
+    state: u64,
+    last: Vec<usize>,
+}
 
 impl Words {
     pub fn new() -> Words {
-        Words(0x9E37_79B9_7F4A_7C15)
+        Words {
+            state: 0x9E37_79B9_7F4A_7C15,
+            last: Vec::new(),
+        }
     }
 
     pub fn next(&mut self) -> u64 {
-        self.0 ^= self.0 << 13;
-        self.0 ^= self.0 >> 7;
-        self.0 ^= self.0 << 17;
-        self.0
+        self.state ^= self.state << 13;
+        self.state ^= self.state >> 7;
+        self.state ^= self.state << 17;
+        self.state
     }
 
     pub fn word(&mut self) -> &'static str {
-        WORDS[(self.next() % WORDS.len() as u64) as usize]
+        loop {
+            let w = (self.next() % WORDS.len() as u64) as usize;
+            self.last.push(w);
+            let n = self.last.len();
+            let square = (1..=3).any(|k| n >= 2 * k && self.last[n - 2 * k..n - k] == self.last[n - k..]);
+            if square {
+                self.last.pop();
+                continue;
+            }
+            if n > 6 {
+                self.last.remove(0);
+            }
+            return WORDS[w];
+        }
     }
 }
