@@ -63,14 +63,22 @@ fn gemini_cli_1mb(c: &mut Criterion) {
 fn seed_20mb(c: &mut Criterion) {
     let setup = Setup::profile(Profile::Seed);
     let text = prose(20 << 20);
-    // Requests of ~6 KB, so every request passes all three checkpoints.
-    let mut events = vec![Event::prompt("bench")];
+    // Requests of ~6 KB, so every request passes all three checkpoints;
+    // a prompt every 50 requests, so max-turns stays quiet too.
+    let mut events = Vec::new();
     for (i, e) in deltas(&text, 20, Event::reasoning).into_iter().enumerate() {
+        if i.is_multiple_of(300 * 50) {
+            events.push(Event::prompt("bench"));
+        }
         if i.is_multiple_of(300) {
             events.push(Event::request());
         }
         events.push(e);
     }
+    // A detector that fired would stop reading: the bench would measure less.
+    let extended = Setup::profile(Profile::Extended);
+    assert_eq!(run(&setup, &events), 0, "seed must read the whole bench stream");
+    assert_eq!(run(&extended, &events), 0, "extended must read the whole bench stream");
     let mut g = c.benchmark_group("engine");
     g.throughput(Throughput::Bytes(20 << 20));
     g.sample_size(10);
@@ -79,26 +87,29 @@ fn seed_20mb(c: &mut Criterion) {
         b.iter(|| run(&setup, black_box(&events)))
     });
     // The same stream under extended (a continuous detector reads every char).
-    let extended = Setup::profile(Profile::Extended);
     g.bench_function("extended 20MB reasoning, 20-char deltas", |b| {
         b.iter(|| run(&extended, black_box(&events)))
     });
     g.finish();
 }
 
-/// An engine whose current request already holds `bytes` of text in both channels.
+/// An engine whose current request already holds `bytes` of text in both
+/// channels, with no detector fired (a fired one would stop reading, and
+/// the per-event cost would be measured on an engine doing less).
 fn engine_at(profile: Profile, bytes: usize) -> Engine {
     let setup = Setup::profile(profile);
     let mut engine = Engine::new(&setup);
     engine.push(&Event::prompt("bench"));
     engine.push(&Event::request());
     let text = prose(bytes);
+    let mut fired = 0;
     for piece in deltas(&text, 4096, Event::reasoning) {
-        engine.push(&piece);
+        fired += engine.push(&piece).len();
     }
     for piece in deltas(&text, 4096, Event::content) {
-        engine.push(&piece);
+        fired += engine.push(&piece).len();
     }
+    assert_eq!(fired, 0, "{profile} fired while filling the buffers");
     engine
 }
 
