@@ -248,6 +248,13 @@ impl<T> PerChannel<T> {
     }
 }
 
+/// `char::is_whitespace` for an ASCII byte (tab to carriage return, and
+/// space), usable in the const tables of the detectors that read text byte
+/// by byte.
+pub(crate) const fn is_ascii_space(c: u8) -> bool {
+    matches!(c, b'\t'..=b'\r' | b' ')
+}
+
 /// The text an event adds to a channel, if it adds any.
 pub(crate) fn channel_text(kind: &EventKind) -> Option<(Channel, &str)> {
     match kind {

@@ -276,8 +276,7 @@ const ASCII: [u8; 128] = {
         if c.is_ascii_alphanumeric() {
             t[b] = WORD;
         }
-        // char::is_whitespace on ASCII: tab to carriage return, and space.
-        if matches!(c, b'\t'..=b'\r' | b' ') {
+        if super::is_ascii_space(c) {
             t[b] = SPACE;
         }
         if matches!(c, b'\n' | b'.' | b'!' | b'?' | b';') {

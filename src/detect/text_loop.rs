@@ -93,8 +93,7 @@ const ASCII: [u8; 128] = {
     let mut b = 0;
     while b < 128 {
         let c = b as u8;
-        // char::is_whitespace on ASCII: tab to carriage return, and space.
-        if matches!(c, b'\t'..=b'\r' | b' ') {
+        if super::is_ascii_space(c) {
             t[b] = SPACE;
         }
         if c.is_ascii_digit() {
