@@ -155,12 +155,12 @@ fn gear(c: u32) -> u64 {
 struct Hot {
     /// Normalized chars in this request (the index of the next one).
     len: usize,
-    /// Original chars read in this request.
-    chars: usize,
-    /// Original offset minus view index, from the last fold on.
+    /// Chars folded away so far (the original offset of the next view
+    /// char is `len + skew`).
     skew: usize,
-    last_space: bool,
-    last_digit: bool,
+    /// The class of the last char kept: a space or a digit folds the ones
+    /// of its class that follow.
+    last: u8,
     /// Backticks in a row, and whether a ``` fence is open (code repeats
     /// lines legitimately, so a loop there needs more copies).
     ticks: u8,
@@ -254,7 +254,7 @@ impl Stream {
     /// The original char offset of view index `v` (the end maps to what was read).
     fn offset(&self, v: usize) -> usize {
         if v >= self.hot.len {
-            return self.hot.chars;
+            return self.hot.len + self.hot.skew;
         }
         let k = self.skews.partition_point(|&(at, _)| at <= v);
         v + if k == 0 { 0 } else { self.skews[k - 1].1 }
@@ -289,8 +289,6 @@ impl Stream {
 /// Reads one original char; the normalized char it adds to the view, if any.
 #[inline(always)]
 fn normalize(h: &mut Hot, skews: &mut VecDeque<(usize, usize)>, c: char) -> Option<u32> {
-    let offset = h.chars;
-    h.chars += 1;
     let class = if c.is_ascii() {
         ASCII[c as usize]
     } else if c.is_whitespace() {
@@ -307,20 +305,26 @@ fn normalize(h: &mut Hot, skews: &mut VecDeque<(usize, usize)>, c: char) -> Opti
     } else {
         h.ticks = 0;
     }
-    let v = match class {
-        SPACE if h.last_space => return None,
+    if class & (SPACE | DIGIT) != 0 && class == h.last {
+        fold(h, skews);
+        return None;
+    }
+    h.last = class;
+    Some(match class {
         SPACE => u32::from(' '),
-        DIGIT if h.last_digit => return None,
         DIGIT => u32::from('0'),
         _ => u32::from(c),
-    };
-    h.last_space = class == SPACE;
-    h.last_digit = class == DIGIT;
-    if offset - h.len != h.skew {
-        h.skew = offset - h.len;
-        skews.push_back((h.len, h.skew));
+    })
+}
+
+/// A char folded away: view indexes from `len` on map one further.
+#[cold]
+fn fold(h: &mut Hot, skews: &mut VecDeque<(usize, usize)>) {
+    h.skew += 1;
+    match skews.back_mut() {
+        Some((at, skew)) if *at == h.len => *skew = h.skew,
+        _ => skews.push_back((h.len, h.skew)),
     }
-    Some(v)
 }
 
 /// The state the hot loop works on besides [`Hot`] (borrowed from the
@@ -600,7 +604,7 @@ fn judge(
         return None;
     }
     let onset = s.offset(start.max(s.first()));
-    let mut d = Detection::new(INFO.id, obs.index, channel, Some(s.hot.chars));
+    let mut d = Detection::new(INFO.id, obs.index, channel, Some(s.hot.len + s.hot.skew));
     d.period = Some(p);
     d.repeats = Some(copies);
     d.threshold = Some(needed);
