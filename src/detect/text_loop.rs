@@ -88,6 +88,21 @@ fn build(p: &Params) -> Box<dyn super::Detector> {
 const SPACE: u8 = 1;
 const DIGIT: u8 = 2;
 const TICK: u8 = 4;
+/// ASCII chars as the normalized view has them: white space a space, a
+/// digit `0`.
+const NORMAL: [u8; 128] = {
+    let mut t = [0u8; 128];
+    let mut b = 0;
+    while b < 128 {
+        t[b] = match ASCII[b] {
+            SPACE => b' ',
+            DIGIT => b'0',
+            _ => b as u8,
+        };
+        b += 1;
+    }
+    t
+};
 const ASCII: [u8; 128] = {
     let mut t = [0u8; 128];
     let mut b = 0;
@@ -289,12 +304,12 @@ impl Stream {
 /// Reads one original char; the normalized char it adds to the view, if any.
 #[inline(always)]
 fn normalize(h: &mut Hot, skews: &mut VecDeque<(usize, usize)>, c: char) -> Option<u32> {
-    let class = if c.is_ascii() {
-        ASCII[c as usize]
+    let (class, v) = if c.is_ascii() {
+        (ASCII[c as usize], u32::from(NORMAL[c as usize]))
     } else if c.is_whitespace() {
-        SPACE
+        (SPACE, u32::from(' '))
     } else {
-        0
+        (0, u32::from(c))
     };
     if class == TICK {
         h.ticks += 1;
@@ -305,16 +320,14 @@ fn normalize(h: &mut Hot, skews: &mut VecDeque<(usize, usize)>, c: char) -> Opti
     } else {
         h.ticks = 0;
     }
-    if class & (SPACE | DIGIT) != 0 && class == h.last {
+    // `&`, not `&&`: a space or a digit is common, a second one rare, and
+    // only the rare case should be a branch.
+    if (class & (SPACE | DIGIT) != 0) & (class == h.last) {
         fold(h, skews);
         return None;
     }
     h.last = class;
-    Some(match class {
-        SPACE => u32::from(' '),
-        DIGIT => u32::from('0'),
-        _ => u32::from(c),
-    })
+    Some(v)
 }
 
 /// A char folded away: view indexes from `len` on map one further.
