@@ -536,6 +536,57 @@ impl TextLoop {
     }
 }
 
+/// The common case, stepped through with its state in locals: ASCII that
+/// folds nothing, opens no fence, follows no candidate, proposes no period
+/// and brings no short period near a loop, so nothing but the state can
+/// change. Stops before the first char that is not that case (the general
+/// path takes it); the bytes read.
+fn quiet_ascii(hot: &mut Hot, held: &mut Held<'_>, bytes: &[u8]) -> usize {
+    let (mut i, mut last, mut codes, mut lanes, mut hash) = (hot.len, hot.last, hot.codes, hot.lanes, hot.hash);
+    let trigger = *held.trigger;
+    let base = (hot.origin as u32).wrapping_add(1);
+    let ring = &mut *held.ring;
+    let seen = &mut *held.seen;
+    let (mask, held_len) = (ring.len() - 1, ring.len());
+    let mut read = 0;
+    for &b in bytes {
+        if b >= 0x80 {
+            break;
+        }
+        let class = ASCII[usize::from(b)];
+        if (class == TICK) | ((class & (SPACE | DIGIT) != 0) & (class == last)) {
+            break;
+        }
+        let v = NORMAL[usize::from(b)];
+        // An ASCII char is its own code.
+        let (next_codes, next_lanes, any) = lanes_step(codes, lanes, v, &trigger);
+        if any {
+            break;
+        }
+        let next_hash = (hash << 4) ^ gear(u32::from(v));
+        let slot = (next_hash.wrapping_mul(0x9E37_79B9_7F4A_7C15) >> (64 - TABLE.trailing_zeros())) as usize;
+        if i + 1 >= SHORT && i.is_multiple_of(LOOKUP) {
+            let stored = seen[slot];
+            let q = stored.wrapping_sub(base) as usize;
+            if stored != 0 && q < i && q >= (i + 1).saturating_sub(held_len) {
+                break;
+            }
+        }
+        ring[i & mask] = u32::from(v);
+        if i + 1 >= SHORT {
+            seen[slot] = base.wrapping_add(i as u32);
+        }
+        (codes, lanes, hash, last) = (next_codes, next_lanes, next_hash, class);
+        i += 1;
+        read += 1;
+    }
+    if read > 0 {
+        hot.ticks = 0;
+    }
+    (hot.len, hot.last, hot.codes, hot.lanes, hot.hash) = (i, last, codes, lanes, hash);
+    read
+}
+
 /// The hot loop: reads chars until a periodic tail has the copies of a
 /// loop (and is not the tail last judged no loop); that tail, its copies
 /// and the copies it needs.
@@ -547,7 +598,15 @@ fn read_until_loop(
     judged: Option<(usize, usize, usize)>,
     needed: impl Fn(usize) -> usize,
 ) -> Option<(Tail, usize, usize)> {
-    for c in chars {
+    loop {
+        if held.candidates.is_empty() {
+            let rest = chars.as_str();
+            let read = quiet_ascii(hot, held, rest.as_bytes());
+            if read > 0 {
+                *chars = rest[read..].chars();
+            }
+        }
+        let c = chars.next()?;
         let Some(v) = normalize(hot, held.skews, c) else {
             continue;
         };
@@ -572,7 +631,6 @@ fn read_until_loop(
         }
         return Some((tail, n, need));
     }
-    None
 }
 
 /// Copies that make a loop of period `p`: a single repeated char needs
