@@ -279,8 +279,12 @@ impl Stream {
     /// wrapping onto what is still needed (doubling, re-placing what it
     /// holds, up to what `max_period` needs), and the k-gram table.
     fn prepare(&mut self, more: usize, max_period: usize) {
-        let wanted = (4 * max_period + 2 * SHORT).next_power_of_two();
         let cap = self.ring.len();
+        if self.hot.len + more <= cap && self.skews.len() < 2 {
+            // Room already (and no fold to let go of): the common case.
+            return;
+        }
+        let wanted = (4 * max_period + 2 * SHORT).next_power_of_two();
         let needed = (self.hot.len + more).next_power_of_two().clamp(MIN_RING, wanted);
         if needed > cap {
             let mut ring = vec![0; needed];
