@@ -54,8 +54,11 @@ pub(crate) static INFO: DetectorInfo = DetectorInfo {
 
 /// Periods up to this are checked char by char; longer ones by k-grams of this size.
 const SHORT: usize = 16;
-/// k-gram buckets (direct-mapped, positions of one request).
-const TABLE: usize = 1 << 15;
+/// k-gram buckets (direct-mapped): 32 KB, the first-level cache. Each
+/// entry holds a tag from the k-gram's hash besides its position, so a
+/// bucket taken by another k-gram rarely proposes anything; a k-gram whose
+/// bucket was taken since is found through its neighbours in the loop.
+const TABLE: usize = 1 << 13;
 /// k-grams are looked up at positions that are multiples of this.
 const LOOKUP: usize = 4;
 /// Long periods followed at once.
@@ -152,6 +155,43 @@ fn lanes_step(
     (shifted, runs, any != 0)
 }
 
+/// A k-gram's place in the table: its bucket and its tag (the entry's top
+/// byte; the other 24 bits are the position, request origin plus index,
+/// wrapping).
+#[derive(Clone, Copy)]
+struct Kgram {
+    slot: usize,
+    tag: u32,
+}
+
+const POSITION: u32 = (1 << 24) - 1;
+
+impl Kgram {
+    fn of(hash: u64) -> Kgram {
+        let m = hash.wrapping_mul(0x9E37_79B9_7F4A_7C15);
+        let bits = TABLE.trailing_zeros();
+        Kgram {
+            slot: (m >> (64 - bits)) as usize,
+            tag: ((m >> (56 - bits)) as u32) << 24,
+        }
+    }
+
+    fn entry(self, at: u32) -> u32 {
+        self.tag | (at & POSITION)
+    }
+
+    /// How far back the entry's k-gram was seen, if it is this one's
+    /// (tags equal); 0 for none. Positions are 24 bits: a period is far
+    /// shorter, and every proposal is checked char by char.
+    fn distance(self, entry: u32, at: u32) -> usize {
+        if entry & !POSITION == self.tag {
+            (at.wrapping_sub(entry) & POSITION) as usize
+        } else {
+            0
+        }
+    }
+}
+
 /// A char's contribution to the k-gram hash: the k-gram hash is
 /// `(h << 4) ^ gear(c)` over the last SHORT chars, so each char leaves it
 /// after exactly SHORT steps (16 x 4 bits = 64) and the update is one shift
@@ -206,12 +246,10 @@ struct Stream {
     skews: VecDeque<(usize, usize)>,
     /// The true short runs per period, while some lane proposes.
     exact: [u32; SHORT],
-    /// k-gram hash bucket -> the last position whose k-gram fell there, as
-    /// `origin + i + 1` (wrapping) so a new request's stream (another
-    /// origin) reads the old entries as positions not yet reached, without
-    /// clearing. Direct-mapped: a k-gram whose bucket was taken by another
-    /// is simply not matched there (its neighbours in the loop are), and
-    /// every proposal is checked char by char, so a stale entry costs a
+    /// k-gram bucket -> the tag and position of the last k-gram that fell
+    /// there ([`Kgram`]). A new request's positions start past the old ones
+    /// (a higher origin), so old entries need no clearing: their distance
+    /// is out of reach or checked char by char, so a stale entry costs a
     /// comparison, never a wrong answer.
     seen: Vec<u32>,
     /// Long periods being followed: (period, positions in a row with
@@ -374,8 +412,8 @@ fn step(h: &mut Hot, held: &mut Held<'_>, v: u32) -> Option<Tail> {
     // k-grams for longer periods.
     h.hash = (h.hash << 4) ^ gear(v);
     if i + 1 >= SHORT {
-        let slot = (h.hash.wrapping_mul(0x9E37_79B9_7F4A_7C15) >> (64 - TABLE.trailing_zeros())) as usize;
-        let base = (h.origin as u32).wrapping_add(1);
+        let kgram = Kgram::of(h.hash);
+        let at = (h.origin as u32).wrapping_add(1).wrapping_add(i as u32);
         if !held.candidates.is_empty() {
             follow(held, v, i, first);
         }
@@ -385,14 +423,12 @@ fn step(h: &mut Hot, held: &mut Held<'_>, v: u32) -> Option<Tail> {
         // chars later, long before its third copy (and at the same place
         // however the text was cut into deltas).
         if i.is_multiple_of(LOOKUP) {
-            // 0 is an empty bucket; others' positions fall at or after `i`.
-            let stored = held.seen[slot];
-            let q = stored.wrapping_sub(base) as usize;
-            if stored != 0 && q < i && q >= first {
-                propose(held, q, i, first);
+            let d = kgram.distance(held.seen[kgram.slot], at);
+            if d > 0 && d <= i && i - d >= first {
+                propose(held, i - d, i, first);
             }
         }
-        held.seen[slot] = base.wrapping_add(i as u32);
+        held.seen[kgram.slot] = kgram.entry(at);
         for &(p, run) in held.candidates.iter() {
             let len = run + p;
             if run >= p && found.as_ref().is_none_or(|t| len / p > (t.end - t.start) / t.period) {
@@ -568,17 +604,17 @@ fn quiet_ascii(hot: &mut Hot, held: &mut Held<'_>, bytes: &[u8]) -> usize {
             break;
         }
         let next_hash = (hash << 4) ^ gear(u32::from(v));
-        let slot = (next_hash.wrapping_mul(0x9E37_79B9_7F4A_7C15) >> (64 - TABLE.trailing_zeros())) as usize;
+        let kgram = Kgram::of(next_hash);
+        let at = base.wrapping_add(i as u32);
         if i + 1 >= SHORT && i.is_multiple_of(LOOKUP) {
-            let stored = seen[slot];
-            let q = stored.wrapping_sub(base) as usize;
-            if stored != 0 && q < i && q >= (i + 1).saturating_sub(held_len) {
+            let d = kgram.distance(seen[kgram.slot], at);
+            if d > 0 && d <= i && i - d >= (i + 1).saturating_sub(held_len) {
                 break;
             }
         }
         ring[i & mask] = u32::from(v);
         if i + 1 >= SHORT {
-            seen[slot] = base.wrapping_add(i as u32);
+            seen[kgram.slot] = kgram.entry(at);
         }
         (codes, lanes, hash, last) = (next_codes, next_lanes, next_hash, class);
         i += 1;
