@@ -196,12 +196,23 @@ impl Kgram {
 /// `(h << 4) ^ gear(c)` over the last SHORT chars, so each char leaves it
 /// after exactly SHORT steps (16 x 4 bits = 64) and the update is one shift
 /// and one xor.
-fn gear(c: u32) -> u64 {
-    let x = u64::from(c)
+const fn gear(c: u32) -> u64 {
+    let x = (c as u64)
         .wrapping_add(0x9E37_79B9_7F4A_7C15)
         .wrapping_mul(0xBF58_476D_1CE4_E5B9);
     x ^ (x >> 31)
 }
+
+/// `gear` of the ASCII chars, looked up rather than computed.
+const GEAR: [u64; 128] = {
+    let mut t = [0u64; 128];
+    let mut b = 0;
+    while b < 128 {
+        t[b] = gear(b as u32);
+        b += 1;
+    }
+    t
+};
 
 /// The per-char state of a channel: plain values, copied into a local for
 /// the length of a delta so that they live in registers (fields behind
@@ -588,27 +599,31 @@ fn quiet_ascii(hot: &mut Hot, held: &mut Held<'_>, bytes: &[u8]) -> usize {
     let ring = &mut *held.ring;
     let seen = &mut *held.seen;
     let (mask, held_len) = (ring.len() - 1, ring.len());
-    let mut read = 0;
-    for &b in bytes {
+    let mut read = bytes.len();
+    for (k, &b) in bytes.iter().enumerate() {
         if b >= 0x80 {
+            read = k;
             break;
         }
         let class = ASCII[usize::from(b)];
         if (class == TICK) | ((class & (SPACE | DIGIT) != 0) & (class == last)) {
+            read = k;
             break;
         }
         let v = NORMAL[usize::from(b)];
         // An ASCII char is its own code.
         let (next_codes, next_lanes, any) = lanes_step(codes, lanes, v, &trigger);
         if any {
+            read = k;
             break;
         }
-        let next_hash = (hash << 4) ^ gear(u32::from(v));
+        let next_hash = (hash << 4) ^ GEAR[usize::from(v)];
         let kgram = Kgram::of(next_hash);
         let at = base.wrapping_add(i as u32);
         if i + 1 >= SHORT && i.is_multiple_of(LOOKUP) {
             let d = kgram.distance(seen[kgram.slot], at);
             if d > 0 && d <= i && i - d >= (i + 1).saturating_sub(held_len) {
+                read = k;
                 break;
             }
         }
@@ -618,7 +633,6 @@ fn quiet_ascii(hot: &mut Hot, held: &mut Held<'_>, bytes: &[u8]) -> usize {
         }
         (codes, lanes, hash, last) = (next_codes, next_lanes, next_hash, class);
         i += 1;
-        read += 1;
     }
     if read > 0 {
         hot.ticks = 0;
