@@ -54,11 +54,11 @@ pub(crate) static INFO: DetectorInfo = DetectorInfo {
 
 /// Periods up to this are checked char by char; longer ones by k-grams of this size.
 const SHORT: usize = 16;
-/// k-gram buckets (direct-mapped): 32 KB, the first-level cache. Each
+/// k-gram buckets (direct-mapped): 16 KB, half the first-level cache. Each
 /// entry holds a tag from the k-gram's hash besides its position, so a
 /// bucket taken by another k-gram rarely proposes anything; a k-gram whose
 /// bucket was taken since is found through its neighbours in the loop.
-const TABLE: usize = 1 << 13;
+const TABLE: usize = 1 << 12;
 /// k-grams are looked up at positions that are multiples of this.
 const LOOKUP: usize = 4;
 /// Long periods followed at once.
