@@ -255,12 +255,26 @@ pub(crate) const fn is_ascii_space(c: u8) -> bool {
     matches!(c, b'\t'..=b'\r' | b' ')
 }
 
-/// The text an event adds to a channel, if it adds any.
-pub(crate) fn channel_text(kind: &EventKind) -> Option<(Channel, &str)> {
-    match kind {
-        EventKind::Reasoning { text } => Some((Channel::Reasoning, text)),
-        EventKind::Content { text } => Some((Channel::Content, text)),
-        _ => None,
+/// A rule that reads the reasoning and content text of each request, each
+/// channel on its own, and starts both over at a new request (text-loop,
+/// paraphrase-loop): its `Rule::observe` is `observe_text`.
+pub(crate) trait TextReader {
+    /// A new request (or prompt): both channels start over.
+    fn restart(&mut self);
+
+    /// Text added to one channel.
+    fn read(&mut self, channel: Channel, text: &str, obs: &Observation<'_>) -> Option<Detection>;
+
+    fn observe_text(&mut self, obs: &Observation<'_>) -> Option<Detection> {
+        match &obs.event.kind {
+            EventKind::Request { .. } => {
+                self.restart();
+                None
+            }
+            EventKind::Reasoning { text } => self.read(Channel::Reasoning, text, obs),
+            EventKind::Content { text } => self.read(Channel::Content, text, obs),
+            _ => None,
+        }
     }
 }
 

@@ -10,9 +10,9 @@
 
 use super::params::{Default, Kind, ParamSpec, Params, Profile};
 use super::{
-    channel_text, Buffers, Detection, DetectorInfo, Family, Observation, PerChannel, PromptScoped, Rule, Span, Status,
+    Buffers, Detection, DetectorInfo, Family, Observation, PerChannel, PromptScoped, Rule, Span, Status, TextReader,
 };
-use crate::event::{Channel, EventKind};
+use crate::event::Channel;
 
 pub(crate) static INFO: DetectorInfo = DetectorInfo {
     id: "paraphrase-loop",
@@ -419,39 +419,7 @@ pub(crate) struct ParaphraseLoop {
     blocks: PerChannel<Blocks>,
 }
 
-impl ParaphraseLoop {
-    fn read(&mut self, channel: Channel, text: &str, obs: &Observation<'_>) -> Option<Detection> {
-        let (copies, similarity, max_cycle, min_words) = (self.copies, self.similarity, self.max_cycle, self.min_words);
-        let keep = 2 * copies * max_cycle;
-        let blocks = self.blocks.get_mut(channel);
-        let bytes = text.as_bytes();
-        let mut at = 0;
-        while at < bytes.len() {
-            let ends = if bytes[at] < 0x80 {
-                let (read, ends) = blocks.open.feed_ascii(&bytes[at..], blocks.chars);
-                at += read;
-                blocks.chars += read;
-                ends
-            } else {
-                let c = text[at..].chars().next().expect("a char starts at a char boundary");
-                at += c.len_utf8();
-                blocks.open.push_other(c, blocks.chars);
-                blocks.chars += 1;
-                matches!(c, '。' | '！' | '？' | '；')
-            };
-            if blocks.open.len > MAX_BLOCK {
-                blocks.open.clear();
-                continue;
-            }
-            if ends && blocks.close(min_words, keep) {
-                if let Some(d) = check(blocks, copies, similarity, max_cycle, channel, obs) {
-                    return Some(d);
-                }
-            }
-        }
-        None
-    }
-}
+impl ParaphraseLoop {}
 
 /// The newest blocks end in a cycle of near-duplicates.
 fn check(
@@ -564,24 +532,53 @@ fn check(
     None
 }
 
+impl TextReader for ParaphraseLoop {
+    fn restart(&mut self) {
+        self.blocks.each(Blocks::restart);
+    }
+
+    fn read(&mut self, channel: Channel, text: &str, obs: &Observation<'_>) -> Option<Detection> {
+        let (copies, similarity, max_cycle, min_words) = (self.copies, self.similarity, self.max_cycle, self.min_words);
+        let keep = 2 * copies * max_cycle;
+        let blocks = self.blocks.get_mut(channel);
+        let bytes = text.as_bytes();
+        let mut at = 0;
+        while at < bytes.len() {
+            let ends = if bytes[at] < 0x80 {
+                let (read, ends) = blocks.open.feed_ascii(&bytes[at..], blocks.chars);
+                at += read;
+                blocks.chars += read;
+                ends
+            } else {
+                let c = text[at..].chars().next().expect("a char starts at a char boundary");
+                at += c.len_utf8();
+                blocks.open.push_other(c, blocks.chars);
+                blocks.chars += 1;
+                matches!(c, '。' | '！' | '？' | '；')
+            };
+            if blocks.open.len > MAX_BLOCK {
+                blocks.open.clear();
+                continue;
+            }
+            if ends && blocks.close(min_words, keep) {
+                if let Some(d) = check(blocks, copies, similarity, max_cycle, channel, obs) {
+                    return Some(d);
+                }
+            }
+        }
+        None
+    }
+}
+
 impl Rule for ParaphraseLoop {
     const ID: &'static str = "paraphrase-loop";
 
     fn observe(&mut self, obs: &Observation<'_>) -> Option<Detection> {
-        match &obs.event.kind {
-            EventKind::Request { .. } => {
-                self.blocks.each(Blocks::restart);
-                None
-            }
-            kind => {
-                let (channel, text) = channel_text(kind)?;
-                self.read(channel, text, obs)
-            }
-        }
+        self.observe_text(obs)
     }
 
     fn reset(&mut self) {
-        self.blocks.each(Blocks::restart);
+        TextReader::restart(self);
     }
 
     fn progress(&self, _buffers: &Buffers) -> Status {

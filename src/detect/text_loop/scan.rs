@@ -1,0 +1,620 @@
+//! How text-loop reads a channel: the normalized view kept in a ring
+//! (white space and digit runs folded, with a map back to original char
+//! offsets), short periods followed with byte lanes, longer ones proposed
+//! by k-grams and followed char by char, and a quiet path that steps the
+//! common case with its state in locals. It finds periodic tails; whether
+//! a tail is a loop is the detector's to judge (`super::judge`).
+
+use super::CODE_FACTOR;
+use crate::detect::Detection;
+use std::collections::VecDeque;
+
+/// Periods up to this are checked char by char; longer ones by k-grams of this size.
+pub(super) const SHORT: usize = 16;
+/// k-gram buckets (direct-mapped): 16 KB, half the first-level cache. Each
+/// entry holds a tag from the k-gram's hash besides its position, so a
+/// bucket taken by another k-gram rarely proposes anything; a k-gram whose
+/// bucket was taken since is found through its neighbours in the loop.
+const TABLE: usize = 1 << 12;
+/// k-grams are looked up at positions that are multiples of this.
+const LOOKUP: usize = 4;
+/// Long periods followed at once.
+const MAX_CANDIDATES: usize = 8;
+/// The normalized text kept starts at this many chars and doubles as needed.
+const MIN_RING: usize = 1 << 10;
+
+/// ASCII chars by what the normalized view does with them.
+const SPACE: u8 = 1;
+const DIGIT: u8 = 2;
+const TICK: u8 = 4;
+/// ASCII chars as the normalized view has them: white space a space, a
+/// digit `0`.
+const NORMAL: [u8; 128] = {
+    let mut t = [0u8; 128];
+    let mut b = 0;
+    while b < 128 {
+        t[b] = match ASCII[b] {
+            SPACE => b' ',
+            DIGIT => b'0',
+            _ => b as u8,
+        };
+        b += 1;
+    }
+    t
+};
+const ASCII: [u8; 128] = {
+    let mut t = [0u8; 128];
+    let mut b = 0;
+    while b < 128 {
+        let c = b as u8;
+        if crate::detect::is_ascii_space(c) {
+            t[b] = SPACE;
+        }
+        if c.is_ascii_digit() {
+            t[b] = DIGIT;
+        }
+        if c == b'`' {
+            t[b] = TICK;
+        }
+        b += 1;
+    }
+    t
+};
+
+/// A char's one-byte code for the short-period lanes: exact for ASCII, a
+/// fold for the rest (lanes only propose; runs are then checked exactly).
+fn code(c: u32) -> u8 {
+    (c ^ (c >> 8) ^ (c >> 16)) as u8
+}
+
+/// One step of the short-period lanes for a char of code `cv`: each lane
+/// p - 1 counts positions in a row whose code equals the code p before
+/// (saturating), and `codes` shifts the new code in. Written as byte
+/// masks over fixed arrays so that it compiles to a few vector
+/// instructions. Whether some lane has reached its trigger.
+#[inline(always)]
+fn lanes_step(
+    old: [u8; SHORT],
+    mut runs: [u8; SHORT],
+    cv: u8,
+    trigger: &[u8; SHORT],
+) -> ([u8; SHORT], [u8; SHORT], bool) {
+    let mut any = 0u8;
+    for k in 0..SHORT {
+        let equal = 0u8.wrapping_sub(u8::from(old[k] == cv));
+        runs[k] = runs[k].saturating_add(1) & equal;
+        any |= u8::from(runs[k] >= trigger[k]);
+    }
+    let mut shifted = [0u8; SHORT];
+    shifted[1..].copy_from_slice(&old[..SHORT - 1]);
+    shifted[0] = cv;
+    (shifted, runs, any != 0)
+}
+
+/// A k-gram's place in the table: its bucket and its tag (the entry's top
+/// byte; the other 24 bits are the position, request origin plus index,
+/// wrapping).
+#[derive(Clone, Copy)]
+struct Kgram {
+    slot: usize,
+    tag: u32,
+}
+
+const POSITION: u32 = (1 << 24) - 1;
+
+impl Kgram {
+    fn of(hash: u64) -> Kgram {
+        let m = hash.wrapping_mul(0x9E37_79B9_7F4A_7C15);
+        let bits = TABLE.trailing_zeros();
+        Kgram {
+            slot: (m >> (64 - bits)) as usize,
+            tag: ((m >> (56 - bits)) as u32) << 24,
+        }
+    }
+
+    fn entry(self, at: u32) -> u32 {
+        self.tag | (at & POSITION)
+    }
+
+    /// How far back the entry's k-gram was seen, if it is this one's
+    /// (tags equal); 0 for none. Positions are 24 bits: a period is far
+    /// shorter, and every proposal is checked char by char.
+    fn distance(self, entry: u32, at: u32) -> usize {
+        if entry & !POSITION == self.tag {
+            (at.wrapping_sub(entry) & POSITION) as usize
+        } else {
+            0
+        }
+    }
+}
+
+/// A char's contribution to the k-gram hash: the k-gram hash is
+/// `(h << 4) ^ gear(c)` over the last SHORT chars, so each char leaves it
+/// after exactly SHORT steps (16 x 4 bits = 64) and the update is one shift
+/// and one xor.
+const fn gear(c: u32) -> u64 {
+    let x = (c as u64)
+        .wrapping_add(0x9E37_79B9_7F4A_7C15)
+        .wrapping_mul(0xBF58_476D_1CE4_E5B9);
+    x ^ (x >> 31)
+}
+
+/// `gear` of the ASCII chars, looked up rather than computed.
+const GEAR: [u64; 128] = {
+    let mut t = [0u64; 128];
+    let mut b = 0;
+    while b < 128 {
+        t[b] = gear(b as u32);
+        b += 1;
+    }
+    t
+};
+
+/// The per-char state of a channel: plain values, copied into a local for
+/// the length of a delta so that they live in registers (fields behind
+/// `&mut self` are reloaded after every store into the ring).
+#[derive(Clone, Copy, Debug, Default)]
+struct Hot {
+    /// Normalized chars in this request (the index of the next one).
+    len: usize,
+    /// Chars folded away so far (the original offset of the next view
+    /// char is `len + skew`).
+    skew: usize,
+    /// The class of the last char kept: a space or a digit folds the ones
+    /// of its class that follow.
+    last: u8,
+    /// Backticks in a row, and whether a ``` fence is open (code repeats
+    /// lines legitimately, so a loop there needs more copies).
+    ticks: u8,
+    in_code: bool,
+    /// Short periods: the codes of the last SHORT view chars (newest
+    /// first) and, per period p (lane p - 1), positions in a row whose code
+    /// equals the code p before (saturating): an upper bound of the true
+    /// run, so a lane below p means no periodic tail of period p.
+    codes: [u8; SHORT],
+    lanes: [u8; SHORT],
+    /// The position the exact short runs are for, if they are kept.
+    exact_at: Option<usize>,
+    /// k-gram hash of the last SHORT normalized chars.
+    hash: u64,
+    /// Where this request's positions start in `seen`'s numbering.
+    origin: u64,
+}
+
+/// One channel of the current request, seen through the normalized view.
+#[derive(Clone, Debug, Default)]
+pub(super) struct Stream {
+    hot: Hot,
+    /// The last normalized chars, at `index & (ring.len() - 1)`; the ring
+    /// grows (doubling) up to what the longest period needs.
+    ring: Vec<u32>,
+    /// Where the view's map to original offsets jumps (after folded
+    /// chars): (view index, original offset minus view index) from there on.
+    skews: VecDeque<(usize, usize)>,
+    /// The true short runs per period, while some lane proposes.
+    exact: [u32; SHORT],
+    /// k-gram bucket -> the tag and position of the last k-gram that fell
+    /// there ([`Kgram`]). A new request's positions start past the old ones
+    /// (a higher origin), so old entries need no clearing: their distance
+    /// is out of reach or checked char by char, so a stale entry costs a
+    /// comparison, never a wrong answer.
+    seen: Vec<u32>,
+    /// Long periods being followed: (period, positions in a row with
+    /// v[i] == v[i-period]). A k-gram seen again at distance p proposes p.
+    candidates: Vec<(usize, usize)>,
+    /// Best candidate so far: (copies in tenths, period), for the status.
+    best: (usize, usize),
+    /// The last tail judged no loop: (period, start, copies).
+    judged: Option<(usize, usize, usize)>,
+}
+
+/// A periodic tail found: the period and the region [start, end) in view indexes.
+pub(super) struct Tail {
+    pub(super) period: usize,
+    pub(super) start: usize,
+    pub(super) end: usize,
+}
+
+/// The normalized text held: the last `ring.len()` chars before `len`.
+fn first(len: usize, ring: &[u32]) -> usize {
+    len.saturating_sub(ring.len())
+}
+
+fn at(ring: &[u32], i: usize) -> u32 {
+    ring[i & (ring.len() - 1)]
+}
+
+impl Stream {
+    /// Reads a delta: every periodic tail with the copies of a loop goes to
+    /// `judge`, whose first detection ends the read.
+    pub(super) fn read(
+        &mut self,
+        text: &str,
+        max_period: usize,
+        trigger: &[u8; SHORT],
+        needed: impl Fn(usize) -> usize,
+        judge: impl Fn(&Stream, &Tail, usize, usize) -> Option<Detection>,
+    ) -> Option<Detection> {
+        let stream = self;
+        stream.prepare(text.len(), max_period);
+        let mut hot = stream.hot;
+        let mut chars = text.chars();
+        loop {
+            let mut held = Held {
+                ring: &mut stream.ring,
+                seen: &mut stream.seen,
+                candidates: &mut stream.candidates,
+                exact: &mut stream.exact,
+                trigger,
+                skews: &mut stream.skews,
+                best: &mut stream.best,
+                max_period,
+            };
+            let judged = stream.judged;
+            let Some((tail, n, need)) = read_until_loop(&mut hot, &mut held, &mut chars, judged, &needed) else {
+                break;
+            };
+            stream.hot = hot;
+            if let Some(d) = judge(stream, &tail, n, need) {
+                return Some(d);
+            }
+            stream.judged = Some((tail.period, tail.start, n));
+        }
+        stream.hot = hot;
+        None
+    }
+
+    /// A new request: everything starts over but the allocations, and the
+    /// k-gram table, whose entries fall behind the new origin.
+    pub(super) fn restart(&mut self) {
+        let origin = self.hot.origin + self.hot.len as u64 + 1;
+        self.hot = Hot {
+            origin,
+            ..Hot::default()
+        };
+        self.skews.clear();
+        self.candidates.clear();
+        self.best = (0, 0);
+        self.judged = None;
+    }
+
+    /// Best tail so far: (copies in tenths, period), for the status.
+    pub(super) fn best(&self) -> (usize, usize) {
+        self.best
+    }
+
+    /// The oldest view index still held.
+    pub(super) fn first(&self) -> usize {
+        first(self.hot.len, &self.ring)
+    }
+
+    fn at(&self, i: usize) -> u32 {
+        at(&self.ring, i)
+    }
+
+    pub(super) fn char_at(&self, i: usize) -> char {
+        char::from_u32(self.at(i)).unwrap_or(char::REPLACEMENT_CHARACTER)
+    }
+
+    /// The original char offset of view index `v` (the end maps to what was read).
+    pub(super) fn offset(&self, v: usize) -> usize {
+        if v >= self.hot.len {
+            return self.hot.len + self.hot.skew;
+        }
+        let k = self.skews.partition_point(|&(at, _)| at <= v);
+        v + if k == 0 { 0 } else { self.skews[k - 1].1 }
+    }
+
+    /// Before a delta of up to `more` chars: a ring that holds them without
+    /// wrapping onto what is still needed (doubling, re-placing what it
+    /// holds, up to what `max_period` needs), and the k-gram table.
+    fn prepare(&mut self, more: usize, max_period: usize) {
+        let cap = self.ring.len();
+        if self.hot.len + more <= cap && self.skews.len() < 2 {
+            // Room already (and no fold to let go of): the common case.
+            return;
+        }
+        let wanted = (4 * max_period + 2 * SHORT).next_power_of_two();
+        let needed = (self.hot.len + more).next_power_of_two().clamp(MIN_RING, wanted);
+        if needed > cap {
+            let mut ring = vec![0; needed];
+            let len = self.hot.len;
+            for i in len.saturating_sub(cap)..len {
+                ring[i & (needed - 1)] = self.ring[i & (cap - 1)];
+            }
+            self.ring = ring;
+        }
+        if self.seen.is_empty() {
+            self.seen = vec![0; TABLE];
+        }
+        // Skews that fell out of the ring (keep one at or before its start).
+        let first = self.first();
+        while self.skews.len() > 1 && self.skews[1].0 <= first {
+            self.skews.pop_front();
+        }
+    }
+}
+
+/// Reads one original char; the normalized char it adds to the view, if any.
+#[inline(always)]
+fn normalize(h: &mut Hot, skews: &mut VecDeque<(usize, usize)>, c: char) -> Option<u32> {
+    let (class, v) = if c.is_ascii() {
+        (ASCII[c as usize], u32::from(NORMAL[c as usize]))
+    } else if c.is_whitespace() {
+        (SPACE, u32::from(' '))
+    } else {
+        (0, u32::from(c))
+    };
+    if class == TICK {
+        h.ticks += 1;
+        if h.ticks == 3 {
+            h.ticks = 0;
+            h.in_code = !h.in_code;
+        }
+    } else {
+        h.ticks = 0;
+    }
+    // `&`, not `&&`: a space or a digit is common, a second one rare, and
+    // only the rare case should be a branch.
+    if (class & (SPACE | DIGIT) != 0) & (class == h.last) {
+        fold(h, skews);
+        return None;
+    }
+    h.last = class;
+    Some(v)
+}
+
+/// A char folded away: view indexes from `len` on map one further.
+#[cold]
+fn fold(h: &mut Hot, skews: &mut VecDeque<(usize, usize)>) {
+    h.skew += 1;
+    match skews.back_mut() {
+        Some((at, skew)) if *at == h.len => *skew = h.skew,
+        _ => skews.push_back((h.len, h.skew)),
+    }
+}
+
+/// The state the hot loop works on besides [`Hot`] (borrowed from the
+/// stream for one delta): the held text, the k-gram table, the followed
+/// candidates, the exact short runs, the folds and the best tail.
+struct Held<'a> {
+    ring: &'a mut [u32],
+    seen: &'a mut [u32],
+    candidates: &'a mut Vec<(usize, usize)>,
+    exact: &'a mut [u32; SHORT],
+    /// Per short period, the run at which a tail has half the copies a
+    /// loop needs (a near miss worth looking at).
+    trigger: &'a [u8; SHORT],
+    skews: &'a mut VecDeque<(usize, usize)>,
+    best: &'a mut (usize, usize),
+    max_period: usize,
+}
+
+/// Appends a normalized char; the longest periodic tail ending there, if any.
+#[inline(always)]
+fn step(h: &mut Hot, held: &mut Held<'_>, v: u32) -> Option<Tail> {
+    let i = h.len;
+    let mask = held.ring.len() - 1;
+    held.ring[i & mask] = v;
+    h.len += 1;
+    let first = first(h.len, held.ring);
+    let (codes, lanes, any) = lanes_step(h.codes, h.lanes, code(v), held.trigger);
+    (h.codes, h.lanes) = (codes, lanes);
+    let mut found = if any { short_tail(h, held, v, i, first) } else { None };
+    // k-grams for longer periods.
+    h.hash = (h.hash << 4) ^ gear(v);
+    if i + 1 >= SHORT {
+        let kgram = Kgram::of(h.hash);
+        let at = (h.origin as u32).wrapping_add(1).wrapping_add(i as u32);
+        if !held.candidates.is_empty() {
+            follow(held, v, i, first);
+        }
+        // Every k-gram is recorded, but looked up only at every LOOKUP-th
+        // position: in a loop of period p, the k-gram p back is still the
+        // last one recorded in its bucket, so the period is proposed a few
+        // chars later, long before its third copy (and at the same place
+        // however the text was cut into deltas).
+        if i.is_multiple_of(LOOKUP) {
+            let d = kgram.distance(held.seen[kgram.slot], at);
+            if d > 0 && d <= i && i - d >= first {
+                propose(held, i - d, i, first);
+            }
+        }
+        held.seen[kgram.slot] = kgram.entry(at);
+        for &(p, run) in held.candidates.iter() {
+            let len = run + p;
+            if run >= p && found.as_ref().is_none_or(|t| len / p > (t.end - t.start) / t.period) {
+                found = Some(Tail {
+                    period: p,
+                    start: i + 1 - len,
+                    end: i + 1,
+                });
+            }
+        }
+    }
+    found
+}
+
+/// Short periods where a lane has reached its trigger: the exact runs,
+/// carried on from the last position if they were kept there; otherwise
+/// every run was below its trigger one position ago, so a look back of at
+/// most that many chars finds it. The periodic tail with the most copies.
+#[cold]
+fn short_tail(h: &mut Hot, held: &mut Held<'_>, v: u32, i: usize, first: usize) -> Option<Tail> {
+    let carried = h.exact_at == Some(i.wrapping_sub(1));
+    let ring = &*held.ring;
+    for p in 1..=SHORT {
+        let run = if carried {
+            if i >= first + p && at(ring, i - p) == v {
+                held.exact[p - 1] + 1
+            } else {
+                0
+            }
+        } else {
+            let mut run = 0;
+            let most = usize::from(held.trigger[p - 1]);
+            while run <= most && i >= first + p + run && at(ring, i - run) == at(ring, i - run - p) {
+                run += 1;
+            }
+            run as u32
+        };
+        held.exact[p - 1] = run;
+    }
+    h.exact_at = Some(i);
+    let mut best = (0, 0);
+    for p in 1..=SHORT {
+        let run = held.exact[p - 1] as usize;
+        if run >= p && (run + p) / p > best.0 {
+            best = ((run + p) / p, p);
+        }
+    }
+    (best.1 > 0).then(|| {
+        let (p, len) = (best.1, held.exact[best.1 - 1] as usize + best.1);
+        Tail {
+            period: p,
+            start: i + 1 - len,
+            end: i + 1,
+        }
+    })
+}
+
+/// Follows the candidates one char further; drops the broken ones.
+fn follow(held: &mut Held<'_>, v: u32, i: usize, first: usize) {
+    let mut k = 0;
+    while k < held.candidates.len() {
+        let (p, run) = held.candidates[k];
+        if i >= first + p && at(held.ring, i - p) == v {
+            held.candidates[k].1 = run + 1;
+            k += 1;
+        } else {
+            held.candidates.swap_remove(k);
+        }
+    }
+}
+
+/// The k-gram ending at `i` was seen ending at `q`: distance `i - q`
+/// becomes a candidate period if the k-grams really are equal.
+fn propose(held: &mut Held<'_>, q: usize, i: usize, first: usize) {
+    let d = i - q;
+    let ring = &*held.ring;
+    if d <= SHORT
+        || d > held.max_period
+        || held.candidates.iter().any(|&(p, _)| p == d)
+        || q < first + SHORT - 1
+        || !(0..SHORT).all(|k| at(ring, q - k) == at(ring, i - k))
+    {
+        return;
+    }
+    // How far back the text already agrees at this distance.
+    let mut run = 0;
+    while run < 8 * d && i >= first + d + run && at(ring, i - run) == at(ring, i - run - d) {
+        run += 1;
+    }
+    if held.candidates.len() >= MAX_CANDIDATES {
+        // Keep the best followed ones.
+        let worst = (0..held.candidates.len())
+            .min_by_key(|&k| held.candidates[k].1 * 1000 / held.candidates[k].0.max(1))
+            .expect("not empty");
+        held.candidates.swap_remove(worst);
+    }
+    held.candidates.push((d, run));
+}
+/// The common case, stepped through with its state in locals: ASCII that
+/// folds nothing, opens no fence, follows no candidate, proposes no period
+/// and brings no short period near a loop, so nothing but the state can
+/// change. Stops before the first char that is not that case (the general
+/// path takes it); the bytes read.
+fn quiet_ascii(hot: &mut Hot, held: &mut Held<'_>, bytes: &[u8]) -> usize {
+    let (mut i, mut last, mut codes, mut lanes, mut hash) = (hot.len, hot.last, hot.codes, hot.lanes, hot.hash);
+    let trigger = *held.trigger;
+    let base = (hot.origin as u32).wrapping_add(1);
+    let ring = &mut *held.ring;
+    let seen = &mut *held.seen;
+    let (mask, held_len) = (ring.len() - 1, ring.len());
+    let mut read = bytes.len();
+    for (k, &b) in bytes.iter().enumerate() {
+        if b >= 0x80 {
+            read = k;
+            break;
+        }
+        let class = ASCII[usize::from(b)];
+        if (class == TICK) | ((class & (SPACE | DIGIT) != 0) & (class == last)) {
+            read = k;
+            break;
+        }
+        let v = NORMAL[usize::from(b)];
+        // An ASCII char is its own code.
+        let (next_codes, next_lanes, any) = lanes_step(codes, lanes, v, &trigger);
+        if any {
+            read = k;
+            break;
+        }
+        let next_hash = (hash << 4) ^ GEAR[usize::from(v)];
+        let kgram = Kgram::of(next_hash);
+        let at = base.wrapping_add(i as u32);
+        if i + 1 >= SHORT && i.is_multiple_of(LOOKUP) {
+            let d = kgram.distance(seen[kgram.slot], at);
+            if d > 0 && d <= i && i - d >= (i + 1).saturating_sub(held_len) {
+                read = k;
+                break;
+            }
+        }
+        ring[i & mask] = u32::from(v);
+        if i + 1 >= SHORT {
+            seen[kgram.slot] = kgram.entry(at);
+        }
+        (codes, lanes, hash, last) = (next_codes, next_lanes, next_hash, class);
+        i += 1;
+    }
+    if read > 0 {
+        hot.ticks = 0;
+    }
+    (hot.len, hot.last, hot.codes, hot.lanes, hot.hash) = (i, last, codes, lanes, hash);
+    read
+}
+
+/// The hot loop: reads chars until a periodic tail has the copies of a
+/// loop (and is not the tail last judged no loop); that tail, its copies
+/// and the copies it needs.
+#[inline(always)]
+fn read_until_loop(
+    hot: &mut Hot,
+    held: &mut Held<'_>,
+    chars: &mut std::str::Chars<'_>,
+    judged: Option<(usize, usize, usize)>,
+    needed: impl Fn(usize) -> usize,
+) -> Option<(Tail, usize, usize)> {
+    loop {
+        if held.candidates.is_empty() {
+            let rest = chars.as_str();
+            let read = quiet_ascii(hot, held, rest.as_bytes());
+            if read > 0 {
+                *chars = rest[read..].chars();
+            }
+        }
+        let c = chars.next()?;
+        let Some(v) = normalize(hot, held.skews, c) else {
+            continue;
+        };
+        let Some(tail) = step(hot, held, v) else {
+            continue;
+        };
+        let n = (tail.end - tail.start) / tail.period;
+        let tenths = (tail.end - tail.start) * 10 / tail.period;
+        if tenths > held.best.0 {
+            *held.best = (tenths, tail.period);
+        }
+        let base = needed(tail.period);
+        if n < base {
+            continue;
+        }
+        // Code and table rows repeat lines legitimately: more copies there.
+        let table = (tail.end - tail.period..tail.end).any(|i| at(held.ring, i) == u32::from('|'));
+        let need = base * if hot.in_code || table { CODE_FACTOR } else { 1 };
+        // A tail judged no loop is judged again when it has a new copy.
+        if n < need || judged == Some((tail.period, tail.start, n)) {
+            continue;
+        }
+        return Some((tail, n, need));
+    }
+}
