@@ -13,7 +13,7 @@ use std::collections::VecDeque;
 
 use super::content_classes::Classifier;
 use super::params::{Default, Kind, ParamSpec, Params, Profile};
-use super::{quote, Buffers, Detection, DetectorInfo, Family, Observation, PromptScoped, Rule, Span, Status};
+use super::{Evidence, quote, Buffers, Detection, DetectorInfo, Family, Observation, PromptScoped, Rule, Span, Status};
 use crate::event::{Channel, EventKind};
 
 pub(crate) static INFO: DetectorInfo = DetectorInfo {
@@ -546,6 +546,7 @@ impl ChunkChant {
         d.repeats = Some(count);
         d.threshold = Some(self.threshold);
         d.avg_distance = Some(avg);
+        d.evidence = Evidence::Occurrences;
         d.spans = all
             .iter()
             .filter_map(|&p| {

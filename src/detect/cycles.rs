@@ -9,7 +9,7 @@ use regex::Regex;
 use super::checkpoint::{Analysis, CheckpointDetector};
 use super::params::{Default, Kind, ParamSpec, Params, Profile};
 use super::periodic::{TailRule, TailVerdict};
-use super::{quote, Detection, DetectorInfo, Family, Span};
+use super::{Evidence, quote, Detection, DetectorInfo, Family, Span};
 use crate::event::Channel;
 use crate::text::TextBuffer;
 
@@ -197,6 +197,7 @@ impl Analysis for Cycle {
         d.matches = Some(m.matches);
         d.threshold = Some(self.rule.needed(m.period));
         d.spans = run.iter().map(|p| p.span).collect();
+        d.evidence = Evidence::GroupedCopies(m.period);
         d.repeated = Some(run[..m.period].iter().map(|p| p.text).collect::<Vec<_>>().join(" | "));
         let what = if m.period == 1 {
             format!("1 {one} repeats")

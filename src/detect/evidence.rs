@@ -36,6 +36,24 @@ impl Serialize for Span {
     }
 }
 
+/// What a detection's evidence is made of, so that a viewer knows how to
+/// show it from data rather than from the detector's name.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum Evidence {
+    /// Nothing to point at in the text (a count of turns).
+    #[default]
+    Count,
+    /// Each span is one copy of the repeated text (units, periods, paragraphs).
+    Copies,
+    /// Every `n` consecutive spans (lines, sentences) together make one copy.
+    GroupedCopies(usize),
+    /// Each span is one occurrence of a repeated chunk; occurrences may
+    /// overlap, so where each begins matters more than its extent.
+    Occurrences,
+    /// The tool calls in `events`, with their results.
+    Calls,
+}
+
 /// One detector firing, with everything needed to show why.
 ///
 /// For cycle detectors `spans` holds the last `matches + period` elements:
@@ -74,6 +92,9 @@ pub struct Detection {
     #[serde(skip_serializing_if = "Option::is_none")]
     pub onset: Option<usize>,
     pub reason: String,
+    /// How to show `spans` and `events` (not part of scan's JSON).
+    #[serde(skip)]
+    pub evidence: Evidence,
 }
 
 impl Detection {
@@ -94,6 +115,7 @@ impl Detection {
             avg_distance: None,
             onset: None,
             reason: String::new(),
+            evidence: Evidence::default(),
         }
     }
 }

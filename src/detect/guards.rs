@@ -6,7 +6,7 @@ use std::collections::VecDeque;
 use super::keys::{call_key, KeyStyle};
 use super::params::{Default, Kind, ParamSpec, Profile};
 use super::periodic::tail_matches;
-use super::{quote, Buffers, Detection, DetectorInfo, Family, Observation, PromptScoped, Rule, Status};
+use super::{Evidence, quote, Buffers, Detection, DetectorInfo, Family, Observation, PromptScoped, Rule, Status};
 use crate::event::{Channel, EventKind};
 
 pub(crate) static MAX_TURNS: DetectorInfo = DetectorInfo {
@@ -225,6 +225,7 @@ impl Rule for ActionWindow {
             events
         );
         d.events = events;
+        d.evidence = Evidence::Calls;
         Some(d)
     }
 
@@ -285,6 +286,7 @@ impl Rule for ActionCycle {
         d.matches = Some(self.k);
         d.threshold = Some(self.k);
         d.events = self.recent.iter().map(|a| a.event).collect();
+        d.evidence = Evidence::Calls;
         d.repeated = Some(
             self.recent
                 .iter()
@@ -338,6 +340,7 @@ impl Rule for ErrorStreak {
         d.repeats = Some(self.streak.len());
         d.threshold = Some(self.max_consecutive);
         d.events = self.streak.clone();
+        d.evidence = Evidence::Calls;
         d.reason = format!(
             "{} tool results in a row failed (max_consecutive {}), events {}..{}",
             self.streak.len(),
@@ -384,6 +387,7 @@ impl Rule for ErrorTotal {
         d.repeats = Some(n);
         d.threshold = Some(self.max_total);
         d.events = self.failures.clone();
+        d.evidence = Evidence::Calls;
         d.reason = format!(
             "{n} tool results failed since the prompt, more than max_total {}",
             self.max_total

@@ -18,7 +18,7 @@ mod text_loop;
 mod tool_loop;
 mod tool_repeat;
 
-pub use evidence::{CheckpointRun, Detection, DetectorState, Span, Status};
+pub use evidence::{CheckpointRun, Detection, DetectorState, Evidence, Span, Status};
 pub use params::{Params, Profile};
 
 use crate::event::{Channel, Event, EventKind};

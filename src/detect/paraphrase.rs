@@ -9,7 +9,7 @@
 //! something.
 
 use super::params::{Default, Kind, ParamSpec, Params, Profile};
-use super::{
+use super::{Evidence, 
     Buffers, Detection, DetectorInfo, Family, Observation, PerChannel, PromptScoped, Rule, Span, Status, TextReader,
 };
 use crate::event::Channel;
@@ -517,6 +517,7 @@ fn check(
         d.threshold = Some(copies);
         d.onset = Some(stretch[0].start);
         d.spans = stretch.iter().map(|x| Span::new(x.start, x.end)).collect();
+        d.evidence = Evidence::Copies;
         sims.reverse();
         let low = sims.iter().copied().min().unwrap_or(100);
         d.reason = format!(

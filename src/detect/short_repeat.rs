@@ -3,7 +3,7 @@
 
 use super::checkpoint::{Analysis, CheckpointDetector};
 use super::params::{Default, Kind, ParamSpec, Params, Profile};
-use super::{quote, Detection, DetectorInfo, Family, Span};
+use super::{Evidence, quote, Detection, DetectorInfo, Family, Span};
 use crate::event::Channel;
 use crate::text::TextBuffer;
 
@@ -172,6 +172,7 @@ impl Analysis for ShortRepeat {
             .map(|k| Span::new(start + k * run.unit, start + (k + 1) * run.unit))
             .collect();
         d.repeated = Some(text(&run));
+        d.evidence = Evidence::Copies;
         d.reason = format!(
             "{} repeats {} times back to back (unit of {} chars, needs {}), in chars {start}..{end}",
             quote(&text(&run), 40),

@@ -13,7 +13,7 @@
 //! back is a text of period `p`. Both cost O(1) per char.
 
 use super::params::{Default, Kind, ParamSpec, Params, Profile};
-use super::{
+use super::{Evidence, 
     quote, Buffers, Detection, DetectorInfo, Family, Observation, PerChannel, PromptScoped, Rule, Span, Status,
     TextReader,
 };
@@ -138,6 +138,7 @@ fn judge(
     d.threshold = Some(needed);
     d.onset = Some(onset);
     d.spans = spans.iter().map(|&(x, y)| Span::new(x, y)).collect();
+    d.evidence = Evidence::Copies;
     let unit_text = text.slice(s.offset(tail.end - p)..s.offset(tail.end));
     d.repeated = Some(unit_text.clone());
     d.reason = format!(

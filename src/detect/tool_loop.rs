@@ -15,7 +15,7 @@ use serde_json::Value;
 
 use super::keys::{call_key, KeyStyle};
 use super::params::{Default, Kind, ParamSpec, Params, Profile};
-use super::{quote, Buffers, Detection, DetectorInfo, Family, Observation, PromptScoped, Rule, Status};
+use super::{Evidence, quote, Buffers, Detection, DetectorInfo, Family, Observation, PromptScoped, Rule, Status};
 use crate::event::{Channel, EventKind};
 
 pub(crate) static INFO: DetectorInfo = DetectorInfo {
@@ -158,6 +158,7 @@ impl ToolLoop {
         d.threshold = Some(self.repeats);
         d.period = Some(distinct);
         d.onset = Some(stretch[0].call_event);
+        d.evidence = Evidence::Calls;
         d.events = stretch
             .iter()
             .flat_map(|s| std::iter::once(s.call_event).chain(s.result_event))

@@ -6,7 +6,7 @@ use serde_json::Value;
 use super::keys::{call_key, KeyStyle};
 use super::params::{Default, Kind, ParamSpec, Params, Profile};
 use super::periodic::tail_matches;
-use super::{quote, Buffers, Detection, DetectorInfo, Family, Observation, PromptScoped, Rule, Status};
+use super::{Evidence, quote, Buffers, Detection, DetectorInfo, Family, Observation, PromptScoped, Rule, Status};
 use crate::event::{Channel, EventKind};
 
 pub(crate) static INFO: DetectorInfo = DetectorInfo {
@@ -121,6 +121,7 @@ impl Rule for ToolRepeat {
         d.repeats = Some(self.threshold);
         d.threshold = Some(self.threshold);
         d.events = run.iter().map(|c| c.event).collect();
+        d.evidence = Evidence::Calls;
         d.repeated = Some(cycle.iter().map(|c| c.key.clone()).collect::<Vec<_>>().join(" -> "));
         d.reason = if k == 1 {
             format!(

@@ -13,7 +13,7 @@ use super::status::Mode;
 use super::theme::Theme;
 use super::timeline::Timeline;
 use crate::config::Setup;
-use crate::detect::{CheckpointRun, Detection, DetectorState, Span, Status};
+use crate::detect::{CheckpointRun, Detection, DetectorState, Evidence, Span, Status};
 use crate::engine::Tape;
 use crate::event::{Channel, Event};
 use crate::formats::Problem;
@@ -543,8 +543,11 @@ impl App {
 /// The highlights of one detection's evidence in a buffer of `len` chars.
 fn evidence_marks(d: &Detection, len: usize, out: &mut Vec<Highlight>) {
     let spans = d.spans.iter().filter(|s| s.end <= len);
-    match d.detector {
-        "chunk-chant" => {
+    // Copies shade alternately, the first marked: one span per copy, or
+    // `n` spans (lines, sentences) per copy.
+    let per_copy = match d.evidence {
+        Evidence::Count | Evidence::Calls => return,
+        Evidence::Occurrences => {
             for s in spans {
                 out.push(Highlight {
                     span: *s,
@@ -555,24 +558,17 @@ fn evidence_marks(d: &Detection, len: usize, out: &mut Vec<Highlight>) {
                     mark: Mark::ChunkStart,
                 });
             }
+            return;
         }
-        _ => {
-            // Copies of the period (or units) shade alternately; the first is marked.
-            // One span per copy (as many spans as repeats: short-repeat's
-            // units, text-loop's copies) or `period` spans per copy (blocks).
-            let period = if d.detector == "short-repeat" || d.repeats == Some(d.spans.len()) {
-                1
-            } else {
-                d.period.unwrap_or(1).max(1)
-            };
-            for (i, s) in spans.enumerate() {
-                let mark = match i / period {
-                    0 => Mark::CopyFirst,
-                    c if c % 2 == 1 => Mark::CopyA,
-                    _ => Mark::CopyB,
-                };
-                out.push(Highlight { span: *s, mark });
-            }
-        }
+        Evidence::Copies => 1,
+        Evidence::GroupedCopies(n) => n.max(1),
+    };
+    for (i, s) in spans.enumerate() {
+        let mark = match i / per_copy {
+            0 => Mark::CopyFirst,
+            c if c % 2 == 1 => Mark::CopyA,
+            _ => Mark::CopyB,
+        };
+        out.push(Highlight { span: *s, mark });
     }
 }
