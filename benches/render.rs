@@ -64,7 +64,7 @@ fn frame(c: &mut Criterion) {
         loopscope::tui::buffer_pane::Mark::ChunkExtent,
         loopscope::tui::buffer_pane::Mark::Search,
     ];
-    app.highlights = (0..1000)
+    app.buffer.highlights = (0..1000)
         .map(|i| {
             let start = len - 20_000 + i * 20;
             loopscope::tui::buffer_pane::Highlight {
@@ -81,7 +81,7 @@ fn frame(c: &mut Criterion) {
     });
     let buffer = terminal.backend().buffer().clone();
     c.bench_function("svg of a 200x50 frame", |b| {
-        b.iter(|| loopscope::render::svg::to_svg(black_box(&buffer), "bench"))
+        b.iter(|| loopscope::render::svg::to_svg(black_box(&buffer), "bench", loopscope::tui::theme::Canvas::Dark))
     });
 }
 

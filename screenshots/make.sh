@@ -23,3 +23,11 @@ loopscope screenshot sample-logs/demo.jsonl --keys '?' -o screenshots/help.svg
 loopscope screenshot sample-logs/identical-tool-calls.jsonl --live --select tool-repeat --size 120x44 -o screenshots/tail.svg
 # Debugging a false positive: identical lines of code trip block-cycle (and list-cycle).
 loopscope screenshot sample-logs/fp-code-block.jsonl --at 220 --select block-cycle --size 120x44 -o screenshots/fp-code-block.svg
+# At 80x24 the detail of a detection comes first; PgDn scrolls it, z zooms it.
+loopscope screenshot sample-logs/demo.jsonl --at 278 --select block-cycle --size 80x24 -o screenshots/demo-80x24.svg
+# The inspector on the failed call: pretty arguments, the error and its full output.
+loopscope screenshot sample-logs/demo.jsonl --keys 'ffailed<Enter><Tab><Tab>jo' -o screenshots/inspector.svg
+# Every detection of a stream (d), Enter goes to one.
+loopscope screenshot sample-logs/identical-tool-calls.jsonl --keys d --size 120x30 -o screenshots/detections-list.svg
+# The light theme, with a caption for a report: reason and parameters under the picture.
+loopscope screenshot sample-logs/fp-code-block.jsonl --at 220 --select list-cycle --theme light --caption -o screenshots/fp-code-block-light.svg

@@ -81,7 +81,7 @@ impl Ts {
         }
     }
 
-    fn to_json(&self) -> Value {
+    pub fn to_json(&self) -> Value {
         match self {
             Ts::Seconds(s) => serde_json::Number::from_f64(*s).map_or(Value::Null, Value::Number),
             Ts::Clock { text, .. } => Value::String(text.clone()),
@@ -183,6 +183,15 @@ impl Event {
             id: None,
             ok,
             output: None,
+        })
+    }
+
+    /// A tool result with its output.
+    pub fn tool_result_with(ok: bool, output: Value) -> Event {
+        Event::new(EventKind::ToolResult {
+            id: None,
+            ok,
+            output: Some(output),
         })
     }
 

@@ -60,18 +60,23 @@ struct ScreenshotArgs {
     /// Select this detector and show its evidence.
     #[arg(long, value_name = "DETECTOR")]
     select: Option<String>,
-    /// Keys to press first, one character each ("?" opens the help, "c" the content, "e" the next detection).
+    /// Keys to press first, one character each ("?" opens the help, "c" the content, "e" the next
+    /// detection), and named keys in brackets: <Tab> <Enter> <Esc> <Up> <Down> <PgUp> <PgDn>.
     #[arg(long, default_value = "")]
     keys: String,
     /// Draw it as `tail` shows a live stream.
     #[arg(long)]
     live: bool,
-    /// Where to write the SVG (default: standard output).
+    /// Where to write the SVG (default: standard output); a name ending in
+    /// .txt gets the screen as plain text.
     #[arg(short, long, value_name = "OUT.svg")]
     output: Option<PathBuf>,
-    /// Colour theme.
+    /// Colour theme (the picture's background follows it).
     #[arg(long, value_parser = ["dark", "light", "mono"], default_value = "dark")]
     theme: String,
+    /// Add the selected detection's reason and parameters under the picture.
+    #[arg(long)]
+    caption: bool,
     #[command(flatten)]
     input: InputFlags,
     #[command(flatten)]
@@ -512,13 +517,24 @@ fn run_screenshot(args: &ScreenshotArgs) -> Result<i32, String> {
         keys: args.keys.clone(),
         live: args.live,
         theme: Theme::by_name(&args.theme).unwrap_or_else(Theme::dark),
+        caption: args.caption,
     };
+    let canvas = shot.theme.canvas;
     // Streamed into the app, which keeps what it must on disk: no
     // second copy of the whole log in memory.
     let read = |sink: &mut dyn FnMut(loopscope::Event)| stream_events(opened, &args.file, sink);
     let buffer = loopscope::render::screenshot_streamed(read, format, setup, &shot)?;
     let title = format!("loopscope {}", args.file.display());
-    write_output(args.output.as_deref(), &loopscope::render::svg::to_svg(&buffer, &title))?;
+    let as_text = args
+        .output
+        .as_ref()
+        .is_some_and(|o| o.extension().is_some_and(|e| e == "txt"));
+    let picture = if as_text {
+        loopscope::render::to_text(&buffer)
+    } else {
+        loopscope::render::svg::to_svg(&buffer, &title, canvas)
+    };
+    write_output(args.output.as_deref(), &picture)?;
     Ok(0)
 }
 

@@ -9,6 +9,7 @@ use std::path::Path;
 use common::loopscope_at_root as loopscope;
 
 use loopscope::render::svg::{to_svg, CELL_H, CELL_W};
+use loopscope::tui::theme::Canvas;
 use ratatui::buffer::Buffer;
 use ratatui::layout::Rect;
 use ratatui::style::{Color, Style};
@@ -199,7 +200,7 @@ fn the_help_screenshot_shows_the_keys() {
 fn a_wide_glyph_paints_both_of_its_cells() {
     let mut buf = Buffer::empty(Rect::new(0, 0, 4, 1));
     buf.set_string(0, 0, "检x", Style::default().bg(Color::Red));
-    let svg = to_svg(&buf, "t");
+    let svg = to_svg(&buf, "t", Canvas::Dark);
     let rect = format!(r#"width="{:.1}""#, 3.0 * CELL_W);
     assert!(svg.contains(&rect), "one red rect three cells wide: {svg}");
     let rows = screen_text(&svg);
@@ -211,7 +212,7 @@ fn control_characters_never_reach_the_svg() {
     let mut buf = Buffer::empty(Rect::new(0, 0, 4, 1));
     buf[(0, 0)].set_symbol("\u{1b}");
     buf[(1, 0)].set_symbol("a");
-    let svg = to_svg(&buf, "bad \u{7} title");
+    let svg = to_svg(&buf, "bad \u{7} title", Canvas::Dark);
     assert!(!svg.chars().any(|c| c.is_control() && c != '\n'), "{svg:?}");
     roxmltree::Document::parse(&svg).expect("still well-formed");
 }
@@ -234,5 +235,78 @@ fn screenshot_errors_are_one_line() {
         let err = String::from_utf8(out.stderr).unwrap();
         assert!(err.contains(needle) && err.lines().count() == 1, "{args:?}: {err}");
         assert!(out.stdout.is_empty());
+    }
+}
+
+/// `fill` of the `<text>` elements holding `needle`.
+fn text_fills(svg: &str, needle: &str) -> Vec<String> {
+    svg.lines()
+        .filter(|l| l.starts_with("<text") && l.contains(needle))
+        .filter_map(|l| l.split("fill=\"").nth(1)?.split('"').next().map(str::to_string))
+        .collect()
+}
+
+fn luminance(hex: &str) -> f64 {
+    let v = |i: usize| f64::from(u8::from_str_radix(&hex[i..i + 2], 16).unwrap()) / 255.0;
+    0.2126 * v(1) + 0.7152 * v(3) + 0.0722 * v(5)
+}
+
+#[test]
+fn the_light_theme_is_drawn_on_a_light_canvas() {
+    let svg = draw(&words(
+        "screenshot sample-logs/demo.jsonl --at 278 --select block-cycle --theme light",
+    ));
+    let canvas = svg
+        .lines()
+        .find(|l| l.starts_with("<rect width=\"100%\""))
+        .and_then(|l| l.split("fill=\"").nth(1))
+        .map(|f| f[..7].to_string())
+        .unwrap();
+    assert!(luminance(&canvas) > 0.8, "canvas {canvas}");
+    // The text, and the selected detector's name, are dark on it.
+    for needle in ["block-cycle", "timeline"] {
+        let fills = text_fills(&svg, needle);
+        assert!(!fills.is_empty(), "{needle}");
+        assert!(fills.iter().all(|f| luminance(f) < 0.5), "{needle}: {fills:?}");
+    }
+}
+
+#[test]
+fn mono_marks_every_copy_of_the_period_in_two_styles() {
+    let svg = draw(&words(
+        "screenshot sample-logs/demo.jsonl --at 278 --select block-cycle --theme mono",
+    ));
+    // Reversed copies paint their background; both alternating styles do.
+    let reversed = svg.lines().filter(|l| l.starts_with("<rect x=")).count();
+    assert!(reversed >= 10, "{reversed} reversed runs");
+    let italic_underlined = svg
+        .lines()
+        .filter(|l| l.contains("font-style=\"italic\"") && l.contains("underline"))
+        .count();
+    assert!(
+        italic_underlined >= 3,
+        "the second style alternates: {italic_underlined}"
+    );
+}
+
+#[test]
+fn a_caption_gives_the_reason_and_parameters_under_the_picture() {
+    for size in ["80x24", "200x50"] {
+        let args = words(&format!(
+            "screenshot sample-logs/demo.jsonl --at 278 --select block-cycle --caption --size {size} -o x.txt"
+        ));
+        let out = loopscope()
+            .args(&args[..args.len() - 2])
+            .arg("-o")
+            .arg(std::env::temp_dir().join(format!("loopscope-caption-{size}.txt")))
+            .output()
+            .unwrap();
+        assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+        let text = std::fs::read_to_string(std::env::temp_dir().join(format!("loopscope-caption-{size}.txt"))).unwrap();
+        let rows: u16 = size.split('x').nth(1).unwrap().parse().unwrap();
+        let caption: String = text.lines().skip(rows as usize).collect::<Vec<_>>().join(" ");
+        assert!(caption.contains("block-cycle fired at event 278"), "{caption}");
+        assert!(collapse(&caption).contains(&collapse(&reason("sample-logs/demo.jsonl", "block-cycle"))));
+        assert!(caption.contains("params: checkpoints=2000,3000,5000"), "{caption}");
     }
 }

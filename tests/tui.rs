@@ -8,66 +8,15 @@ use std::time::{Duration, Instant};
 
 use crossterm::event::{KeyCode, KeyEvent, KeyModifiers, MouseButton, MouseEvent, MouseEventKind};
 use loopscope::replay::feed::Feed;
+use loopscope::tui::app::Overlay;
 use loopscope::tui::layout::Pane;
 use loopscope::tui::status::Mode;
 use loopscope::tui::theme::Theme;
-use loopscope::tui::{ui, Action, App, ViewOptions};
+use loopscope::tui::{Action, App, ViewOptions};
 use loopscope::{Channel, Event, Profile, Setup};
-use ratatui::backend::TestBackend;
 use ratatui::style::Color;
-use ratatui::Terminal;
 
-fn demo_events() -> Vec<Event> {
-    let text = std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/sample-logs/demo.jsonl")).unwrap();
-    text.lines()
-        .map(|l| Event::from_json(serde_json::from_str(l).unwrap()).unwrap().event)
-        .collect()
-}
-
-fn app_with(events: Vec<Event>, profile: Profile, size: (u16, u16), opts: ViewOptions, now: Instant) -> App {
-    let mut app = App::new("demo.jsonl", Setup::profile(profile), &opts, now);
-    app.update(Action::Resize(size.0, size.1), now);
-    app.update(Action::Feed(Feed::Events(events)), now);
-    app.update(Action::Feed(Feed::CaughtUp), now);
-    app.update(Action::Feed(Feed::Ended), now);
-    app
-}
-
-fn paused() -> ViewOptions {
-    ViewOptions {
-        paused: true,
-        ..ViewOptions::default()
-    }
-}
-
-fn demo(now: Instant) -> App {
-    app_with(demo_events(), Profile::Seed, (120, 40), paused(), now)
-}
-
-fn draw(app: &App) -> Terminal<TestBackend> {
-    let mut t = Terminal::new(TestBackend::new(app.size.width, app.size.height)).unwrap();
-    t.draw(|f| ui::render(f, app)).unwrap();
-    t
-}
-
-fn screen(app: &App) -> String {
-    let t = draw(app);
-    let buf = t.backend().buffer();
-    (0..buf.area.height)
-        .map(|y| (0..buf.area.width).map(|x| buf[(x, y)].symbol()).collect::<String>())
-        .collect::<Vec<_>>()
-        .join("\n")
-}
-
-fn key(app: &mut App, code: KeyCode, now: Instant) {
-    app.update(Action::Key(KeyEvent::new(code, KeyModifiers::NONE)), now);
-}
-
-fn chars(app: &mut App, s: &str, now: Instant) {
-    for c in s.chars() {
-        key(app, KeyCode::Char(c), now);
-    }
-}
+use common::viewer::*;
 
 /// A stream that chants in its content (gemini-cli's example 1).
 fn chant_events() -> Vec<Event> {
@@ -122,7 +71,7 @@ fn snapshot_chunk_chant_positions() {
     let mut app = app_with(chant_events(), Profile::GeminiCli, (120, 32), paused(), now);
     chars(&mut app, "e", now);
     assert_eq!(
-        app.channel,
+        app.buffer.channel,
         Channel::Content,
         "the jump shows the channel of the evidence"
     );
@@ -145,8 +94,8 @@ fn snapshot_help_overlay() {
     key(&mut app, KeyCode::F(1), now);
     let text = screen(&app);
     insta::assert_snapshot!("help", draw(&app).backend());
-    // Every binding is described there.
-    for b in loopscope::tui::keymap::KEYMAP {
+    // The first sections are described there; the rest is a scroll away.
+    for b in loopscope::tui::keymap::PLAYBACK {
         assert!(text.contains(b.description), "help lacks {:?}", b.description);
     }
 }
@@ -222,8 +171,8 @@ fn detections_and_checkpoints_are_reachable_by_key() {
     assert_eq!(app.cursor, 207);
     chars(&mut app, "e", now);
     assert_eq!(app.cursor, 279);
-    assert_eq!(app.states[app.selected_detector].id, "block-cycle");
-    assert!(!app.scroll.follow, "the buffer scrolled to the evidence");
+    assert_eq!(app.states[app.detectors.selected].id, "block-cycle");
+    assert!(!app.buffer.scroll.follow, "the buffer scrolled to the evidence");
     chars(&mut app, "e", now);
     assert_eq!(app.cursor, 279, "no later detection");
     assert!(app.flash.as_ref().unwrap().text.contains("no detection"));
@@ -263,9 +212,9 @@ fn search_highlights_and_steps_through_matches() {
     let now = Instant::now();
     let mut app = demo(now);
     chars(&mut app, "G/locale", now);
-    assert_eq!(app.search.input.as_deref(), Some("locale"));
+    assert_eq!(app.prompt.as_ref().unwrap().text, "locale");
     key(&mut app, KeyCode::Enter, now);
-    let n = app.search.matches.len();
+    let n = app.search.hits.len();
     assert!(n > 10, "{n}");
     assert_eq!(app.search.current, Some(0));
     chars(&mut app, "nn", now);
@@ -275,7 +224,7 @@ fn search_highlights_and_steps_through_matches() {
     chars(&mut app, "/(", now);
     key(&mut app, KeyCode::Enter, now);
     assert!(app.flash.as_ref().unwrap().text.starts_with("bad pattern"));
-    assert_eq!(app.search.matches.len(), n, "a bad pattern keeps the last search");
+    assert_eq!(app.search.hits.len(), n, "a bad pattern keeps the last search");
 }
 
 #[test]
@@ -283,30 +232,32 @@ fn panes_focus_scroll_and_select() {
     let now = Instant::now();
     let mut app = demo(now);
     chars(&mut app, "G", now);
-    assert!(app.scroll.follow);
+    assert!(app.buffer.scroll.follow);
     chars(&mut app, "kk", now);
-    assert!(!app.scroll.follow, "scrolling up leaves follow");
+    assert!(!app.buffer.scroll.follow, "scrolling up leaves follow");
     chars(&mut app, "jj", now);
-    assert!(app.scroll.follow, "back at the bottom follows again");
+    assert!(app.buffer.scroll.follow, "back at the bottom follows again");
     key(&mut app, KeyCode::Tab, now);
     assert_eq!(app.focus, Pane::Detectors);
     chars(&mut app, "j", now);
-    assert_eq!(app.states[app.selected_detector].id, "block-cycle");
+    assert_eq!(app.states[app.detectors.selected].id, "block-cycle");
     key(&mut app, KeyCode::Enter, now);
     assert_eq!(app.cursor, 279, "Enter on a detector goes to its detection");
     key(&mut app, KeyCode::Tab, now);
     assert_eq!(app.focus, Pane::Timeline);
     chars(&mut app, "kk", now);
-    let selected = app.timeline_selected.unwrap();
+    let selected = app.timeline.selected.unwrap();
     key(&mut app, KeyCode::Enter, now);
-    let entry = &app.timeline.entries()[selected];
+    let entry = &app.timeline.timeline.entries()[selected];
     assert_eq!(app.cursor, entry.last + 1);
+    assert!(matches!(app.overlay, Some(Overlay::Inspector(_))), "and inspects it");
+    key(&mut app, KeyCode::Esc, now);
     app.update(Action::Key(KeyEvent::new(KeyCode::BackTab, KeyModifiers::SHIFT)), now);
     assert_eq!(app.focus, Pane::Detectors);
     chars(&mut app, "w", now);
-    assert!(!app.wrap);
+    assert!(!app.buffer.wrap);
     chars(&mut app, "c", now);
-    assert_eq!(app.channel, Channel::Content);
+    assert_eq!(app.buffer.channel, Channel::Content);
 }
 
 #[test]
@@ -321,9 +272,9 @@ fn the_mouse_wheel_scrolls_the_pane_under_it() {
         modifiers: KeyModifiers::NONE,
     };
     app.update(Action::Mouse(wheel(MouseEventKind::ScrollUp, 10, 10)), now);
-    assert!(!app.scroll.follow);
+    assert!(!app.buffer.scroll.follow);
     app.update(Action::Mouse(wheel(MouseEventKind::ScrollDown, 100, 35)), now);
-    assert!(app.timeline_selected.is_some(), "the timeline under the pointer moved");
+    assert!(app.timeline.selected.is_some(), "the timeline under the pointer moved");
     app.update(
         Action::Mouse(wheel(MouseEventKind::Down(MouseButton::Left), 100, 5)),
         now,
@@ -336,14 +287,14 @@ fn q_closes_the_overlay_first_and_ctrl_c_always_quits() {
     let now = Instant::now();
     let mut app = demo(now);
     chars(&mut app, "?", now);
-    assert!(app.help);
+    assert!(matches!(app.overlay, Some(Overlay::Help(_))));
     chars(&mut app, " ", now);
     assert_eq!(app.mode(), Mode::Paused, "keys under the overlay do nothing");
     chars(&mut app, "q", now);
-    assert!(!app.help && !app.quit);
+    assert!(app.overlay.is_none() && !app.quit);
     chars(&mut app, "?", now);
     key(&mut app, KeyCode::Esc, now);
-    assert!(!app.help);
+    assert!(app.overlay.is_none());
     chars(&mut app, "?", now);
     app.update(
         Action::Key(KeyEvent::new(KeyCode::Char('c'), KeyModifiers::CONTROL)),
@@ -428,15 +379,19 @@ fn colors_off_uses_modifiers_only() {
         .any(|c| c.modifier.contains(ratatui::style::Modifier::REVERSED)));
 }
 
-/// The README's key table is the keymap, so the two cannot drift apart.
+/// The README's key tables are the bindings, so the two cannot drift apart.
 #[test]
 fn the_readme_lists_every_key_binding() {
     let readme = std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/README.md")).unwrap();
-    let mut table = String::from("| keys | what they do |\n| --- | --- |\n");
-    for b in loopscope::tui::keymap::KEYMAP {
-        let keys = loopscope::tui::keymap::keys_label(b).replace('|', "\\|");
-        table += &format!("| `{keys}` | {} |\n", b.description);
+    let mut table = String::new();
+    for section in loopscope::tui::help::sections() {
+        table += &format!("| **{}** | |\n", section.title);
+        for b in section.bindings {
+            let keys = loopscope::tui::keymap::keys_label(b).replace('|', "\\|");
+            table += &format!("| `{keys}` | {} |\n", b.description);
+        }
     }
+    let table = format!("| keys | what they do |\n| --- | --- |\n{table}");
     assert!(
         readme.contains(&table),
         "README.md should contain this table:\n\n{table}"

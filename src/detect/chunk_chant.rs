@@ -13,7 +13,7 @@ use std::collections::VecDeque;
 
 use super::content_classes::Classifier;
 use super::params::{Default, Kind, ParamSpec, Params, Profile};
-use super::{Evidence, quote, Buffers, Detection, DetectorInfo, Family, Observation, PromptScoped, Rule, Span, Status};
+use super::{quote, Buffers, Detection, DetectorInfo, Evidence, Family, Observation, PromptScoped, Rule, Span, Status};
 use crate::event::{Channel, EventKind};
 
 pub(crate) static INFO: DetectorInfo = DetectorInfo {

@@ -9,7 +9,7 @@ use regex::Regex;
 use super::checkpoint::{Analysis, CheckpointDetector};
 use super::params::{Default, Kind, ParamSpec, Params, Profile};
 use super::periodic::{TailRule, TailVerdict};
-use super::{Evidence, quote, Detection, DetectorInfo, Family, Span};
+use super::{quote, Detection, DetectorInfo, Evidence, Family, Span};
 use crate::event::Channel;
 use crate::text::TextBuffer;
 

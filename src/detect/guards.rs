@@ -6,7 +6,7 @@ use std::collections::VecDeque;
 use super::keys::{call_key, KeyStyle};
 use super::params::{Default, Kind, ParamSpec, Profile};
 use super::periodic::tail_matches;
-use super::{Evidence, quote, Buffers, Detection, DetectorInfo, Family, Observation, PromptScoped, Rule, Status};
+use super::{quote, Buffers, Detection, DetectorInfo, Evidence, Family, Observation, PromptScoped, Rule, Status};
 use crate::event::{Channel, EventKind};
 
 pub(crate) static MAX_TURNS: DetectorInfo = DetectorInfo {

@@ -9,8 +9,9 @@
 //! something.
 
 use super::params::{Default, Kind, ParamSpec, Params, Profile};
-use super::{Evidence, 
-    Buffers, Detection, DetectorInfo, Family, Observation, PerChannel, PromptScoped, Rule, Span, Status, TextReader,
+use super::{
+    Buffers, Detection, DetectorInfo, Evidence, Family, Observation, PerChannel, PromptScoped, Rule, Span, Status,
+    TextReader,
 };
 use crate::event::Channel;
 

@@ -3,7 +3,7 @@
 
 use super::checkpoint::{Analysis, CheckpointDetector};
 use super::params::{Default, Kind, ParamSpec, Params, Profile};
-use super::{Evidence, quote, Detection, DetectorInfo, Family, Span};
+use super::{quote, Detection, DetectorInfo, Evidence, Family, Span};
 use crate::event::Channel;
 use crate::text::TextBuffer;
 

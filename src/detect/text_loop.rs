@@ -13,9 +13,9 @@
 //! back is a text of period `p`. Both cost O(1) per char.
 
 use super::params::{Default, Kind, ParamSpec, Params, Profile};
-use super::{Evidence, 
-    quote, Buffers, Detection, DetectorInfo, Family, Observation, PerChannel, PromptScoped, Rule, Span, Status,
-    TextReader,
+use super::{
+    quote, Buffers, Detection, DetectorInfo, Evidence, Family, Observation, PerChannel, PromptScoped, Rule, Span,
+    Status, TextReader,
 };
 use crate::event::Channel;
 use scan::{Stream, Tail, SHORT};

@@ -6,7 +6,7 @@ use serde_json::Value;
 use super::keys::{call_key, KeyStyle};
 use super::params::{Default, Kind, ParamSpec, Params, Profile};
 use super::periodic::tail_matches;
-use super::{Evidence, quote, Buffers, Detection, DetectorInfo, Family, Observation, PromptScoped, Rule, Status};
+use super::{quote, Buffers, Detection, DetectorInfo, Evidence, Family, Observation, PromptScoped, Rule, Status};
 use crate::event::{Channel, EventKind};
 
 pub(crate) static INFO: DetectorInfo = DetectorInfo {

@@ -8,12 +8,16 @@ use std::time::Instant;
 use crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
 use ratatui::backend::TestBackend;
 use ratatui::buffer::Buffer;
+use ratatui::layout::Rect;
+use ratatui::text::Line;
+use ratatui::widgets::Widget;
 use ratatui::Terminal;
 
 use crate::config::Setup;
 use crate::event::Event;
 use crate::formats::Format;
 use crate::replay::feed::Feed;
+use crate::tui::cells::wrap_text;
 use crate::tui::keymap::Command;
 use crate::tui::layout::Pane;
 use crate::tui::{theme::Theme, ui, Action, App, LiveOptions, ViewOptions};
@@ -49,6 +53,8 @@ pub struct Shot {
     /// Draw it as `tail` shows a live stream.
     pub live: bool,
     pub theme: Theme,
+    /// Add the selected detection's reason and parameters under the screen.
+    pub caption: bool,
 }
 
 /// Events per batch handed to the app while a stream is read.
@@ -121,10 +127,140 @@ pub fn screenshot_streamed(
         app.focus = Pane::Detectors;
         app.select_detector(index);
     }
-    for c in shot.keys.chars() {
-        app.update(Action::Key(KeyEvent::new(KeyCode::Char(c), KeyModifiers::NONE)), now);
+    for key in parse_keys(&shot.keys)? {
+        app.update(Action::Key(key), now);
     }
     let mut terminal = Terminal::new(TestBackend::new(shot.size.0, shot.size.1)).map_err(|e| e.to_string())?;
     terminal.draw(|f| ui::render(f, &app)).map_err(|e| e.to_string())?;
-    Ok(terminal.backend().buffer().clone())
+    let screen = terminal.backend().buffer().clone();
+    Ok(if shot.caption {
+        with_caption(screen, &app)
+    } else {
+        screen
+    })
+}
+
+/// `--keys`: one char per key, and named keys in angle brackets
+/// (`<Tab>`, `<Enter>`, `<Esc>`, `<Up>`, `<Down>`, `<PgUp>`, `<PgDn>`,
+/// `<Home>`, `<End>`, `<BackTab>`, `<lt>` for a literal `<`).
+pub fn parse_keys(keys: &str) -> Result<Vec<KeyEvent>, String> {
+    let mut out = Vec::new();
+    let mut rest = keys;
+    while let Some(c) = rest.chars().next() {
+        if c == '<' {
+            if let Some(end) = rest.find('>') {
+                let name = &rest[1..end];
+                let code = match name {
+                    "Tab" => KeyCode::Tab,
+                    "BackTab" => KeyCode::BackTab,
+                    "Enter" => KeyCode::Enter,
+                    "Esc" => KeyCode::Esc,
+                    "Up" => KeyCode::Up,
+                    "Down" => KeyCode::Down,
+                    "PgUp" => KeyCode::PageUp,
+                    "PgDn" => KeyCode::PageDown,
+                    "Home" => KeyCode::Home,
+                    "End" => KeyCode::End,
+                    "lt" => KeyCode::Char('<'),
+                    other => return Err(format!("--keys: unknown key <{other}>")),
+                };
+                out.push(KeyEvent::new(code, KeyModifiers::NONE));
+                rest = &rest[end + 1..];
+                continue;
+            }
+        }
+        out.push(KeyEvent::new(KeyCode::Char(c), KeyModifiers::NONE));
+        rest = &rest[c.len_utf8()..];
+    }
+    Ok(out)
+}
+
+/// The caption's rows: the selected detection, its reason, what would
+/// have to change, and the detector's parameters.
+fn caption_rows(app: &App, width: usize) -> Vec<Line<'static>> {
+    let theme = &app.theme;
+    let mut rows = Vec::new();
+    let selected = app.detectors.selected;
+    let conf = app.setup.detectors.get(selected);
+    match app.selected_detection() {
+        Some(d) => {
+            let head = format!(
+                "{} fired at event {} (profile {}){}",
+                d.detector,
+                d.event,
+                app.setup.profile,
+                d.onset.map_or(String::new(), |o| format!(" · onset {o}"))
+            );
+            wrap_text(&head, theme.title, width, &mut rows);
+            wrap_text(&d.reason, theme.text, width, &mut rows);
+            if let Some(w) = d.what_would_change() {
+                wrap_text(&w, theme.dim, width, &mut rows);
+            }
+        }
+        None => {
+            let id = app.states.get(selected).map_or("no detector", |s| s.id);
+            let head = format!("{id}: nothing fired up to event {}", app.cursor.saturating_sub(1));
+            wrap_text(&head, theme.title, width, &mut rows);
+        }
+    }
+    if let Some(conf) = conf {
+        let params: Vec<String> = conf.params.iter().map(|(n, v)| format!("{n}={v}")).collect();
+        wrap_text(&format!("params: {}", params.join(" ")), theme.dim, width, &mut rows);
+    }
+    rows
+}
+
+/// `screen` with the caption drawn in rows added under it.
+fn with_caption(screen: Buffer, app: &App) -> Buffer {
+    let area = screen.area;
+    let rows = caption_rows(app, area.width.saturating_sub(2) as usize);
+    let extra = (rows.len() as u16).saturating_add(2).min(u16::MAX - area.height);
+    let mut out = Buffer::empty(Rect::new(0, 0, area.width, area.height + extra));
+    out.merge(&screen);
+    let rule = Rect::new(0, area.height, area.width, 1);
+    Line::styled("─".repeat(area.width as usize), app.theme.border).render(rule, &mut out);
+    for (i, row) in rows.into_iter().enumerate() {
+        let r = Rect::new(1, area.height + 1 + i as u16, area.width.saturating_sub(2), 1);
+        row.render(r, &mut out);
+    }
+    out
+}
+
+/// The picture as plain text, a line per row (`screenshot -o x.txt`): for
+/// bug reports, diffs and tests. Log text in it is already sanitized.
+pub fn to_text(buffer: &Buffer) -> String {
+    let area = buffer.area;
+    let mut out = String::new();
+    for y in 0..area.height {
+        let row: String = (0..area.width).map(|x| buffer[(x, y)].symbol()).collect();
+        out.push_str(row.trim_end());
+        out.push('\n');
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn keys_are_chars_or_names_in_brackets() {
+        let codes: Vec<KeyCode> = parse_keys("a<Tab><lt>b<Enter>")
+            .unwrap()
+            .iter()
+            .map(|k| k.code)
+            .collect();
+        assert_eq!(
+            codes,
+            vec![
+                KeyCode::Char('a'),
+                KeyCode::Tab,
+                KeyCode::Char('<'),
+                KeyCode::Char('b'),
+                KeyCode::Enter
+            ]
+        );
+        assert!(parse_keys("<Nope>").unwrap_err().contains("unknown key <Nope>"));
+        assert_eq!(parse_keys("<").unwrap()[0].code, KeyCode::Char('<'));
+    }
 }

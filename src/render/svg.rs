@@ -8,12 +8,24 @@ use ratatui::buffer::Buffer;
 use ratatui::style::{Color, Modifier};
 use unicode_width::UnicodeWidthStr;
 
+use crate::tui::theme::Canvas;
+
 /// One terminal cell, in SVG user units.
 pub const CELL_W: f64 = 8.4;
 pub const CELL_H: f64 = 17.0;
 const FONT_SIZE: f64 = 14.0;
 const DEFAULT_FG: &str = "#d7dae0";
 const DEFAULT_BG: &str = "#1e2127";
+const LIGHT_FG: &str = "#24292f";
+const LIGHT_BG: &str = "#fafafa";
+
+/// The default text and background colours of a canvas.
+fn defaults(canvas: Canvas) -> (&'static str, &'static str) {
+    match canvas {
+        Canvas::Dark => (DEFAULT_FG, DEFAULT_BG),
+        Canvas::Light => (LIGHT_FG, LIGHT_BG),
+    }
+}
 
 /// The 16 named colours (a softer palette than xterm's).
 fn named(c: Color) -> Option<&'static str> {
@@ -38,8 +50,36 @@ fn named(c: Color) -> Option<&'static str> {
     })
 }
 
+/// The 16 named colours as a light terminal scheme draws them: darker,
+/// so that text in them reads on a light background.
+fn named_on_light(c: Color) -> Option<&'static str> {
+    Some(match c {
+        Color::Black => "#24292f",
+        Color::Red => "#cf222e",
+        Color::Green => "#116329",
+        Color::Yellow => "#9a6700",
+        Color::Blue => "#0550ae",
+        Color::Magenta => "#8250df",
+        Color::Cyan => "#1b7c83",
+        Color::Gray => "#6e7781",
+        Color::DarkGray => "#8c959f",
+        Color::LightRed => "#ff8182",
+        Color::LightGreen => "#4ac26b",
+        Color::LightYellow => "#eac54f",
+        Color::LightBlue => "#54aeff",
+        Color::LightMagenta => "#c297ff",
+        Color::LightCyan => "#76e3ea",
+        Color::White => "#ffffff",
+        _ => return None,
+    })
+}
+
 /// A colour as `#rrggbb`; `Reset` is the default for its role.
-fn hex(c: Color, default: &str) -> String {
+fn hex(c: Color, default: &str, canvas: Canvas) -> String {
+    let named = match canvas {
+        Canvas::Dark => named,
+        Canvas::Light => named_on_light,
+    };
     match c {
         Color::Reset => default.to_string(),
         Color::Rgb(r, g, b) => format!("#{r:02x}{g:02x}{b:02x}"),
@@ -112,9 +152,10 @@ struct Look {
     strike: bool,
 }
 
-fn look(cell: &ratatui::buffer::Cell) -> Look {
+fn look(cell: &ratatui::buffer::Cell, canvas: Canvas) -> Look {
     let m = cell.modifier;
-    let (mut fg, mut bg) = (hex(cell.fg, DEFAULT_FG), hex(cell.bg, DEFAULT_BG));
+    let (dfg, dbg) = defaults(canvas);
+    let (mut fg, mut bg) = (hex(cell.fg, dfg, canvas), hex(cell.bg, dbg, canvas));
     if m.contains(Modifier::REVERSED) {
         std::mem::swap(&mut fg, &mut bg);
     }
@@ -156,8 +197,10 @@ fn text_element(out: &mut String, x: usize, y: usize, cells: usize, text: &str, 
     );
 }
 
-/// Renders `buf` as an SVG document titled `title`.
-pub fn to_svg(buf: &Buffer, title: &str) -> String {
+/// Renders `buf` as an SVG document titled `title`, on a terminal of
+/// `canvas` colours (the theme's).
+pub fn to_svg(buf: &Buffer, title: &str, canvas: Canvas) -> String {
+    let (_, canvas_bg) = defaults(canvas);
     let (w, h) = (buf.area.width as usize, buf.area.height as usize);
     let (pw, ph) = (w as f64 * CELL_W, h as f64 * CELL_H);
     let mut rects = String::new();
@@ -168,7 +211,7 @@ pub fn to_svg(buf: &Buffer, title: &str) -> String {
         while bgs.len() < w {
             let cell = &buf[(bgs.len() as u16, y as u16)];
             let width = UnicodeWidthStr::width(cell.symbol()).clamp(1, w - bgs.len());
-            let bg = look(cell).bg;
+            let bg = look(cell, canvas).bg;
             bgs.extend(std::iter::repeat_n(bg, width));
         }
         let mut x = 0;
@@ -178,7 +221,7 @@ pub fn to_svg(buf: &Buffer, title: &str) -> String {
             while x < w && bgs[x] == bg {
                 x += 1;
             }
-            if bg != DEFAULT_BG {
+            if bg != canvas_bg {
                 let _ = writeln!(
                     rects,
                     r#"<rect x="{:.1}" y="{:.1}" width="{:.1}" height="{CELL_H:.1}" fill="{bg}"/>"#,
@@ -203,7 +246,7 @@ pub fn to_svg(buf: &Buffer, title: &str) -> String {
             let cell = &buf[(x as u16, y as u16)];
             let sym = cell.symbol();
             let width = UnicodeWidthStr::width(sym).max(1);
-            let l = look(cell);
+            let l = look(cell, canvas);
             if width > 1 || run_look.as_ref() != Some(&l) {
                 flush(&mut run, run_start, run_cells, &run_look);
                 run_start = x;
@@ -225,7 +268,7 @@ pub fn to_svg(buf: &Buffer, title: &str) -> String {
     format!(
         r##"<svg xmlns="http://www.w3.org/2000/svg" width="{pw:.0}" height="{ph:.0}" viewBox="0 0 {pw:.1} {ph:.1}" font-family="'JetBrains Mono', 'DejaVu Sans Mono', Menlo, Consolas, 'Noto Sans Mono CJK SC', monospace" font-size="{FONT_SIZE}">
 <title>{}</title>
-<rect width="100%" height="100%" fill="{DEFAULT_BG}"/>
+<rect width="100%" height="100%" fill="{canvas_bg}"/>
 <g shape-rendering="crispEdges">
 {rects}</g>
 <g xml:space="preserve">

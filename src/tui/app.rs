@@ -5,13 +5,18 @@
 use std::time::{Duration, Instant};
 
 use ratatui::layout::Rect;
-use regex::Regex;
 
-use super::buffer_pane::{BufferLayout, Highlight, Mark, Scroll};
+use super::buffer_pane::{BufferPane, Highlight, Mark};
+use super::calls::Calls;
+use super::detections_list::DetectionsList;
+use super::detectors_pane::DetectorsPane;
+use super::help::Help;
+use super::inspector::Inspector;
 use super::layout::{Areas, Pane};
+use super::search::Search;
 use super::status::Mode;
 use super::theme::Theme;
-use super::timeline::Timeline;
+use super::timeline_pane::TimelinePane;
 use crate::config::Setup;
 use crate::detect::{CheckpointRun, Detection, DetectorState, Evidence, Span, Status};
 use crate::engine::Tape;
@@ -77,6 +82,10 @@ pub struct Live {
     /// No data for a while.
     pub idle: bool,
     pub input_ended: bool,
+    /// Detections that arrived live (after catching up).
+    pub fired: usize,
+    /// The newest of them, announced in the status line for a while.
+    pub badge: Option<Flash>,
 }
 
 /// A message shown in the status line for a few seconds.
@@ -86,18 +95,29 @@ pub struct Flash {
     pub until: Instant,
 }
 
-/// The `/` search over the shown buffer.
-#[derive(Clone, Debug, Default)]
-pub struct Search {
-    /// What is being typed, while the prompt is open.
-    pub input: Option<String>,
-    pub pattern: Option<Regex>,
-    pub matches: Vec<Span>,
-    pub current: Option<usize>,
+/// What covers the panes, taking the keys while it is open.
+#[derive(Clone, Debug, PartialEq)]
+pub enum Overlay {
+    Help(Help),
+    Inspector(Inspector),
+    Detections(DetectionsList),
 }
 
-/// Most matches kept per search, so a pattern like `.` stays responsive.
-const MAX_MATCHES: usize = 10_000;
+/// A line being typed in the footer.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Prompt {
+    pub kind: PromptKind,
+    pub text: String,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum PromptKind {
+    Search,
+    Filter,
+}
+
+/// How long a live detection's badge stands out in the status line.
+const BADGE_FOR: Duration = Duration::from_secs(8);
 
 pub struct App {
     pub name: String,
@@ -112,18 +132,21 @@ pub struct App {
     pub loading: bool,
     pub start_at: Option<usize>,
     pub problems: Vec<Problem>,
-    pub channel: Channel,
     pub focus: Pane,
-    pub wrap: bool,
+    /// The focused pane fills the screen.
+    pub zoom: bool,
     pub pause_on_detect: bool,
-    pub help: bool,
+    pub overlay: Option<Overlay>,
+    pub prompt: Option<Prompt>,
     pub search: Search,
     pub flash: Option<Flash>,
-    pub scroll: Scroll,
-    pub layout: BufferLayout,
-    pub selected_detector: usize,
-    pub timeline: Timeline,
-    pub timeline_selected: Option<usize>,
+    pub buffer: BufferPane,
+    pub detectors: DetectorsPane,
+    pub timeline: TimelinePane,
+    /// The detection chosen by `e`/`E`, the list, a ⚠ row or a live
+    /// arrival (an index into the tape's detections); the detail shows it
+    /// while its detector is selected and it is shown.
+    pub chosen: Option<usize>,
     pub size: Rect,
     pub quit: bool,
     /// Something changed since the last draw.
@@ -131,10 +154,11 @@ pub struct App {
     /// Derived from the engine at `cursor` by `refresh`.
     pub states: Vec<DetectorState>,
     pub runs: Vec<CheckpointRun>,
-    pub highlights: Vec<Highlight>,
     pub live: Option<Live>,
     /// New live detections for the run loop to announce (bell, hook).
     pub announcements: Vec<Detection>,
+    /// Text for the run loop to put on the clipboard (OSC 52).
+    pub clipboard: Option<String>,
     /// The importer reading the source, once known.
     pub format: Option<crate::formats::Format>,
 }
@@ -152,24 +176,22 @@ impl App {
             loading: true,
             start_at: opts.start_at,
             problems: Vec::new(),
-            channel: Channel::Reasoning,
             focus: Pane::Buffer,
-            wrap: true,
+            zoom: false,
             pause_on_detect: opts.pause_on_detect,
-            help: false,
+            overlay: None,
+            prompt: None,
             search: Search::default(),
             flash: None,
-            scroll: Scroll::default(),
-            layout: BufferLayout::default(),
-            selected_detector: 0,
-            timeline: Timeline::default(),
-            timeline_selected: None,
+            buffer: BufferPane::default(),
+            detectors: DetectorsPane::default(),
+            timeline: TimelinePane::default(),
+            chosen: None,
             size: Rect::default(),
             quit: false,
             dirty: true,
             states: Vec::new(),
             runs: Vec::new(),
-            highlights: Vec::new(),
             live: opts.live.as_ref().map(|l| Live {
                 following: !l.from_start,
                 caught_up: false,
@@ -178,8 +200,11 @@ impl App {
                 last_data: now,
                 idle: false,
                 input_ended: false,
+                fired: 0,
+                badge: None,
             }),
             announcements: Vec::new(),
+            clipboard: None,
             format: None,
             setup,
         };
@@ -199,7 +224,7 @@ impl App {
     pub fn follow(&mut self, now: Instant) {
         if let Some(live) = self.live.as_mut() {
             live.following = true;
-            self.scroll.follow = true;
+            self.buffer.scroll.follow = true;
             self.clock.set_playing(false, now);
             self.jump_to(self.tape.len(), now);
         }
@@ -216,16 +241,20 @@ impl App {
     pub fn restart(&mut self, now: Instant) {
         self.tape = Tape::new(&self.setup);
         self.pacing = Pacing::new(self.pacing.rules());
-        self.timeline = Timeline::default();
+        self.timeline.clear();
         self.cursor = 0;
-        self.scroll = Scroll::default();
-        self.search.matches.clear();
+        self.chosen = None;
+        self.buffer.scroll = Default::default();
+        self.search.set(self.search.pattern.clone(), &self.tape);
         self.clock.seek(0.0, now);
         self.refresh();
     }
 
+    /// Where the panes are: the focused one fills the screen when zoomed;
+    /// on a narrow screen a shown detection's details get more room.
     pub fn areas(&self) -> Option<Areas> {
-        Areas::new(self.size)
+        let zoom = self.zoom.then_some(self.focus);
+        Areas::arrange(self.size, zoom, self.selected_detection().is_some())
     }
 
     pub fn mode(&self) -> Mode {
@@ -240,6 +269,11 @@ impl App {
         } else {
             Mode::Paused
         }
+    }
+
+    /// The user is looking at something other than the newest event.
+    fn browsing(&self) -> bool {
+        !self.following() || self.overlay.is_some() || self.prompt.is_some()
     }
 
     /// New events from the source: run through the engine, paced, listed.
@@ -257,32 +291,52 @@ impl App {
                 }
             }
         }
+        let arrived = self.tape.detections().len() - first_new;
         if let Some(live) = self.live.as_mut() {
             live.last_data = now;
             live.idle = false;
+            if announce && arrived > 0 {
+                live.fired += arrived;
+                let d = &self.tape.detections()[first_new + arrived - 1];
+                live.badge = Some(Flash {
+                    text: format!("⚠ {} at {}", d.detector, d.event),
+                    until: now + BADGE_FOR,
+                });
+            }
         }
         if self.following() {
             // Like less's ESC-F: stop at the first new detection; reading goes on.
-            let stop = self
-                .pause_on_detect
-                .then(|| self.tape.detections().get(first_new).cloned())
-                .flatten();
-            match stop.filter(|_| announce) {
-                Some(d) => {
+            let stop = (self.pause_on_detect && announce && arrived > 0).then_some(first_new);
+            match stop {
+                Some(i) => {
                     self.stop_following();
-                    self.jump_to(d.event + 1, now);
+                    let d = self.tape.detections()[i].clone();
                     self.flash(
                         format!("paused: {} fired at event {} (reading goes on)", d.detector, d.event),
                         now,
                     );
-                    self.show_detection(&d);
+                    self.choose_detection(i, now);
                 }
-                None => self.jump_to(self.tape.len(), now),
+                None => {
+                    self.jump_to(self.tape.len(), now);
+                    // A new detection is selected unless the user is browsing.
+                    if announce && arrived > 0 && !self.browsing() {
+                        let newest = first_new + arrived - 1;
+                        self.chosen = Some(newest);
+                        let d = self.tape.detections()[newest].clone();
+                        self.show_detection(&d);
+                    }
+                }
             }
         }
         if let Some(at) = self.start_at.filter(|&at| at < self.tape.len()) {
             self.start_at = None;
             self.jump_to(at + 1, now);
+            // On a detection's event, that detection is selected.
+            let ds = self.tape.detections();
+            if let Some(i) = ds.iter().position(|d| d.event == at) {
+                self.choose_detection(i, now);
+            }
         }
         self.advance(now);
         self.dirty = true;
@@ -351,16 +405,18 @@ impl App {
 
     /// Applies every event that is due; stops at a detection when asked to.
     pub fn advance(&mut self, now: Instant) {
-        if let Some(f) = &self.flash {
-            if f.until <= now {
-                self.flash = None;
-                self.dirty = true;
-            }
+        if self.flash.as_ref().is_some_and(|f| f.until <= now) {
+            self.flash = None;
+            self.dirty = true;
         }
         if let Some(live) = self.live.as_mut() {
             let idle = now.saturating_duration_since(live.last_data) >= IDLE_AFTER;
             if idle != live.idle {
                 live.idle = idle;
+                self.dirty = true;
+            }
+            if live.badge.as_ref().is_some_and(|b| b.until <= now) {
+                live.badge = None;
                 self.dirty = true;
             }
         }
@@ -370,18 +426,19 @@ impl App {
         let position = self.clock.position(now);
         let due = self.pacing.due_at(position).min(self.tape.len());
         if due > self.cursor {
+            let next = self.tape.detections_before(self.cursor).len();
             let stop = self
                 .pause_on_detect
-                .then(|| self.tape.detections()[self.tape.detections_before(self.cursor).len()..].first())
+                .then(|| self.tape.detections().get(next))
                 .flatten()
                 .filter(|d| d.event < due)
-                .cloned();
+                .map(|_| next);
             match stop {
-                Some(d) => {
-                    self.clock.set_playing(false, now);
-                    self.jump_to(d.event + 1, now);
-                    self.flash(format!("paused: {} fired at event {}", d.detector, d.event), now);
-                    self.show_detection(&d);
+                Some(i) => {
+                    let d = &self.tape.detections()[i];
+                    let text = format!("paused: {} fired at event {}", d.detector, d.event);
+                    self.choose_detection(i, now);
+                    self.flash(text, now);
                 }
                 None => {
                     self.cursor = due;
@@ -400,14 +457,16 @@ impl App {
         }
     }
 
-    /// When the next event becomes due or the message expires.
+    /// When the next event becomes due or a message expires.
     pub fn next_wakeup(&self, now: Instant) -> Option<Instant> {
         let next_event = (self.cursor < self.tape.len())
             .then(|| self.clock.when(self.pacing.play_time(self.cursor), now))
             .flatten();
         let flash = self.flash.as_ref().map(|f| f.until);
-        let idle = self.live.as_ref().filter(|l| !l.idle).map(|l| l.last_data + IDLE_AFTER);
-        [next_event, flash, idle].into_iter().flatten().min()
+        let live = self.live.as_ref();
+        let idle = live.filter(|l| !l.idle).map(|l| l.last_data + IDLE_AFTER);
+        let badge = live.and_then(|l| l.badge.as_ref()).map(|b| b.until);
+        [next_event, flash, idle, badge].into_iter().flatten().min()
     }
 
     /// Shows the first `cursor` events; the clock moves to the last one.
@@ -438,106 +497,127 @@ impl App {
             .find(|d| d.detector == id && d.event == event)
     }
 
+    /// The detection the detail shows: the chosen one while its detector is
+    /// selected and it is shown, else the selected detector's latest.
     pub fn selected_detection(&self) -> Option<&Detection> {
-        self.states
-            .get(self.selected_detector)
-            .and_then(|s| self.detection_of(s))
+        let state = self.states.get(self.detectors.selected)?;
+        let chosen = self.chosen.and_then(|i| self.tape.detections().get(i));
+        match chosen {
+            Some(d) if d.event < self.cursor && (d.detector == state.id || detector_latched(state, d)) => Some(d),
+            _ => self.detection_of(state),
+        }
     }
 
     /// Selects the `i`th detector; a fired one brings its evidence into view.
     pub fn select_detector(&mut self, i: usize) {
-        self.selected_detector = i.min(self.states.len().saturating_sub(1));
+        self.detectors.select(i, self.states.len());
+        self.chosen = None;
         if let Some(d) = self.selected_detection().cloned() {
             self.show_detection(&d);
         }
+        self.refresh();
+    }
+
+    /// Goes to detection `i` of the stream (pausing) and selects it.
+    pub fn choose_detection(&mut self, i: usize, now: Instant) {
+        let Some(d) = self.tape.detections().get(i).cloned() else {
+            return;
+        };
+        self.clock.set_playing(false, now);
+        self.chosen = Some(i);
+        self.jump_to(d.event + 1, now);
+        self.show_detection(&d);
     }
 
     /// Selects the detector of `d` and brings its evidence into view.
     pub fn show_detection(&mut self, d: &Detection) {
         if let Some(i) = self.states.iter().position(|s| s.id == d.detector) {
-            self.selected_detector = i;
+            self.detectors.select(i, self.states.len());
         }
-        if matches!(d.channel, Channel::Reasoning | Channel::Content) && d.channel != self.channel {
-            self.channel = d.channel;
-            self.refresh();
+        let channel = self.buffer.channel;
+        if matches!(d.channel, Channel::Reasoning | Channel::Content) && d.channel != channel {
+            self.buffer.channel = d.channel;
         }
+        self.refresh();
         if let Some(first) = d.spans.first() {
-            self.reveal(first.start);
+            self.buffer.reveal(d.onset.unwrap_or(first.start).min(first.start));
+        } else {
+            self.buffer.scroll.top = 0;
         }
-        self.timeline_selected = None;
-    }
-
-    /// Scrolls the buffer so char `at` is near the top.
-    pub fn reveal(&mut self, at: usize) {
-        let row = self.layout.row_of(at);
-        self.scroll.follow = false;
-        self.scroll.top = row.saturating_sub(2);
+        self.timeline.selected = None;
     }
 
     /// Recomputes what is shown from the engine at `cursor`.
     pub fn refresh(&mut self) {
+        let areas = self.areas();
         let engine = self.tape.seek(self.cursor);
         self.states = engine.states();
         self.runs = engine.checkpoint_runs();
         let request = engine.request_start();
         let buffers = engine.buffers();
-        let buf = if self.channel == Channel::Content {
+        let channel = self.buffer.channel;
+        let buf = if channel == Channel::Content {
             &buffers.content
         } else {
             &buffers.reasoning
         };
-        let mut markers: Vec<usize> = if self.channel == Channel::Reasoning {
+        let mut markers: Vec<usize> = if channel == Channel::Reasoning {
             self.runs.iter().map(|r| r.checkpoint).collect()
         } else {
             Vec::new()
         };
         markers.dedup();
-        if let Some(areas) = Areas::new(self.size) {
+        if let Some(areas) = areas {
             let (width, _) = Areas::inner(areas.buffer);
-            self.layout.sync(buf, request, self.channel, &markers, width, self.wrap);
+            let wrap = self.buffer.wrap;
+            self.buffer.layout.sync(buf, request, channel, &markers, width, wrap);
         }
         let len = buf.len();
+        let text_empty = buffers.reasoning.is_empty() && buffers.content.is_empty();
         let first_event = request.unwrap_or(0);
         let mut hl = Vec::new();
         for d in self.tape.detections_before(self.cursor) {
-            if d.channel == self.channel && d.event >= first_event {
+            if d.channel == channel && d.event >= first_event {
                 evidence_marks(d, len, &mut hl);
             }
         }
         hl.extend(
             self.search
-                .matches
-                .iter()
+                .in_buffer(request, channel)
                 .filter(|s| s.end <= len)
-                .map(|&span| Highlight {
+                .map(|span| Highlight {
                     span,
                     mark: Mark::Search,
                 }),
         );
         hl.sort_by_key(|h| (h.span.start, h.mark));
-        self.highlights = hl;
-        self.selected_detector = self.selected_detector.min(self.states.len().saturating_sub(1));
+        self.buffer.highlights = hl;
+        self.detectors.selected = self.detectors.selected.min(self.states.len().saturating_sub(1));
+        self.buffer.calls = self.calls_view(request, text_empty);
         self.dirty = true;
     }
 
-    /// Runs the search pattern over the shown buffer.
-    pub fn run_search(&mut self) {
-        let Some(re) = &self.search.pattern else { return };
-        let engine = self.tape.cursor();
-        let buf = engine.buffers().channel(self.channel).expect("a text channel");
-        let text = buf.to_string_lossless();
-        let mut matches = Vec::new();
-        let (mut byte, mut chars) = (0, 0);
-        for m in re.find_iter(&text).filter(|m| !m.is_empty()).take(MAX_MATCHES) {
-            chars += text[byte..m.start()].chars().count();
-            let len = m.as_str().chars().count();
-            matches.push(Span::new(chars, chars + len));
-            chars += len;
-            byte = m.end();
+    /// The calls the big pane shows instead of text: a selected tool
+    /// detection's, or those of a request that has no text.
+    fn calls_view(&self, request: Option<usize>, text_empty: bool) -> Option<Calls> {
+        let timeline = &self.timeline.timeline;
+        if let Some(d) = self.selected_detection().filter(|d| d.evidence == Evidence::Calls) {
+            let title = format!("{} at event {}: the calls involved", d.detector, d.event);
+            return Some(Calls::of_events(&d.events, timeline, &self.tape, title));
         }
-        self.search.matches = matches;
-        self.refresh();
+        if !text_empty {
+            return None;
+        }
+        let to = timeline.current(self.cursor).map_or(0, |c| c + 1);
+        let from = request.map_or(0, |r| timeline.entries().partition_point(|e| e.first < r));
+        let calls = Calls::in_entries(from, to, timeline, &self.tape, "tool calls of this request".into());
+        (!calls.calls.is_empty()).then_some(calls)
     }
+}
+
+/// Whether `d` is what stopped a latched detector (gemini-cli's shared flag).
+fn detector_latched(state: &DetectorState, d: &Detection) -> bool {
+    matches!(state.status, Status::Latched { by, event } if by == d.detector && event == d.event)
 }
 
 /// The highlights of one detection's evidence in a buffer of `len` chars.

@@ -5,6 +5,9 @@
 
 use std::borrow::Cow;
 
+use ratatui::style::Style;
+use ratatui::text::{Line, Span as TextSpan};
+use unicode_segmentation::UnicodeSegmentation;
 use unicode_width::UnicodeWidthStr;
 
 /// Tab stops every this many columns.
@@ -56,6 +59,60 @@ pub fn cell(g: &str, col: usize) -> (Cow<'_, str>, usize) {
     (Cow::Borrowed(g), g.width())
 }
 
+/// Log text of many lines as styled rows at most `width` cells wide: each
+/// line sanitized (tabs to spaces), broken at the last space that fits, or
+/// anywhere in a word longer than the width.
+pub fn wrap_text(text: &str, style: Style, width: usize, out: &mut Vec<Line<'static>>) {
+    for line in text.split('\n') {
+        wrap_line(Line::styled(sanitize(line.trim_end_matches('\r')), style), width, out);
+    }
+}
+
+/// One styled line (already sanitized) as rows at most `width` cells wide.
+pub fn wrap_line(line: Line<'static>, width: usize, out: &mut Vec<Line<'static>>) {
+    let width = width.max(1);
+    if line.width() <= width {
+        out.push(line);
+        return;
+    }
+    let base = line.style;
+    // Graphemes with their style and width, then rows cut from them.
+    let mut cells: Vec<(String, Style, usize)> = Vec::new();
+    for span in &line.spans {
+        for g in span.content.graphemes(true) {
+            let w = unicode_width::UnicodeWidthStr::width(g);
+            cells.push((g.to_string(), base.patch(span.style), w));
+        }
+    }
+    let mut start = 0;
+    while start < cells.len() {
+        let (mut end, mut used, mut last_space) = (start, 0, None);
+        while end < cells.len() && used + cells[end].2 <= width {
+            used += cells[end].2;
+            if cells[end].0 == " " {
+                last_space = Some(end);
+            }
+            end += 1;
+        }
+        if end == start {
+            end += 1; // a glyph wider than the row
+        } else if end < cells.len() {
+            if let Some(sp) = last_space.filter(|&sp| sp > start) {
+                end = sp + 1;
+            }
+        }
+        let mut spans: Vec<TextSpan<'static>> = Vec::new();
+        for (g, st, _) in &cells[start..end] {
+            match spans.last_mut() {
+                Some(last) if last.style == *st => last.content.to_mut().push_str(g),
+                _ => spans.push(TextSpan::styled(g.clone(), *st)),
+            }
+        }
+        out.push(Line::from(spans));
+        start = end;
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -74,6 +131,19 @@ mod tests {
         assert_eq!(cell("\t", 0).1, 4);
         assert_eq!(cell("\t", 5).1, 3);
         assert_eq!(cell("e\u{301}", 0).1, 1);
+    }
+
+    #[test]
+    fn long_lines_wrap_at_spaces_and_inside_long_words() {
+        let rows = |text: &str, w: usize| {
+            let mut out = Vec::new();
+            wrap_text(text, Style::default(), w, &mut out);
+            out.iter().map(|l| l.to_string()).collect::<Vec<_>>()
+        };
+        assert_eq!(rows("the quick brown fox", 10), vec!["the quick ", "brown fox"]);
+        assert_eq!(rows("abcdefghij", 4), vec!["abcd", "efgh", "ij"]);
+        assert_eq!(rows("思考思考思", 4), vec!["思考", "思考", "思"]);
+        assert_eq!(rows("a\n\u{1b}[2J", 10), vec!["a", "␛[2J"]);
     }
 
     #[test]

@@ -1,23 +1,75 @@
 //! The detectors pane: every detector of the profile with its live status,
 //! and below the list the selected one's details — its detection's numbers,
 //! what repeated, what would have had to change, its parameters and rule.
+//! The details scroll; when a detection is shown they take most of the pane.
 
 use ratatui::layout::{Constraint, Layout, Rect};
 use ratatui::style::Style;
 use ratatui::text::{Line, Span};
-use ratatui::widgets::{Block, Paragraph, Wrap};
+use ratatui::widgets::{Block, Paragraph};
 use ratatui::Frame;
 
-use super::cells::{label, sanitize};
+use super::cells::{label, sanitize, wrap_line, wrap_text};
+use super::keymap::{bind, Binding, Command, Key};
 use super::theme::Theme;
 use crate::config::Configured;
 use crate::detect::{Detection, DetectorState, Status};
+use crossterm::event::KeyCode as K;
+
+/// The pane's keys.
+pub static KEYS: &[Binding] = &[
+    bind(&[Key::Char('j'), Key::Code(K::Down)], Command::Down, "next detector"),
+    bind(&[Key::Char('k'), Key::Code(K::Up)], Command::Up, "previous detector"),
+    bind(&[Key::Char('g')], Command::Top, "first detector"),
+    bind(&[Key::Char('G')], Command::Bottom, "last detector"),
+    bind(
+        &[Key::Code(K::PageDown), Key::Ctrl('d')],
+        Command::PageDown,
+        "scroll the details down",
+    ),
+    bind(
+        &[Key::Code(K::PageUp), Key::Ctrl('u')],
+        Command::PageUp,
+        "scroll the details up",
+    ),
+    bind(
+        &[Key::Code(K::Enter)],
+        Command::Select,
+        "go to this detector's detection (the latest shown, else its first)",
+    ),
+];
+
+/// What the pane remembers between frames.
+#[derive(Clone, Debug, Default)]
+pub struct DetectorsPane {
+    /// Index of the selected detector in profile order.
+    pub selected: usize,
+    /// Rows of the details scrolled away.
+    pub detail_scroll: usize,
+}
+
+impl DetectorsPane {
+    /// Moves the selection; the details start at their top again.
+    pub fn select(&mut self, i: usize, count: usize) {
+        let i = i.min(count.saturating_sub(1));
+        if i != self.selected {
+            self.detail_scroll = 0;
+        }
+        self.selected = i;
+    }
+
+    /// Scrolls the details by `delta` rows, within `rows` rows shown `height` at a time.
+    pub fn scroll_details(&mut self, delta: isize, rows: usize, height: usize) {
+        let last = rows.saturating_sub(height);
+        self.detail_scroll = self.detail_scroll.min(last).saturating_add_signed(delta).min(last);
+    }
+}
 
 pub struct DetectorsView<'a> {
+    pub pane: &'a DetectorsPane,
     pub states: &'a [DetectorState],
     pub configured: &'a [Configured],
-    pub selected: usize,
-    /// The selected detector's latest detection up to the cursor.
+    /// The detection shown for the selected detector.
     pub detection: Option<&'a Detection>,
     pub block: Block<'a>,
 }
@@ -32,72 +84,107 @@ pub fn status_style(status: &Status, theme: &Theme) -> Style {
     }
 }
 
+/// How the pane's inner area is split between the list and the details.
+pub fn split(inner: Rect, detectors: usize, showing_detection: bool) -> (Rect, Rect) {
+    // A shown detection's details matter more than the other detectors'
+    // names: the list keeps a few rows around the selection.
+    let share = if showing_detection {
+        inner.height / 4
+    } else {
+        inner.height / 2
+    };
+    let list_height = (detectors as u16).min(share.max(1));
+    let [list, details] = Layout::vertical([Constraint::Length(list_height), Constraint::Min(0)]).areas(inner);
+    (list, details)
+}
+
 pub fn render(frame: &mut Frame, area: Rect, view: DetectorsView<'_>, theme: &Theme) {
     let inner = view.block.inner(area);
     frame.render_widget(view.block, area);
-    let list_height = (view.states.len() as u16).min(inner.height / 2).max(1);
-    let [list, details] = Layout::vertical([Constraint::Length(list_height), Constraint::Min(0)]).areas(inner);
+    let (list, details) = split(inner, view.states.len(), view.detection.is_some());
     let width = inner.width as usize;
+    let list_height = list.height as usize;
+    let selected = view.pane.selected;
     let id_width = view.states.iter().map(|s| s.id.len()).max().unwrap_or(0);
-    let top = view.selected.saturating_sub(list_height as usize - 1);
+    let top = selected.saturating_sub(list_height.saturating_sub(1));
     let rows: Vec<Line> = view
         .states
         .iter()
         .enumerate()
         .skip(top)
-        .take(list_height as usize)
+        .take(list_height)
         .map(|(i, s)| {
             let style = status_style(&s.status, theme);
             let progress = match &s.status {
                 Status::Watching { current, threshold, .. } => format!("{current}/{threshold}"),
                 _ => String::new(),
             };
-            let head = format!("{} {:<id_width$} ", if i == view.selected { "▸" } else { " " }, s.id);
+            let head = format!("{} {:<id_width$} ", if i == selected { "▸" } else { " " }, s.id);
             let badge = format!("{:<8}", format!("{} {progress}", s.status.label()).trim_end());
             let rest = width.saturating_sub(head.chars().count() + badge.chars().count() + 1);
             let mut line = Line::from(vec![
-                Span::styled(head, if i == view.selected { theme.selected } else { theme.text }),
+                Span::styled(head, if i == selected { theme.selected } else { theme.text }),
                 Span::styled(badge, style),
                 Span::raw(" "),
                 Span::styled(label(&s.status.summary(), rest), theme.dim),
             ]);
-            if i == view.selected {
+            if i == selected {
                 line = line.style(theme.selected);
             }
             line
         })
         .collect();
     frame.render_widget(Paragraph::new(rows), list);
-    if let (Some(state), Some(conf)) = (view.states.get(view.selected), view.configured.get(view.selected)) {
-        let text = details_lines(state, conf, view.detection, width, theme);
-        frame.render_widget(Paragraph::new(text).wrap(Wrap { trim: false }), details);
+    if let (Some(state), Some(conf)) = (view.states.get(selected), view.configured.get(selected)) {
+        let lines = detail_rows(state, conf, view.detection, width, theme);
+        let height = details.height as usize;
+        let lines_len = lines.len();
+        let first = view.pane.detail_scroll.min(lines_len.saturating_sub(height));
+        let mut shown: Vec<Line> = lines.into_iter().skip(first).take(height).collect();
+        // Say that there is more, and which way, on the rule and the last row.
+        if first > 0 {
+            if let Some(rule) = shown.first_mut() {
+                *rule = Line::styled(format!("▲ {first} more rows (PgUp)"), theme.dim);
+            }
+        }
+        let below = lines_len.saturating_sub(first + height);
+        if below > 0 && height > 1 {
+            if let Some(last) = shown.last_mut() {
+                *last = Line::styled(format!("▼ {} more rows (PgDn, z zooms)", below + 1), theme.dim);
+            }
+        }
+        frame.render_widget(Paragraph::new(shown), details);
     }
 }
 
-fn details_lines<'a>(
+/// The details as rows of the pane's width, a rule first.
+pub fn detail_rows(
     state: &DetectorState,
     conf: &Configured,
     det: Option<&Detection>,
     width: usize,
     theme: &Theme,
-) -> Vec<Line<'a>> {
+) -> Vec<Line<'static>> {
     let mut out = vec![Line::from(Span::styled("─".repeat(width), theme.border))];
     let style = status_style(&state.status, theme);
-    let head = |s: String| Line::from(Span::styled(s, style));
+    let mut add = |text: &str, style: Style| wrap_text(text, style, width, &mut out);
     match (&state.status, det) {
-        (Status::Fired { event, .. } | Status::Latched { event, .. }, Some(d)) => {
-            let mut where_ = format!("{} at event {event}", state.status.label());
+        (Status::Fired { .. } | Status::Latched { .. }, Some(d)) => {
+            let mut where_ = format!("{} at event {}", state.status.label(), d.event);
             if let Some(cp) = d.checkpoint {
                 where_ += &format!(" · checkpoint {cp}");
             }
             if let Some(c) = d.at_char {
                 where_ += &format!(" · {}@{c}", d.channel.as_str());
             }
+            if let Some(o) = d.onset {
+                where_ += &format!(" · onset {o}");
+            }
             if let Status::Latched { by, .. } = state.status {
                 where_ += &format!(" · stopped by {by}");
             }
-            out.push(head(where_));
-            out.push(Line::from(sanitize(&d.reason)));
+            add(&where_, style);
+            add(&d.reason, theme.text);
             let mut numbers = Vec::new();
             if let Some(p) = d.period {
                 numbers.push(format!("period {p}"));
@@ -116,21 +203,55 @@ fn details_lines<'a>(
             if !d.events.is_empty() {
                 numbers.push(format!("{} events in the timeline", d.events.len()));
             }
-            out.push(Line::from(numbers.join(" · ")));
+            add(&numbers.join(" · "), theme.text);
             if let Some(r) = &d.repeated {
-                out.push(Line::from(format!("repeated: {}", label(r, 400))));
+                add(&format!("repeated: {}", sanitize(&label(r, 2000))), theme.text);
             }
             if let Some(w) = d.what_would_change() {
-                out.push(Line::from(Span::styled(w, theme.dim)));
+                add(&w, theme.dim);
             }
         }
-        (status, _) => out.push(head(format!("{}: {}", status.label(), status.summary()))),
+        (status, _) => add(&format!("{}: {}", status.label(), status.summary()), style),
     }
     let params: Vec<String> = conf.params.iter().map(|(n, v)| format!("{n}={v}")).collect();
-    out.push(Line::from(Span::styled(
-        format!("params: {}", params.join(" ")),
-        theme.dim,
-    )));
-    out.push(Line::from(Span::styled(format!("rule: {}", conf.info.rule), theme.dim)));
+    wrap_line(
+        Line::styled(format!("params: {}", params.join(" ")), theme.dim),
+        width,
+        &mut out,
+    );
+    wrap_text(&format!("rule: {}", conf.info.rule), theme.dim, width, &mut out);
     out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_details_scroll_within_their_rows() {
+        let mut p = DetectorsPane::default();
+        p.scroll_details(5, 20, 8);
+        assert_eq!(p.detail_scroll, 5);
+        p.scroll_details(100, 20, 8);
+        assert_eq!(p.detail_scroll, 12, "no further than the last page");
+        p.scroll_details(-3, 20, 8);
+        assert_eq!(p.detail_scroll, 9);
+        p.select(1, 3);
+        assert_eq!(
+            (p.selected, p.detail_scroll),
+            (1, 0),
+            "another detector starts at the top"
+        );
+        p.select(9, 3);
+        assert_eq!(p.selected, 2);
+    }
+
+    #[test]
+    fn a_shown_detection_gets_most_of_the_pane() {
+        let inner = Rect::new(0, 0, 40, 20);
+        let (list, details) = split(inner, 8, true);
+        assert_eq!((list.height, details.height), (5, 15));
+        let (list, _) = split(inner, 8, false);
+        assert_eq!(list.height, 8);
+    }
 }

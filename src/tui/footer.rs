@@ -1,41 +1,74 @@
-//! The footer: key hints from the keymap, or the search prompt while typing.
+//! The footer: key hints for the focused pane and the app, generated from
+//! their bindings and always ending in `? help`; or the line being typed.
 
 use ratatui::layout::Rect;
 use ratatui::text::{Line, Span};
 use ratatui::widgets::Paragraph;
 use ratatui::Frame;
 
+use super::app::{App, Overlay, PromptKind};
 use super::cells::sanitize;
-use super::keymap::{keys_label, KEYMAP};
+use super::keymap::{self, Binding};
 use super::theme::Theme;
 
-pub fn render(frame: &mut Frame, area: Rect, search_input: Option<&str>, theme: &Theme) {
-    let line = match search_input {
-        Some(text) => Line::from(vec![
-            Span::styled("/", theme.key),
-            Span::raw(sanitize(text)),
-            Span::styled("▏", theme.key),
-            Span::styled("   Enter search · Esc cancel", theme.dim),
-        ]),
-        None => hints(area.width as usize, theme),
+/// Hints for the focused pane, shown before the app's.
+fn pane_hints(app: &App) -> &'static [(&'static str, &'static str)] {
+    use super::layout::Pane;
+    match (&app.overlay, app.focus) {
+        (Some(Overlay::Inspector(_)), _) => &[("j/k", "scroll"), ("y", "copy"), ("Esc", "close")],
+        (Some(Overlay::Detections(_)), _) => &[("j/k", "move"), ("Enter", "go"), ("Esc", "close")],
+        (Some(Overlay::Help(_)), _) => &[("j/k", "scroll"), ("Esc", "close")],
+        (None, Pane::Timeline) => &[("Enter", "go"), ("o", "inspect")],
+        (None, Pane::Detectors) => &[("PgDn", "details")],
+        (None, Pane::Buffer) => &[],
+    }
+}
+
+pub fn render(frame: &mut Frame, area: Rect, app: &App, theme: &Theme) {
+    let line = match &app.prompt {
+        Some(p) => {
+            let (sigil, what) = match p.kind {
+                PromptKind::Search => ("/", "search the stream"),
+                PromptKind::Filter => ("filter: ", "detections · failed · tool NAME · a regex · empty clears"),
+            };
+            Line::from(vec![
+                Span::styled(sigil, theme.key),
+                Span::raw(sanitize(&p.text)),
+                Span::styled("▏", theme.key),
+                Span::styled(format!("   Enter {what} · Esc cancel"), theme.dim),
+            ])
+        }
+        None => hints(app, area.width as usize, theme),
     };
     frame.render_widget(Paragraph::new(line), area);
 }
 
-/// As many hints as fit, in keymap order.
-fn hints(width: usize, theme: &Theme) -> Line<'static> {
+/// As many hints as fit; `q quit` and `? help` always close the line.
+fn hints(app: &App, width: usize, theme: &Theme) -> Line<'static> {
+    let hinted = |b: &'static Binding| b.hint.map(|h| (b.keys[0].label(), h));
+    let tail: Vec<(String, &str)> = keymap::APP.iter().filter_map(hinted).collect();
+    let mut body: Vec<(String, &str)> = pane_hints(app).iter().map(|&(k, h)| (k.to_string(), h)).collect();
+    if app.overlay.is_none() {
+        body.extend(
+            [keymap::PLAYBACK, keymap::FINDINGS, keymap::VIEW]
+                .iter()
+                .flat_map(|s| s.iter())
+                .filter_map(hinted),
+        );
+    }
+    let cost = |(k, h): &(String, &str)| k.chars().count() + h.chars().count() + 3;
+    let mut room = width.saturating_sub(tail.iter().map(cost).sum());
     let mut spans = Vec::new();
-    let mut used = 0;
-    for b in KEYMAP.iter().filter(|b| b.hint.is_some()) {
-        let keys = keys_label(b);
-        let hint = b.hint.unwrap_or_default();
-        let w = keys.chars().count() + hint.chars().count() + 3;
-        if used + w > width {
-            break;
+    for hint in body.iter().chain(tail.iter()) {
+        let is_tail = tail.contains(hint);
+        if !is_tail {
+            if cost(hint) > room {
+                continue;
+            }
+            room -= cost(hint);
         }
-        spans.push(Span::styled(keys, theme.key));
-        spans.push(Span::styled(format!(" {hint}  "), theme.dim));
-        used += w;
+        spans.push(Span::styled(hint.0.clone(), theme.key));
+        spans.push(Span::styled(format!(" {}  ", hint.1), theme.dim));
     }
     Line::from(spans)
 }

@@ -1,57 +1,220 @@
-//! The help overlay, generated from the keymap.
+//! The help overlay, generated from every component's key bindings. It
+//! scrolls; on a wide screen the sections flow into two columns.
 
 use ratatui::layout::{Constraint, Flex, Layout, Rect};
 use ratatui::text::{Line, Span};
 use ratatui::widgets::{Block, Clear, Paragraph};
 use ratatui::Frame;
 
-use super::keymap::{keys_label, KEYMAP};
+use super::keymap::{self, bind, keys_label, Binding, Command, Key, Section};
 use super::theme::Theme;
+use super::{buffer_pane, detections_list, detectors_pane, inspector, timeline_pane};
+use crossterm::event::KeyCode as K;
 
-pub fn render(frame: &mut Frame, area: Rect, theme: &Theme) {
-    let mut lines: Vec<Line> = Vec::new();
-    let mut group = "";
-    let key_width = KEYMAP.iter().map(|b| keys_label(b).chars().count()).max().unwrap_or(0);
-    for b in KEYMAP {
-        if b.group != group {
-            if !lines.is_empty() {
-                lines.push(Line::raw(""));
-            }
-            lines.push(Line::from(Span::styled(b.group.to_uppercase(), theme.title)));
-            group = b.group;
+pub static KEYS: &[Binding] = &[
+    bind(&[Key::Char('j'), Key::Code(K::Down)], Command::Down, "scroll down"),
+    bind(&[Key::Char('k'), Key::Code(K::Up)], Command::Up, "scroll up"),
+    bind(
+        &[Key::Code(K::PageDown), Key::Ctrl('d')],
+        Command::PageDown,
+        "a page down",
+    ),
+    bind(&[Key::Code(K::PageUp), Key::Ctrl('u')], Command::PageUp, "a page up"),
+    bind(&[Key::Char('g')], Command::Top, "top"),
+    bind(&[Key::Char('G')], Command::Bottom, "bottom"),
+];
+
+/// Every key of the app, by where it works.
+pub fn sections() -> [Section; 10] {
+    [
+        Section {
+            title: "playback (anywhere)",
+            bindings: keymap::PLAYBACK,
+        },
+        Section {
+            title: "findings (anywhere)",
+            bindings: keymap::FINDINGS,
+        },
+        Section {
+            title: "view (anywhere)",
+            bindings: keymap::VIEW,
+        },
+        Section {
+            title: "app",
+            bindings: keymap::APP,
+        },
+        Section {
+            title: "buffer pane",
+            bindings: buffer_pane::KEYS,
+        },
+        Section {
+            title: "detectors pane",
+            bindings: detectors_pane::KEYS,
+        },
+        Section {
+            title: "timeline pane",
+            bindings: timeline_pane::KEYS,
+        },
+        Section {
+            title: "detections list (d)",
+            bindings: detections_list::KEYS,
+        },
+        Section {
+            title: "inspector (o)",
+            bindings: inspector::KEYS,
+        },
+        Section {
+            title: "this help",
+            bindings: KEYS,
+        },
+    ]
+}
+
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct Help {
+    pub scroll: usize,
+}
+
+/// The help's rows, section by section (a blank row between sections).
+fn rows(theme: &Theme) -> Vec<Vec<Line<'static>>> {
+    let sections = sections();
+    let key_width = sections
+        .iter()
+        .flat_map(|s| s.bindings.iter())
+        .map(|b| keys_label(b).chars().count())
+        .max()
+        .unwrap_or(0);
+    sections
+        .iter()
+        .map(|s| {
+            let mut lines = vec![Line::from(Span::styled(s.title.to_uppercase(), theme.title))];
+            lines.extend(s.bindings.iter().map(|b| {
+                Line::from(vec![
+                    Span::styled(format!("  {:<key_width$}  ", keys_label(b)), theme.key),
+                    Span::raw(b.description),
+                ])
+            }));
+            lines
+        })
+        .collect()
+}
+
+/// The popup and its columns for a screen this size.
+fn geometry(area: Rect, theme: &Theme) -> (Rect, Vec<Vec<Line<'static>>>) {
+    let sections = rows(theme);
+    let col_width = sections.iter().flatten().map(Line::width).max().unwrap_or(0) as u16 + 2;
+    let total: usize = sections.iter().map(|s| s.len() + 1).sum();
+    let two = area.width >= 2 * col_width + 4 && total as u16 + 2 > area.height;
+    let mut columns: Vec<Vec<Line>> = vec![Vec::new()];
+    let half = total.div_ceil(2);
+    for s in sections {
+        let first = columns.len() == 1;
+        let col = columns.last_mut().expect("a column");
+        if two && first && !col.is_empty() && col.len() + s.len() / 2 >= half {
+            columns.push(Vec::new());
         }
-        lines.push(Line::from(vec![
-            Span::styled(format!("  {:<key_width$}  ", keys_label(b)), theme.key),
-            Span::raw(b.description),
-        ]));
+        let col = columns.last_mut().expect("a column");
+        if !col.is_empty() {
+            col.push(Line::raw(""));
+        }
+        col.extend(s);
     }
-    let col_width = lines.iter().map(Line::width).max().unwrap_or(0) as u16 + 2;
-    // Two columns when one does not fit the height.
-    let inner_height = area.height.saturating_sub(4);
-    let columns: Vec<Vec<Line>> = if lines.len() as u16 > inner_height && area.width >= 2 * col_width + 4 {
-        let half = lines.len().div_ceil(2);
-        let split = (half..lines.len()).find(|&i| lines[i].width() == 0).unwrap_or(half);
-        let right = lines.split_off(split + 1);
-        vec![lines, right]
-    } else {
-        vec![lines]
-    };
     let height = columns.iter().map(Vec::len).max().unwrap_or(0) as u16 + 2;
     let width = col_width * columns.len() as u16 + 2;
     let [popup] = Layout::horizontal([Constraint::Length(width.min(area.width))])
         .flex(Flex::Center)
         .areas(area);
-    let [popup] = Layout::vertical([Constraint::Length(height.min(area.height))])
+    // The status line and the footer stay in view.
+    let [popup] = Layout::vertical([Constraint::Length(height.min(area.height.saturating_sub(2)))])
         .flex(Flex::Center)
         .areas(popup);
+    (popup, columns)
+}
+
+impl Help {
+    /// Scrolls by `delta` rows on a screen of this size.
+    pub fn scroll_by(&mut self, delta: isize, area: Rect, theme: &Theme) {
+        let (popup, columns) = geometry(area, theme);
+        let rows = columns.iter().map(Vec::len).max().unwrap_or(0);
+        let last = rows.saturating_sub(popup.height.saturating_sub(2) as usize);
+        self.scroll = self.scroll.min(last).saturating_add_signed(delta).min(last);
+    }
+
+    /// Rows in a page on a screen of this size.
+    pub fn page(area: Rect, theme: &Theme) -> usize {
+        (geometry(area, theme).0.height.saturating_sub(2) as usize).max(1)
+    }
+}
+
+pub fn render(frame: &mut Frame, area: Rect, help: &Help, theme: &Theme) {
+    let (popup, columns) = geometry(area, theme);
+    let rows = columns.iter().map(Vec::len).max().unwrap_or(0);
+    let height = popup.height.saturating_sub(2) as usize;
+    let first = help.scroll.min(rows.saturating_sub(height));
+    let more = if rows > height {
+        format!(
+            " rows {}–{} of {rows} · j/k scroll ",
+            first + 1,
+            (first + height).min(rows)
+        )
+    } else {
+        String::new()
+    };
     let block = Block::bordered()
         .title(" loopscope keys — q / Esc / ? to close ")
+        .title_bottom(Line::styled(more, theme.dim).right_aligned())
         .border_style(theme.border_focus);
     let inner = block.inner(popup);
     frame.render_widget(Clear, popup);
     frame.render_widget(block, popup);
-    let cols = Layout::horizontal(vec![Constraint::Length(col_width); columns.len()]).split(inner);
+    let width = inner.width / columns.len().max(1) as u16;
+    let cols = Layout::horizontal(vec![Constraint::Length(width); columns.len()]).split(inner);
     for (lines, area) in columns.into_iter().zip(cols.iter()) {
-        frame.render_widget(Paragraph::new(lines), *area);
+        let shown: Vec<Line> = lines.into_iter().skip(first).take(height).collect();
+        frame.render_widget(Paragraph::new(shown), *area);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn no_key_is_bound_twice_where_it_works() {
+        for s in sections() {
+            let mut seen = std::collections::HashSet::new();
+            for b in s.bindings {
+                assert!(!b.description.is_empty());
+                for k in b.keys {
+                    assert!(seen.insert(k.label()), "{} bound twice in {}", k.label(), s.title);
+                }
+            }
+        }
+        // Global keys are not shadowed by a pane where they are meant to work.
+        let global: Vec<String> = [keymap::PLAYBACK, keymap::FINDINGS, keymap::VIEW, keymap::APP]
+            .iter()
+            .flat_map(|s| s.iter())
+            .flat_map(|b| b.keys.iter().map(|k| k.label()))
+            .collect();
+        // Only g/G: in a list pane they move within the list (issue 11).
+        for pane in [buffer_pane::KEYS, detectors_pane::KEYS, timeline_pane::KEYS] {
+            for b in pane {
+                for k in b.keys.iter().filter(|k| !["g", "G"].contains(&k.label().as_str())) {
+                    assert!(!global.contains(&k.label()), "{} is global and a pane key", k.label());
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn the_help_scrolls_to_its_last_row_at_80x24() {
+        let theme = Theme::dark();
+        let area = Rect::new(0, 0, 80, 24);
+        let mut h = Help::default();
+        h.scroll_by(1000, area, &theme);
+        assert!(h.scroll > 0, "more keys than rows at 80x24");
+        let last = h.scroll;
+        h.scroll_by(1, area, &theme);
+        assert_eq!(h.scroll, last);
     }
 }

@@ -1,15 +1,23 @@
 //! Input handling: every change to the app state goes through
 //! [`App::update`], which takes the current time as an argument so tests can
-//! drive the app deterministically.
+//! drive the app deterministically. Keys go to the open prompt, else the
+//! open overlay, else the focused pane and then the app's global bindings;
+//! each looks the key up in its own bindings.
 
 use std::time::Instant;
 
 use crossterm::event::{KeyCode, KeyEvent, KeyEventKind, KeyModifiers, MouseButton, MouseEvent, MouseEventKind};
-use regex::Regex;
 
-use super::app::App;
-use super::keymap::{lookup, Command};
+use super::app::{App, Overlay, Prompt, PromptKind};
+use super::detections_list::{self, DetectionsList};
+use super::help::{self, Help};
+use super::inspector::{self, Inspector};
+use super::keymap::{self, lookup, Binding, Command};
 use super::layout::{Areas, Pane};
+use super::search::smart_case;
+use super::timeline::EntryKind;
+use super::timeline_pane::Filter;
+use super::{buffer_pane, calls, detectors_pane, timeline_pane};
 use crate::event::Channel;
 use crate::replay::feed::Feed;
 use crate::replay::{faster, slower};
@@ -34,12 +42,27 @@ const SEEK_STEP: f64 = 5.0;
 /// Columns moved by h/l.
 const SIDE_STEP: usize = 8;
 
+/// Keys that work while an overlay is open, besides its own.
+static OVERLAY_APP: &[Binding] = &[
+    keymap::bind(
+        &[keymap::Key::Code(KeyCode::Esc), keymap::Key::Char('q')],
+        Command::Close,
+        "close",
+    ),
+    keymap::bind(
+        &[keymap::Key::Char('?'), keymap::Key::Code(KeyCode::F(1))],
+        Command::Help,
+        "help",
+    ),
+    keymap::bind(&[keymap::Key::Char('d')], Command::Detections, "detections"),
+];
+
 impl App {
     pub fn update(&mut self, action: Action, now: Instant) {
         match action {
             Action::Key(key) if key.kind != KeyEventKind::Release => self.on_key(key, now),
             Action::Key(_) => {}
-            Action::Mouse(m) => self.on_mouse(m),
+            Action::Mouse(m) => self.on_mouse(m, now),
             Action::Resize(w, h) => {
                 self.size = ratatui::layout::Rect::new(0, 0, w, h);
                 self.refresh();
@@ -73,72 +96,163 @@ impl App {
             self.quit = true;
             return;
         }
-        if self.search.input.is_some() {
-            self.on_search_key(key, now);
+        if self.prompt.is_some() {
+            self.on_prompt_key(key, now);
             return;
         }
-        if let Some(cmd) = lookup(&key) {
+        if let Some(overlay) = &self.overlay {
+            let own = match overlay {
+                Overlay::Help(_) => help::KEYS,
+                Overlay::Inspector(_) => inspector::KEYS,
+                Overlay::Detections(_) => detections_list::KEYS,
+            };
+            if let Some(cmd) = lookup(&key, &[own, OVERLAY_APP]) {
+                self.overlay_command(cmd, now);
+            }
+            return;
+        }
+        let pane = match self.focus {
+            Pane::Buffer => buffer_pane::KEYS,
+            Pane::Detectors => detectors_pane::KEYS,
+            Pane::Timeline => timeline_pane::KEYS,
+        };
+        let scopes = [pane, keymap::PLAYBACK, keymap::FINDINGS, keymap::VIEW, keymap::APP];
+        if let Some(cmd) = lookup(&key, &scopes) {
             self.command(cmd, now);
         }
     }
 
-    fn on_search_key(&mut self, key: KeyEvent, now: Instant) {
-        let Some(input) = self.search.input.as_mut() else {
+    fn on_prompt_key(&mut self, key: KeyEvent, now: Instant) {
+        let Some(prompt) = self.prompt.as_mut() else {
             return;
         };
         match key.code {
-            KeyCode::Esc => self.search.input = None,
+            KeyCode::Esc => self.prompt = None,
             KeyCode::Backspace => {
-                input.pop();
+                prompt.text.pop();
             }
-            KeyCode::Char(c) => input.push(c),
+            KeyCode::Char(c) if !key.modifiers.contains(KeyModifiers::CONTROL) => prompt.text.push(c),
             KeyCode::Enter => {
-                let text = self.search.input.take().unwrap_or_default();
-                if text.is_empty() {
-                    self.search.pattern = None;
-                    self.search.matches.clear();
-                    self.refresh();
+                let Some(Prompt { kind, text }) = self.prompt.take() else {
                     return;
-                }
-                match Regex::new(&text) {
-                    Ok(re) => {
-                        self.search.pattern = Some(re);
-                        self.search.current = None;
-                        self.run_search();
-                        self.step_match(true, now);
-                    }
-                    Err(e) => {
-                        let first = e.to_string().lines().last().unwrap_or_default().to_string();
-                        self.flash(format!("bad pattern: {first}"), now);
-                    }
+                };
+                match kind {
+                    PromptKind::Search => self.start_search(&text, now),
+                    PromptKind::Filter => match Filter::parse(&text) {
+                        Ok(f) => {
+                            let said = f.as_ref().map_or("timeline filter off".to_string(), |f| {
+                                format!("timeline: only {}", f.describe())
+                            });
+                            self.timeline.set_filter(f);
+                            self.flash(said, now);
+                        }
+                        Err(e) => self.flash(format!("bad filter: {e}"), now),
+                    },
                 }
             }
             _ => {}
         }
     }
 
-    /// Moves to the next (or previous) search match and scrolls to it.
+    fn start_search(&mut self, text: &str, now: Instant) {
+        if text.is_empty() {
+            self.search.set(None, &self.tape);
+            self.refresh();
+            return;
+        }
+        match smart_case(text) {
+            Ok(re) => {
+                self.search.set(Some(re), &self.tape);
+                self.step_match(true, now);
+            }
+            Err(e) => self.flash(format!("bad pattern: {e}"), now),
+        }
+    }
+
+    /// Moves the position to the next (or previous) match in the stream.
     fn step_match(&mut self, forward: bool, now: Instant) {
         if self.search.pattern.is_none() {
             self.flash("no search yet: press / to search".into(), now);
             return;
         }
-        self.run_search();
-        let n = self.search.matches.len();
-        if n == 0 {
-            self.flash("no match in the shown buffer".into(), now);
+        self.search.update(&self.tape);
+        let Some(hit) = self.search.step(forward, self.cursor) else {
+            self.flash("no match in the stream".into(), now);
+            self.refresh();
             return;
-        }
-        let next = match self.search.current {
-            Some(i) if forward => (i + 1) % n,
-            Some(i) => (i + n - 1) % n,
-            None if forward => 0,
-            None => n - 1,
         };
-        self.search.current = Some(next);
-        let at = self.search.matches[next].start;
-        self.reveal(at);
-        self.flash(format!("match {} of {n}", next + 1), now);
+        self.stop_following();
+        self.clock.set_playing(false, now);
+        if let Some(t) = hit.text {
+            self.buffer.channel = t.channel;
+        }
+        self.jump_to(hit.event + 1, now);
+        match hit.text {
+            Some(t) => self.buffer.reveal(t.span.start),
+            None => {
+                // Not text: the timeline row holding the event shows it.
+                let entries = self.timeline.timeline.entries();
+                let row = entries.partition_point(|e| e.first <= hit.event).checked_sub(1);
+                self.timeline.selected = row;
+            }
+        }
+        let n = self.search.hits.len();
+        let more = if n >= super::search::MAX_HITS { "+" } else { "" };
+        let i = self.search.current.unwrap_or(0) + 1;
+        self.flash(format!("match {i} of {n}{more} · event {}", hit.event), now);
+    }
+
+    /// A command while an overlay is open.
+    fn overlay_command(&mut self, cmd: Command, now: Instant) {
+        let screen = self.size;
+        let count = self.tape.detections().len();
+        let theme = self.theme.clone();
+        let Some(overlay) = self.overlay.as_mut() else {
+            return;
+        };
+        match (cmd, overlay) {
+            (Command::Close, _) => self.overlay = None,
+            (Command::Help, Overlay::Help(_)) => self.overlay = None,
+            (Command::Help, _) => self.overlay = Some(Overlay::Help(Help::default())),
+            (Command::Detections, Overlay::Detections(_)) => self.overlay = None,
+            (Command::Detections, _) => self.open_detections(),
+            (cmd, Overlay::Help(h)) => {
+                let page = Help::page(screen, &theme) as isize;
+                let delta = scroll_delta(cmd, page);
+                h.scroll_by(delta, screen, &theme);
+            }
+            (cmd, Overlay::Detections(list)) => {
+                let page = detections_list::page(screen) as isize;
+                match cmd {
+                    Command::Select => {
+                        let i = list.selected;
+                        self.overlay = None;
+                        self.stop_following();
+                        self.choose_detection(i, now);
+                    }
+                    cmd => list.move_by(scroll_delta(cmd, page), count),
+                }
+            }
+            (Command::Copy, Overlay::Inspector(ins)) => {
+                self.clipboard = Some(ins.plain());
+                self.flash("copied to the clipboard (OSC 52)".into(), now);
+            }
+            (cmd, Overlay::Inspector(ins)) => {
+                let inner = inspector::area(screen);
+                let (width, height) = Areas::inner(inner);
+                let rows = ins.rows(width, &theme).len();
+                ins.scroll_by(scroll_delta(cmd, height as isize), rows, height);
+            }
+        }
+    }
+
+    fn open_detections(&mut self) {
+        let ds = self.tape.detections();
+        // Start at the chosen detection, else the last one shown.
+        let selected = self
+            .chosen
+            .unwrap_or_else(|| ds.partition_point(|d| d.event < self.cursor).saturating_sub(1));
+        self.overlay = Some(Overlay::Detections(DetectionsList { selected }));
     }
 
     pub fn command(&mut self, cmd: Command, now: Instant) {
@@ -158,32 +272,34 @@ impl App {
                 | PrevDetection
                 | NextCheckpoint
                 | PrevCheckpoint
-                | Select
-        ) && !self.help
-        {
+        ) {
             self.stop_following();
         }
         let len = self.tape.len();
         let duration = self.pacing.duration();
         match cmd {
-            Command::Quit if self.help => self.help = false,
-            Command::Quit | Command::ForceQuit => self.quit = true,
-            Command::Help => self.help = !self.help,
-            Command::Close => {
-                self.help = false;
-                self.timeline_selected = None;
+            Quit | ForceQuit => self.quit = true,
+            Help => self.overlay = Some(Overlay::Help(super::help::Help::default())),
+            Detections => self.open_detections(),
+            Close => {
+                self.timeline.selected = None;
+                self.zoom = false;
+                self.refresh();
             }
-            _ if self.help => {}
             // Live: space freezes the view (reading goes on) and resumes following.
-            Command::TogglePlay if self.live.is_some() && !self.clock.playing() => {
+            TogglePlay if self.live.is_some() && !self.clock.playing() => {
                 if self.following() {
                     self.stop_following();
                 } else {
                     self.follow(now);
                 }
             }
-            Command::End | Command::Follow if self.live.is_some() => self.follow(now),
-            Command::TogglePlay => {
+            End | Follow if self.live.is_some() => self.follow(now),
+            Follow => {
+                self.buffer.scroll.follow = true;
+                self.timeline.selected = None;
+            }
+            TogglePlay => {
                 if self.cursor >= len && !self.loading {
                     self.jump_to(0, now);
                     self.clock.set_playing(true, now);
@@ -192,44 +308,33 @@ impl App {
                     self.clock.set_playing(!playing, now);
                 }
             }
-            Command::StepForward | Command::StepBack => {
+            StepForward | StepBack => {
                 self.clock.set_playing(false, now);
-                let to = if cmd == Command::StepForward {
+                let to = if cmd == StepForward {
                     self.cursor + 1
                 } else {
                     self.cursor.saturating_sub(1)
                 };
                 self.jump_to(to, now);
             }
-            Command::SeekForward => self.seek_time(self.clock.position(now) + SEEK_STEP, now),
-            Command::SeekBack => self.seek_time(self.clock.position(now) - SEEK_STEP, now),
-            Command::SeekForwardMore => self.seek_time(self.clock.position(now) + duration / 10.0, now),
-            Command::SeekBackMore => self.seek_time(self.clock.position(now) - duration / 10.0, now),
-            Command::JumpTenths(n) => self.seek_time(duration * f64::from(n) / 10.0, now),
-            Command::Start => self.jump_to(0, now),
-            Command::End => {
+            SeekForward => self.seek_time(self.clock.position(now) + SEEK_STEP, now),
+            SeekBack => self.seek_time(self.clock.position(now) - SEEK_STEP, now),
+            SeekForwardMore => self.seek_time(self.clock.position(now) + duration / 10.0, now),
+            SeekBackMore => self.seek_time(self.clock.position(now) - duration / 10.0, now),
+            JumpTenths(n) => self.seek_time(duration * f64::from(n) / 10.0, now),
+            Start => self.jump_to(0, now),
+            End => {
                 self.clock.set_playing(false, now);
                 self.jump_to(len, now);
-                self.scroll.follow = true;
+                self.buffer.scroll.follow = true;
             }
-            Command::NextDetection | Command::PrevDetection => {
-                let found = if cmd == Command::NextDetection {
-                    self.tape.detections().iter().find(|d| d.event >= self.cursor)
-                } else {
-                    self.tape.detections().iter().rev().find(|d| d.event + 1 < self.cursor)
-                };
-                match found.cloned() {
-                    Some(d) => {
-                        self.clock.set_playing(false, now);
-                        self.jump_to(d.event + 1, now);
-                        self.show_detection(&d);
-                    }
-                    None => self.flash("no detection that way".into(), now),
-                }
-            }
-            Command::NextCheckpoint | Command::PrevCheckpoint => {
+            NextDetection | PrevDetection => match self.step_detection(cmd == NextDetection) {
+                Some(i) => self.choose_detection(i, now),
+                None => self.flash("no detection that way".into(), now),
+            },
+            NextCheckpoint | PrevCheckpoint => {
                 let events = self.tape.checkpoint_events();
-                let found = if cmd == Command::NextCheckpoint {
+                let found = if cmd == NextCheckpoint {
                     events.iter().find(|&&(e, _)| e >= self.cursor)
                 } else {
                     events.iter().rev().find(|&&(e, _)| e + 1 < self.cursor)
@@ -237,103 +342,162 @@ impl App {
                 match found.copied() {
                     Some((event, checkpoint)) => {
                         self.clock.set_playing(false, now);
-                        self.channel = Channel::Reasoning;
+                        self.buffer.channel = Channel::Reasoning;
                         self.jump_to(event + 1, now);
-                        self.reveal(checkpoint);
+                        self.buffer.reveal(checkpoint);
                     }
                     None => self.flash("no checkpoint run that way".into(), now),
                 }
             }
-            Command::TogglePauseOnDetect => {
+            TogglePauseOnDetect => {
                 self.pause_on_detect = !self.pause_on_detect;
                 let state = if self.pause_on_detect { "on" } else { "off" };
                 self.flash(format!("pause on detection {state}"), now);
             }
-            Command::Search => self.search.input = Some(String::new()),
-            Command::SearchNext => self.step_match(true, now),
-            Command::SearchPrev => self.step_match(false, now),
-            Command::ToggleWrap => {
-                self.wrap = !self.wrap;
-                self.scroll.left = 0;
+            Search => {
+                self.prompt = Some(Prompt {
+                    kind: PromptKind::Search,
+                    text: String::new(),
+                })
+            }
+            Filter => {
+                let text = self.timeline.filter().map(|f| f.describe()).unwrap_or_default();
+                self.prompt = Some(Prompt {
+                    kind: PromptKind::Filter,
+                    text,
+                })
+            }
+            SearchNext => self.step_match(true, now),
+            SearchPrev => self.step_match(false, now),
+            ToggleWrap => {
+                self.buffer.wrap = !self.buffer.wrap;
+                self.buffer.scroll.left = 0;
                 self.refresh();
             }
-            Command::ToggleChannel => {
-                self.channel = match self.channel {
+            ToggleChannel => {
+                self.buffer.channel = match self.buffer.channel {
                     Channel::Reasoning => Channel::Content,
                     _ => Channel::Reasoning,
                 };
-                self.scroll = Default::default();
-                self.search.matches.clear();
-                self.search.current = None;
+                self.buffer.scroll = Default::default();
                 self.refresh();
             }
-            Command::Faster => self.clock.set_speed(faster(self.clock.speed()), now),
-            Command::Slower => self.clock.set_speed(slower(self.clock.speed()), now),
-            Command::NormalSpeed => self.clock.set_speed(1.0, now),
-            Command::FocusNext => self.focus = self.focus.next(),
-            Command::FocusPrev => self.focus = self.focus.prev(),
-            Command::Up => self.move_in(self.focus, -1),
-            Command::Down => self.move_in(self.focus, 1),
-            Command::PageUp => self.move_in(self.focus, -self.page(1.0)),
-            Command::PageDown => self.move_in(self.focus, self.page(1.0)),
-            Command::HalfPageUp => self.move_in(self.focus, -self.page(0.5)),
-            Command::HalfPageDown => self.move_in(self.focus, self.page(0.5)),
-            Command::Left => self.scroll.left = self.scroll.left.saturating_sub(SIDE_STEP),
-            Command::Right if !self.wrap => self.scroll.left += SIDE_STEP,
-            Command::Right => {}
-            Command::Select => self.select(now),
-            Command::Follow => {
-                self.scroll.follow = true;
-                self.timeline_selected = None;
+            Zoom => {
+                self.zoom = !self.zoom;
+                self.refresh();
             }
+            Faster => self.clock.set_speed(faster(self.clock.speed()), now),
+            Slower => self.clock.set_speed(slower(self.clock.speed()), now),
+            NormalSpeed => self.clock.set_speed(1.0, now),
+            FocusNext | FocusPrev => {
+                self.focus = if cmd == FocusNext {
+                    self.focus.next()
+                } else {
+                    self.focus.prev()
+                };
+                if self.zoom {
+                    self.refresh();
+                }
+            }
+            Up | Down | PageUp | PageDown | HalfPageUp | HalfPageDown | Top | Bottom => {
+                self.move_in(self.focus, cmd, now)
+            }
+            Left => self.buffer.scroll.left = self.buffer.scroll.left.saturating_sub(SIDE_STEP),
+            Right if !self.buffer.wrap => self.buffer.scroll.left += SIDE_STEP,
+            Right | Copy => {}
+            Select => self.select(now),
+            Inspect => self.inspect_selected(now),
         }
     }
 
-    /// Rows in a page of the focused pane.
-    fn page(&self, fraction: f64) -> isize {
+    /// The detection `e` (or `E`) goes to: the one after (before) the
+    /// chosen one when it is at the position, else the first after the
+    /// shown events (the last among them).
+    fn step_detection(&self, forward: bool) -> Option<usize> {
+        let ds = self.tape.detections();
+        let here = self
+            .chosen
+            .filter(|&i| ds.get(i).is_some_and(|d| d.event + 1 == self.cursor));
+        match (here, forward) {
+            (Some(i), true) => (i + 1 < ds.len()).then_some(i + 1),
+            (Some(i), false) => i.checked_sub(1),
+            (None, true) => Some(ds.partition_point(|d| d.event < self.cursor)).filter(|&i| i < ds.len()),
+            (None, false) => ds.partition_point(|d| d.event < self.cursor).checked_sub(1),
+        }
+    }
+
+    /// Rows in a page of a pane.
+    fn page(&self, pane: Pane) -> usize {
         let areas = self.areas().unwrap_or_default();
-        let rect = match self.focus {
+        let rect = match pane {
             Pane::Buffer => areas.buffer,
             Pane::Detectors => areas.detectors,
             Pane::Timeline => areas.timeline,
         };
-        ((Areas::inner(rect).1 as f64 * fraction) as isize).max(1)
+        Areas::inner(rect).1.max(1)
     }
 
-    /// Scrolls the buffer, or moves the selection in a list, by `delta` rows.
-    fn move_in(&mut self, pane: Pane, delta: isize) {
+    /// Scrolls the buffer or the details, or moves the selection in a list.
+    fn move_in(&mut self, pane: Pane, cmd: Command, now: Instant) {
+        let page = self.page(pane) as isize;
+        let delta = scroll_delta(cmd, page);
         match pane {
             Pane::Buffer => {
-                let height = Areas::inner(self.areas().unwrap_or_default().buffer).1;
-                let rows = self.layout.rows().len();
-                let last_page = rows.saturating_sub(height);
-                let top = self
-                    .scroll
-                    .first_row(rows, height)
-                    .saturating_add_signed(delta)
-                    .min(last_page);
-                self.scroll.top = top;
-                // Back at the bottom: follow the text again, like `less +F`.
-                self.scroll.follow = top >= last_page;
+                let height = page as usize;
+                let rows = match &self.buffer.calls {
+                    Some(c) => {
+                        let width = Areas::inner(self.areas().unwrap_or_default().buffer).0;
+                        calls::rows(c, width, &self.theme).len()
+                    }
+                    None => self.buffer.layout.rows().len(),
+                };
+                if cmd == Command::Bottom {
+                    self.buffer.scroll.follow = true;
+                    if self.live.is_some() {
+                        self.follow(now);
+                    }
+                    return;
+                }
+                self.buffer.scroll_by(delta, rows, height);
                 // Scrolling up a live stream stops it; `F` or `G` resumes.
                 if delta < 0 {
                     self.stop_following();
                 }
             }
-            Pane::Detectors => {
-                self.select_detector(self.selected_detector.saturating_add_signed(delta));
-            }
-            Pane::Timeline => {
-                let n = self.timeline.entries().len();
-                if n == 0 {
-                    return;
+            Pane::Detectors => match cmd {
+                Command::PageUp | Command::PageDown => {
+                    let areas = self.areas().unwrap_or_default();
+                    let (width, _) = Areas::inner(areas.detectors);
+                    let inner = ratatui::layout::Rect::new(0, 0, width as u16, page as u16);
+                    let shown = self.selected_detection().cloned();
+                    let (_, details) = detectors_pane::split(inner, self.states.len(), shown.is_some());
+                    let (Some(state), Some(conf)) = (
+                        self.states.get(self.detectors.selected),
+                        self.setup.detectors.get(self.detectors.selected),
+                    ) else {
+                        return;
+                    };
+                    let rows = detectors_pane::detail_rows(state, conf, shown.as_ref(), width, &self.theme).len();
+                    let height = details.height as usize;
+                    let step = height.saturating_sub(1).max(1) as isize;
+                    let step = if cmd == Command::PageUp { -step } else { step };
+                    self.detectors.scroll_details(step, rows, height);
                 }
-                let from = self
-                    .timeline_selected
-                    .or(self.timeline.current(self.cursor))
-                    .unwrap_or(0);
-                self.timeline_selected = Some(from.saturating_add_signed(delta).min(n - 1));
-            }
+                _ => {
+                    let n = self.states.len();
+                    let to = match cmd {
+                        Command::Top => 0,
+                        Command::Bottom => n.saturating_sub(1),
+                        _ => self.detectors.selected.saturating_add_signed(delta),
+                    };
+                    self.select_detector(to);
+                }
+            },
+            Pane::Timeline => match cmd {
+                Command::Top => self.timeline.select_row(0),
+                Command::Bottom => self.timeline.select_row(self.timeline.rows().saturating_sub(1)),
+                _ => self.timeline.move_by(delta, self.cursor),
+            },
         }
     }
 
@@ -341,41 +505,97 @@ impl App {
     fn select(&mut self, now: Instant) {
         match self.focus {
             Pane::Detectors => {
-                let id = self.states.get(self.selected_detector).map(|s| s.id);
-                let d = self
-                    .selected_detection()
-                    .or_else(|| self.tape.detections().iter().find(|d| Some(d.detector) == id))
-                    .cloned();
-                match d {
-                    Some(d) => {
-                        self.clock.set_playing(false, now);
-                        self.jump_to(d.event + 1, now);
-                        self.show_detection(&d);
+                let id = self.states.get(self.detectors.selected).map(|s| s.id);
+                let ds = self.tape.detections();
+                let shown = self.selected_detection().and_then(|d| ds.iter().position(|x| x == d));
+                match shown.or_else(|| ds.iter().position(|d| Some(d.detector) == id)) {
+                    Some(i) => {
+                        self.stop_following();
+                        self.choose_detection(i, now);
                     }
                     None => self.flash("this detector does not fire in the stream".into(), now),
                 }
             }
             Pane::Timeline => {
-                if let Some(e) = self.timeline_selected.and_then(|i| self.timeline.entries().get(i)) {
-                    let to = e.last + 1;
-                    self.clock.set_playing(false, now);
-                    self.jump_to(to, now);
+                let Some(e) = self.timeline.selected_entry().cloned() else {
+                    return;
+                };
+                self.stop_following();
+                match e.kind {
+                    EntryKind::Detection { index, .. } => self.choose_detection(index, now),
+                    _ => {
+                        self.clock.set_playing(false, now);
+                        self.jump_to(e.last + 1, now);
+                        self.inspect_selected(now);
+                    }
                 }
             }
             Pane::Buffer => {}
         }
     }
 
-    fn on_mouse(&mut self, m: MouseEvent) {
+    /// Opens the inspector on the selected timeline row (else the row of the position).
+    fn inspect_selected(&mut self, now: Instant) {
+        let pane = &self.timeline;
+        let entry = pane
+            .selected
+            .or_else(|| pane.current_row(self.cursor).map(|r| pane.entry(r)))
+            .and_then(|i| pane.timeline.entries().get(i));
+        match entry {
+            Some(e) => {
+                let ins = Inspector::open(e, &self.tape, self.tape.detections());
+                self.overlay = Some(Overlay::Inspector(ins));
+            }
+            None => self.flash("nothing to inspect yet".into(), now),
+        }
+    }
+
+    fn on_mouse(&mut self, m: MouseEvent, now: Instant) {
         let Some(areas) = self.areas() else { return };
+        if self.overlay.is_some() || self.prompt.is_some() {
+            return;
+        }
+        let click = matches!(m.kind, MouseEventKind::Down(MouseButton::Left));
+        // The scrubber: a click seeks to that point of the stream.
+        if click && areas.scrubber.contains(ratatui::layout::Position::new(m.column, m.row)) {
+            let w = areas.scrubber.width.saturating_sub(1).max(1) as f64;
+            let x = f64::from(m.column - areas.scrubber.x);
+            self.stop_following();
+            self.seek_time(self.pacing.duration() * x / w, now);
+            return;
+        }
         let Some(pane) = areas.pane_at(m.column, m.row) else {
             return;
         };
         match m.kind {
-            MouseEventKind::ScrollUp => self.move_in(pane, -3),
-            MouseEventKind::ScrollDown => self.move_in(pane, 3),
-            MouseEventKind::Down(MouseButton::Left) => self.focus = pane,
+            MouseEventKind::ScrollUp => self.move_in(pane, Command::Up, now),
+            MouseEventKind::ScrollDown => self.move_in(pane, Command::Down, now),
+            MouseEventKind::Down(MouseButton::Left) => {
+                self.focus = pane;
+                // A click on a timeline row selects it.
+                let inner = areas.timeline;
+                if pane == Pane::Timeline && m.row > inner.y && m.row + 1 < inner.y + inner.height {
+                    let height = Areas::inner(inner).1;
+                    let top = self.timeline.top_row(self.cursor, height);
+                    self.timeline.select_row(top + usize::from(m.row - inner.y - 1));
+                }
+            }
             _ => {}
         }
+    }
+}
+
+/// Rows a scrolling command moves in a view `page` rows high.
+fn scroll_delta(cmd: Command, page: isize) -> isize {
+    match cmd {
+        Command::Up => -1,
+        Command::Down => 1,
+        Command::PageUp => -page.max(1),
+        Command::PageDown => page.max(1),
+        Command::HalfPageUp => -(page / 2).max(1),
+        Command::HalfPageDown => (page / 2).max(1),
+        Command::Top => isize::MIN / 2,
+        Command::Bottom => isize::MAX / 2,
+        _ => 0,
     }
 }

@@ -1,5 +1,7 @@
-//! Every key binding with its description. The help overlay and the footer
-//! hints are generated from this table, so a key and its help cannot drift.
+//! Keys, bindings and their lookup. Each component offers its own bindings
+//! (`KEYS` in its module); the app's global ones are here. The help overlay,
+//! the footer hints and the README's table are generated from them, so a
+//! key and its help cannot drift.
 
 use crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
 
@@ -45,6 +47,14 @@ pub enum Command {
     Right,
     Select,
     Follow,
+    /// First / last item of a list, or the top / bottom of a text.
+    Top,
+    Bottom,
+    Zoom,
+    Detections,
+    Inspect,
+    Copy,
+    Filter,
 }
 
 /// A key as bound: matched against crossterm events and shown in help.
@@ -109,27 +119,31 @@ impl Key {
     }
 }
 
-/// One row of the keymap.
+/// One key binding.
 pub struct Binding {
     pub keys: &'static [Key],
     pub command: Command,
     pub description: &'static str,
     /// Short label for the footer, for the keys worth showing there.
     pub hint: Option<&'static str>,
-    pub group: &'static str,
 }
 
-const fn bind(group: &'static str, keys: &'static [Key], command: Command, description: &'static str) -> Binding {
+/// The bindings of one part of the app, under a title in the help.
+pub struct Section {
+    pub title: &'static str,
+    pub bindings: &'static [Binding],
+}
+
+pub const fn bind(keys: &'static [Key], command: Command, description: &'static str) -> Binding {
     Binding {
         keys,
         command,
         description,
         hint: None,
-        group,
     }
 }
 
-const fn hinted(binding: Binding, hint: &'static str) -> Binding {
+pub const fn hinted(binding: Binding, hint: &'static str) -> Binding {
     Binding {
         hint: Some(hint),
         ..binding
@@ -139,149 +153,140 @@ const fn hinted(binding: Binding, hint: &'static str) -> Binding {
 use Command as C;
 use KeyCode as K;
 
-pub static KEYMAP: &[Binding] = &[
+/// Keys that work wherever the focus is (when no overlay is open).
+pub static PLAYBACK: &[Binding] = &[
     hinted(
         bind(
-            "playback",
             &[Key::Char(' ')],
             C::TogglePlay,
             "play / pause (at the end: play again)",
         ),
         "play",
     ),
+    bind(&[Key::Char('.')], C::StepForward, "step one event forward (pauses)"),
+    bind(&[Key::Char(',')], C::StepBack, "step one event back (pauses)"),
+    bind(&[Key::Code(K::Right)], C::SeekForward, "seek 5 s forward"),
+    bind(&[Key::Code(K::Left)], C::SeekBack, "seek 5 s back"),
+    bind(&[Key::Shift(K::Right)], C::SeekForwardMore, "seek 10 % forward"),
+    bind(&[Key::Shift(K::Left)], C::SeekBackMore, "seek 10 % back"),
     bind(
-        "playback",
-        &[Key::Char('.')],
-        C::StepForward,
-        "step one event forward (pauses)",
-    ),
-    bind(
-        "playback",
-        &[Key::Char(',')],
-        C::StepBack,
-        "step one event back (pauses)",
-    ),
-    bind("playback", &[Key::Code(K::Right)], C::SeekForward, "seek 5 s forward"),
-    bind("playback", &[Key::Code(K::Left)], C::SeekBack, "seek 5 s back"),
-    bind(
-        "playback",
-        &[Key::Shift(K::Right)],
-        C::SeekForwardMore,
-        "seek 10 % forward",
-    ),
-    bind("playback", &[Key::Shift(K::Left)], C::SeekBackMore, "seek 10 % back"),
-    bind(
-        "playback",
         &[Key::Digits],
         C::JumpTenths(0),
         "jump to 0 %, 10 % … 90 % of the stream",
     ),
     bind(
-        "playback",
         &[Key::Char('g'), Key::Code(K::Home)],
         C::Start,
-        "go to the start",
+        "go to the start (g in a list pane: its first row)",
     ),
     bind(
-        "playback",
         &[Key::Char('G'), Key::Code(K::End)],
         C::End,
-        "go to the end (live: follow again)",
+        "go to the end, live: follow again (G in a list pane: its last row)",
     ),
+    hinted(bind(&[Key::Char('+')], C::Faster, "speed ×2 (up to ×64)"), "speed"),
+    bind(&[Key::Char('-')], C::Slower, "speed ÷2 (down to ×0.25)"),
+    bind(&[Key::Char('=')], C::NormalSpeed, "speed ×1"),
+];
+
+pub static FINDINGS: &[Binding] = &[
     hinted(
-        bind("playback", &[Key::Char('+')], C::Faster, "speed ×2 (up to ×64)"),
-        "speed",
-    ),
-    bind("playback", &[Key::Char('-')], C::Slower, "speed ÷2 (down to ×0.25)"),
-    bind("playback", &[Key::Char('=')], C::NormalSpeed, "speed ×1"),
-    hinted(
-        bind("findings", &[Key::Char('e')], C::NextDetection, "next detection"),
+        bind(
+            &[Key::Char('e')],
+            C::NextDetection,
+            "next detection (two at one event are two steps)",
+        ),
         "detection",
     ),
-    bind("findings", &[Key::Char('E')], C::PrevDetection, "previous detection"),
+    bind(&[Key::Char('E')], C::PrevDetection, "previous detection"),
     hinted(
-        bind("findings", &[Key::Char(']')], C::NextCheckpoint, "next checkpoint run"),
-        "checkpoint",
+        bind(&[Key::Char('d')], C::Detections, "list every detection of the stream"),
+        "list",
     ),
+    bind(&[Key::Char(']')], C::NextCheckpoint, "next checkpoint run"),
+    bind(&[Key::Char('[')], C::PrevCheckpoint, "previous checkpoint run"),
     bind(
-        "findings",
-        &[Key::Char('[')],
-        C::PrevCheckpoint,
-        "previous checkpoint run",
-    ),
-    bind(
-        "findings",
         &[Key::Char('p')],
         C::TogglePauseOnDetect,
         "pause when a detector fires (on/off)",
     ),
     hinted(
         bind(
-            "findings",
             &[Key::Char('/')],
             C::Search,
-            "search the shown buffer (regex)",
+            "search the whole stream (regex; smart case: lower case ignores case)",
         ),
         "search",
     ),
-    bind("findings", &[Key::Char('n')], C::SearchNext, "next search match"),
-    bind("findings", &[Key::Char('N')], C::SearchPrev, "previous search match"),
-    hinted(
-        bind("view", &[Key::Char('c')], C::ToggleChannel, "show reasoning / content"),
-        "channel",
-    ),
-    bind("view", &[Key::Char('w')], C::ToggleWrap, "wrap long lines (on/off)"),
+    bind(&[Key::Char('n')], C::SearchNext, "next match (moves the position)"),
+    bind(&[Key::Char('N')], C::SearchPrev, "previous match"),
     bind(
-        "view",
-        &[Key::Char('F')],
-        C::Follow,
-        "follow: keep the buffer at its end",
+        &[Key::Char('f')],
+        C::Filter,
+        "filter the timeline: detections, failed, tool NAME, or a regex",
     ),
-    hinted(bind("panes", &[Key::Code(K::Tab)], C::FocusNext, "next pane"), "pane"),
-    bind("panes", &[Key::Code(K::BackTab)], C::FocusPrev, "previous pane"),
-    bind(
-        "panes",
-        &[Key::Char('j'), Key::Code(K::Down)],
-        C::Down,
-        "down in the pane (scroll, next item)",
-    ),
-    bind(
-        "panes",
-        &[Key::Char('k'), Key::Code(K::Up)],
-        C::Up,
-        "up in the pane (scroll, previous item)",
-    ),
-    bind("panes", &[Key::Code(K::PageDown)], C::PageDown, "page down"),
-    bind("panes", &[Key::Code(K::PageUp)], C::PageUp, "page up"),
-    bind("panes", &[Key::Ctrl('d')], C::HalfPageDown, "half a page down"),
-    bind("panes", &[Key::Ctrl('u')], C::HalfPageUp, "half a page up"),
-    bind("panes", &[Key::Char('h')], C::Left, "scroll left (wrap off)"),
-    bind("panes", &[Key::Char('l')], C::Right, "scroll right (wrap off)"),
-    bind(
-        "panes",
-        &[Key::Code(K::Enter)],
-        C::Select,
-        "go to the selected detection or event",
-    ),
-    hinted(
-        bind("app", &[Key::Char('?'), Key::Code(K::F(1))], C::Help, "this help"),
-        "help",
-    ),
-    bind("app", &[Key::Code(K::Esc)], C::Close, "close the overlay / cancel"),
-    hinted(
-        bind("app", &[Key::Char('q')], C::Quit, "quit (closes an overlay first)"),
-        "quit",
-    ),
-    bind("app", &[Key::Ctrl('c')], C::ForceQuit, "quit now"),
 ];
 
-/// The command bound to a key press, if any.
-pub fn lookup(ev: &KeyEvent) -> Option<Command> {
-    KEYMAP.iter().find_map(|b| {
-        b.keys.iter().find_map(|k| {
-            k.matches(ev).map(|digit| match (b.command, digit) {
-                (C::JumpTenths(_), Some(d)) => C::JumpTenths(d),
-                (cmd, _) => cmd,
+pub static VIEW: &[Binding] = &[
+    bind(&[Key::Char('c')], C::ToggleChannel, "show reasoning / content"),
+    bind(&[Key::Char('w')], C::ToggleWrap, "wrap long lines (on/off)"),
+    bind(&[Key::Char('F')], C::Follow, "follow: keep the buffer at its end"),
+    hinted(
+        bind(
+            &[Key::Char('z')],
+            C::Zoom,
+            "zoom the focused pane to the full screen (again: back)",
+        ),
+        "zoom",
+    ),
+    hinted(bind(&[Key::Code(K::Tab)], C::FocusNext, "next pane"), "pane"),
+    bind(&[Key::Code(K::BackTab)], C::FocusPrev, "previous pane"),
+];
+
+pub static APP: &[Binding] = &[
+    bind(&[Key::Code(K::Esc)], C::Close, "close the overlay / cancel"),
+    hinted(
+        bind(&[Key::Char('q')], C::Quit, "quit (closes an overlay first)"),
+        "quit",
+    ),
+    bind(&[Key::Ctrl('c')], C::ForceQuit, "quit now"),
+    hinted(
+        bind(&[Key::Char('?'), Key::Code(K::F(1))], C::Help, "this help"),
+        "help",
+    ),
+];
+
+/// Moving in a list pane or overlay.
+pub static LIST: &[Binding] = &[
+    bind(&[Key::Char('j'), Key::Code(K::Down)], C::Down, "next item"),
+    bind(&[Key::Char('k'), Key::Code(K::Up)], C::Up, "previous item"),
+    bind(&[Key::Code(K::PageDown), Key::Ctrl('d')], C::PageDown, "a page down"),
+    bind(&[Key::Code(K::PageUp), Key::Ctrl('u')], C::PageUp, "a page up"),
+    bind(&[Key::Char('g')], C::Top, "first item"),
+    bind(&[Key::Char('G')], C::Bottom, "last item"),
+];
+
+/// Scrolling a text pane or overlay.
+pub static SCROLL: &[Binding] = &[
+    bind(&[Key::Char('j'), Key::Code(K::Down)], C::Down, "scroll down"),
+    bind(&[Key::Char('k'), Key::Code(K::Up)], C::Up, "scroll up"),
+    bind(&[Key::Code(K::PageDown)], C::PageDown, "a page down"),
+    bind(&[Key::Code(K::PageUp)], C::PageUp, "a page up"),
+    bind(&[Key::Ctrl('d')], C::HalfPageDown, "half a page down"),
+    bind(&[Key::Ctrl('u')], C::HalfPageUp, "half a page up"),
+    bind(&[Key::Char('g')], C::Top, "top"),
+    bind(&[Key::Char('G')], C::Bottom, "bottom"),
+];
+
+/// The command bound to a key press in the first of `scopes` that binds it.
+pub fn lookup(ev: &KeyEvent, scopes: &[&[Binding]]) -> Option<Command> {
+    scopes.iter().find_map(|bindings| {
+        bindings.iter().find_map(|b| {
+            b.keys.iter().find_map(|k| {
+                k.matches(ev).map(|digit| match (b.command, digit) {
+                    (C::JumpTenths(_), Some(d)) => C::JumpTenths(d),
+                    (cmd, _) => cmd,
+                })
             })
         })
     })
@@ -301,27 +306,24 @@ mod tests {
     }
 
     #[test]
-    fn keys_map_to_commands() {
+    fn keys_map_to_commands_in_the_first_scope_that_binds_them() {
         let none = KeyModifiers::NONE;
-        assert_eq!(lookup(&key(K::Char(' '), none)), Some(C::TogglePlay));
-        assert_eq!(lookup(&key(K::Char('G'), KeyModifiers::SHIFT)), Some(C::End));
-        assert_eq!(lookup(&key(K::Char('7'), none)), Some(C::JumpTenths(7)));
-        assert_eq!(lookup(&key(K::Left, KeyModifiers::SHIFT)), Some(C::SeekBackMore));
-        assert_eq!(lookup(&key(K::Left, none)), Some(C::SeekBack));
-        assert_eq!(lookup(&key(K::Char('c'), KeyModifiers::CONTROL)), Some(C::ForceQuit));
-        assert_eq!(lookup(&key(K::Char('c'), none)), Some(C::ToggleChannel));
-        assert_eq!(lookup(&key(K::F(1), none)), Some(C::Help));
-        assert_eq!(lookup(&key(K::Char('x'), none)), None);
-    }
-
-    #[test]
-    fn every_binding_is_described_and_no_key_is_bound_twice() {
-        let mut seen = std::collections::HashSet::new();
-        for b in KEYMAP {
-            assert!(!b.description.is_empty());
-            for k in b.keys {
-                assert!(seen.insert(k.label()), "{} bound twice", k.label());
-            }
-        }
+        let global: &[&[Binding]] = &[PLAYBACK, FINDINGS, VIEW, APP];
+        let find = |ev: KeyEvent| lookup(&ev, global);
+        assert_eq!(find(key(K::Char(' '), none)), Some(C::TogglePlay));
+        assert_eq!(find(key(K::End, none)), Some(C::End));
+        assert_eq!(find(key(K::Char('7'), none)), Some(C::JumpTenths(7)));
+        assert_eq!(find(key(K::Left, KeyModifiers::SHIFT)), Some(C::SeekBackMore));
+        assert_eq!(find(key(K::Left, none)), Some(C::SeekBack));
+        assert_eq!(find(key(K::Char('c'), KeyModifiers::CONTROL)), Some(C::ForceQuit));
+        assert_eq!(find(key(K::Char('c'), none)), Some(C::ToggleChannel));
+        assert_eq!(find(key(K::F(1), none)), Some(C::Help));
+        assert_eq!(find(key(K::Char('x'), none)), None);
+        assert_eq!(find(key(K::Char('G'), KeyModifiers::SHIFT)), Some(C::End));
+        let in_list: &[&[Binding]] = &[LIST, PLAYBACK];
+        assert_eq!(
+            lookup(&key(K::Char('G'), KeyModifiers::SHIFT), in_list),
+            Some(C::Bottom)
+        );
     }
 }

@@ -42,6 +42,13 @@ impl Pane {
 impl Areas {
     /// The panes for a terminal of this size, or `None` when it is too small.
     pub fn new(area: Rect) -> Option<Areas> {
+        Areas::arrange(area, None, false)
+    }
+
+    /// The panes with one `zoom`ed to the whole main area (the others get
+    /// no room), or with the detectors pane taller when `detail_first`
+    /// (a detection is shown and the screen is narrow).
+    pub fn arrange(area: Rect, zoom: Option<Pane>, detail_first: bool) -> Option<Areas> {
         if area.width < MIN_WIDTH || area.height < MIN_HEIGHT {
             return None;
         }
@@ -52,15 +59,24 @@ impl Areas {
             Constraint::Length(1),
         ])
         .areas(area);
-        let (buffer, detectors, timeline) = if area.width >= 100 {
+        let (buffer, detectors, timeline) = if let Some(pane) = zoom {
+            let none = Rect::new(main.x, main.y, 0, 0);
+            match pane {
+                Pane::Buffer => (main, none, none),
+                Pane::Detectors => (none, main, none),
+                Pane::Timeline => (none, none, main),
+            }
+        } else if area.width >= 100 {
             let [left, right] =
                 Layout::horizontal([Constraint::Percentage(62), Constraint::Percentage(38)]).areas(main);
-            let [d, t] = Layout::vertical([Constraint::Percentage(55), Constraint::Percentage(45)]).areas(right);
+            let d = if detail_first { 65 } else { 55 };
+            let [d, t] = Layout::vertical([Constraint::Percentage(d), Constraint::Percentage(100 - d)]).areas(right);
             (left, d, t)
         } else {
+            let (b, d) = if detail_first { (36, 42) } else { (50, 28) };
             let [b, d, t] = Layout::vertical([
-                Constraint::Percentage(50),
-                Constraint::Percentage(28),
+                Constraint::Percentage(b),
+                Constraint::Percentage(d),
                 Constraint::Percentage(22),
             ])
             .areas(main);
@@ -89,7 +105,7 @@ impl Areas {
             (self.timeline, Pane::Timeline),
         ]
         .into_iter()
-        .find(|(r, _)| hit(*r))
+        .find(|(r, _)| r.area() > 0 && hit(*r))
         .map(|(_, p)| p)
     }
 }

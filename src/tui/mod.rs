@@ -4,18 +4,25 @@
 //! and redraws only when something changed, at most ~60 times a second.
 
 pub mod app;
+pub mod buffer_layout;
 pub mod buffer_pane;
+pub mod calls;
 pub mod cells;
-mod detectors_pane;
+pub mod clipboard;
+pub mod detections_list;
+pub mod detectors_pane;
 mod footer;
-mod help;
+pub mod help;
 pub mod input;
+pub mod inspector;
 pub mod keymap;
 pub mod layout;
 mod scrubber;
+pub mod search;
 pub mod status;
 pub mod theme;
-mod timeline;
+pub mod timeline;
+pub mod timeline_pane;
 pub mod ui;
 
 use std::io::{self, IsTerminal, Write};
@@ -108,6 +115,9 @@ pub fn run(name: &str, setup: Setup, opts: ViewOptions, start: impl FnOnce(Sink)
                     }
                 });
             }
+        }
+        if let Some(text) = app.clipboard.take() {
+            let _ = terminal.backend_mut().write_all(clipboard::osc52(&text).as_bytes());
         }
         if app.dirty && last_draw.is_none_or(|t| now >= t + FRAME) {
             draw(&mut terminal, &app).map_err(|e| format!("cannot draw: {e}"))?;

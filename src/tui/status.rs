@@ -35,7 +35,8 @@ pub struct StatusView<'a> {
     pub mode: Mode,
     pub name: &'a str,
     pub speed: f64,
-    pub cursor: usize,
+    /// The last shown event (0-based, as the log format numbers events).
+    pub shown: Option<usize>,
     pub total: usize,
     pub time: f64,
     pub duration: f64,
@@ -43,6 +44,10 @@ pub struct StatusView<'a> {
     pub bad_lines: usize,
     pub pause_on_detect: bool,
     pub flash: Option<&'a str>,
+    /// A live detection that just arrived ("⚠ tool-repeat at 42").
+    pub badge: Option<&'a str>,
+    /// Live detections so far.
+    pub fired: usize,
     /// For live streams: waiting, deleted, idle, or how far behind the view is.
     pub live_note: Option<String>,
     /// The importer, when the input is not native ("claude-code · blocks").
@@ -68,6 +73,16 @@ pub fn speed_label(speed: f64) -> String {
     }
 }
 
+/// The shown event as the log numbers it, and the range there is:
+/// "event 278 (0–313)".
+pub fn position(shown: Option<usize>, total: usize) -> String {
+    match (shown, total) {
+        (_, 0) => "no events".to_string(),
+        (Some(e), n) => format!("event {e} (0–{})", n - 1),
+        (None, n) => format!("event – (0–{})", n - 1),
+    }
+}
+
 pub fn render(frame: &mut Frame, area: Rect, v: StatusView<'_>, theme: &Theme) {
     let badge = match v.mode {
         Mode::Playing => theme.badge_play,
@@ -75,23 +90,27 @@ pub fn render(frame: &mut Frame, area: Rect, v: StatusView<'_>, theme: &Theme) {
         Mode::End => theme.badge_end,
         Mode::Live => theme.badge_live,
     };
-    let mut parts = vec![
-        Span::styled(v.mode.badge(), badge),
-        Span::raw(" "),
-        Span::styled(label(v.name, 40), theme.title),
-        Span::styled(
-            format!(
-                "  {}  event {}/{}  {} / {}  {}",
-                speed_label(v.speed),
-                v.cursor,
-                v.total,
-                clock(v.time),
-                clock(v.duration),
-                v.profile
-            ),
-            theme.text,
+    let mut parts = vec![Span::styled(v.mode.badge(), badge)];
+    // Live news first, where a narrow screen still shows it.
+    if let Some(b) = v.badge {
+        parts.push(Span::styled(format!(" {} ", label(b, 40)), theme.badge_alert));
+    }
+    if v.fired > 0 {
+        parts.push(Span::styled(format!(" FIRED {} ", v.fired), theme.fired));
+    }
+    parts.push(Span::raw(" "));
+    parts.push(Span::styled(label(v.name, 40), theme.title));
+    parts.push(Span::styled(
+        format!(
+            "  {}  {}  {} / {}  {}",
+            speed_label(v.speed),
+            position(v.shown, v.total),
+            clock(v.time),
+            clock(v.duration),
+            v.profile
         ),
-    ];
+        theme.text,
+    ));
     if let Some(note) = &v.format_note {
         parts.push(Span::styled(format!("  {note}"), theme.dim));
     }

@@ -7,6 +7,8 @@ use ratatui::style::{Color, Modifier, Style};
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Theme {
     pub name: &'static str,
+    /// The terminal background the theme is made for (a screenshot paints it).
+    pub canvas: Canvas,
     pub text: Style,
     pub dim: Style,
     pub border: Style,
@@ -16,6 +18,8 @@ pub struct Theme {
     pub badge_pause: Style,
     pub badge_end: Style,
     pub badge_live: Style,
+    /// A live detection's badge in the status line.
+    pub badge_alert: Style,
     pub idle: Style,
     pub watching: Style,
     pub clear: Style,
@@ -40,11 +44,19 @@ pub struct Theme {
     pub error: Style,
 }
 
+/// A terminal's default colours: the background and the text on it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Canvas {
+    Dark,
+    Light,
+}
+
 impl Theme {
     pub fn dark() -> Theme {
         let s = Style::new();
         Theme {
             name: "dark",
+            canvas: Canvas::Dark,
             text: s,
             dim: s.fg(Color::DarkGray),
             border: s.fg(Color::DarkGray),
@@ -54,6 +66,7 @@ impl Theme {
             badge_pause: s.fg(Color::Black).bg(Color::Yellow).add_modifier(Modifier::BOLD),
             badge_end: s.fg(Color::Black).bg(Color::Gray).add_modifier(Modifier::BOLD),
             badge_live: s.fg(Color::White).bg(Color::Red).add_modifier(Modifier::BOLD),
+            badge_alert: s.fg(Color::Black).bg(Color::LightRed).add_modifier(Modifier::BOLD),
             idle: s.fg(Color::DarkGray),
             watching: s.fg(Color::Yellow),
             clear: s.fg(Color::Green),
@@ -83,6 +96,7 @@ impl Theme {
         let s = Style::new();
         Theme {
             name: "light",
+            canvas: Canvas::Light,
             dim: s.fg(Color::Gray),
             border: s.fg(Color::Gray),
             border_focus: s.fg(Color::Blue),
@@ -108,6 +122,7 @@ impl Theme {
         let b = Modifier::BOLD;
         Theme {
             name: "mono",
+            canvas: Canvas::Dark,
             text: s,
             dim: s.add_modifier(Modifier::DIM),
             border: s,
@@ -117,6 +132,7 @@ impl Theme {
             badge_pause: s.add_modifier(Modifier::REVERSED | b),
             badge_end: s.add_modifier(Modifier::REVERSED),
             badge_live: s.add_modifier(Modifier::REVERSED | b),
+            badge_alert: s.add_modifier(Modifier::REVERSED | b | Modifier::UNDERLINED),
             idle: s.add_modifier(Modifier::DIM),
             watching: s,
             clear: s,
@@ -124,7 +140,9 @@ impl Theme {
             latched: s.add_modifier(Modifier::ITALIC),
             copy_first: s.add_modifier(Modifier::REVERSED | b | Modifier::UNDERLINED),
             copy_a: s.add_modifier(Modifier::REVERSED),
-            copy_b: s.add_modifier(Modifier::UNDERLINED | b),
+            // Both copies reversed, so every copy shows and the run's end
+            // is plain; they alternate by italic underline.
+            copy_b: s.add_modifier(Modifier::REVERSED | Modifier::ITALIC | Modifier::UNDERLINED),
             chunk_start: s.add_modifier(Modifier::REVERSED | b),
             chunk_extent: s.add_modifier(Modifier::UNDERLINED),
             search: s.add_modifier(Modifier::REVERSED | Modifier::ITALIC),

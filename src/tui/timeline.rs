@@ -1,14 +1,8 @@
-//! The timeline pane: the stream as a list of what happened — prompts,
+//! The timeline's entries: the stream as a list of what happened — prompts,
 //! requests, runs of reasoning or content, tool calls with their ✓/✗
-//! results, notes and detections — with the current position marked.
+//! results, notes and detections. The pane that shows them is
+//! `timeline_pane.rs`.
 
-use ratatui::layout::Rect;
-use ratatui::text::{Line, Span};
-use ratatui::widgets::{Block, Paragraph};
-use ratatui::Frame;
-
-use super::cells::label;
-use super::theme::Theme;
 use crate::detect::Detection;
 use crate::event::{Channel, Event, EventKind};
 
@@ -189,56 +183,8 @@ impl Timeline {
     }
 }
 
-/// What the pane draws.
-pub struct TimelineView<'a> {
-    pub timeline: &'a Timeline,
-    pub cursor: usize,
-    /// The selected entry, when the user moves through the list.
-    pub selected: Option<usize>,
-    /// Events to mark as involved in the selected detection.
-    pub involved: &'a [usize],
-    pub block: Block<'a>,
-}
-
-pub fn render(frame: &mut Frame, area: Rect, view: TimelineView<'_>, theme: &Theme) {
-    let inner = view.block.inner(area);
-    let (width, height) = (inner.width as usize, inner.height as usize);
-    let entries = view.timeline.entries();
-    let current = view.timeline.current(view.cursor);
-    let focus = view.selected.or(current).unwrap_or(0);
-    let top = focus
-        .saturating_sub(height / 2)
-        .min(entries.len().saturating_sub(height));
-    let lines: Vec<Line> = entries
-        .iter()
-        .enumerate()
-        .skip(top)
-        .take(height)
-        .map(|(i, e)| {
-            let here = Some(i) == current;
-            let mut style = if e.first >= view.cursor { theme.dim } else { theme.text };
-            if matches!(e.kind, EntryKind::Detection { .. }) && e.first < view.cursor {
-                style = theme.fired;
-            }
-            if e.involves(view.involved) && !view.involved.is_empty() {
-                style = style.patch(theme.involved);
-            }
-            if view.selected == Some(i) {
-                style = style.patch(theme.selected);
-            }
-            let pointer = if here { "▶" } else { " " };
-            let text = format!("{:>6} {}", e.first, describe(e));
-            Line::from(vec![
-                Span::styled(pointer, theme.here),
-                Span::styled(label(&text, width.saturating_sub(1)), style),
-            ])
-        })
-        .collect();
-    frame.render_widget(Paragraph::new(lines).block(view.block), area);
-}
-
 /// One entry as a line of text (not yet sanitized).
-fn describe(e: &Entry) -> String {
+pub fn describe(e: &Entry) -> String {
     match &e.kind {
         EntryKind::Meta(m) => format!("≡ {m}"),
         EntryKind::Prompt(t) => format!("❯ prompt: {t}"),

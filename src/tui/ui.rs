@@ -5,19 +5,23 @@ use ratatui::text::Line;
 use ratatui::widgets::{Block, Paragraph, Wrap};
 use ratatui::Frame;
 
-use super::app::App;
-use super::layout::{Areas, Pane, MIN_HEIGHT, MIN_WIDTH};
+use super::app::{App, Overlay};
+use super::cells::label;
+use super::layout::{Pane, MIN_HEIGHT, MIN_WIDTH};
 use super::theme::Theme;
-use super::{buffer_pane, detectors_pane, footer, help, scrubber, status, timeline};
+use super::{
+    buffer_pane, calls, detections_list, detectors_pane, footer, help, inspector, scrubber, status, timeline_pane,
+};
 use crate::event::Channel;
 
 pub fn render(frame: &mut Frame, app: &App) {
     let area = frame.area();
     let theme = &app.theme;
-    let Some(areas) = Areas::new(area) else {
+    let Some(areas) = app.areas() else {
         too_small(frame, area, theme);
         return;
     };
+    let live = app.live.as_ref();
     status::render(
         frame,
         areas.status,
@@ -25,7 +29,7 @@ pub fn render(frame: &mut Frame, app: &App) {
             mode: app.mode(),
             name: &app.name,
             speed: app.clock.speed(),
-            cursor: app.cursor,
+            shown: app.cursor.checked_sub(1),
             total: app.tape.len(),
             time: app.cursor.checked_sub(1).map_or(0.0, |i| app.pacing.stream_time(i)),
             duration: app.pacing.stream_duration(),
@@ -33,6 +37,8 @@ pub fn render(frame: &mut Frame, app: &App) {
             bad_lines: app.bad_lines(),
             pause_on_detect: app.pause_on_detect,
             flash: app.flash.as_ref().map(|f| f.text.as_str()),
+            badge: live.and_then(|l| l.badge.as_ref()).map(|b| b.text.as_str()),
+            fired: live.map_or(0, |l| l.fired),
             live_note: live_note(app),
             format_note: app.format.filter(|f| *f != crate::formats::Format::Native).map(|f| {
                 if f.has_deltas() {
@@ -45,78 +51,52 @@ pub fn render(frame: &mut Frame, app: &App) {
         },
         theme,
     );
-    let engine = app.tape.cursor();
-    let buffers = engine.buffers();
-    let buf = if app.channel == Channel::Content {
-        &buffers.content
-    } else {
-        &buffers.reasoning
-    };
-    let request = match engine.request_start() {
-        Some(e) => format!(" · request from event {e}"),
-        None => String::new(),
-    };
-    let buffer_title = format!(" {}{request} · {} chars ", app.channel.as_str(), buf.len());
-    let mut flags = Vec::new();
-    if !app.wrap {
-        flags.push("no wrap".to_string());
+    if areas.buffer.area() > 0 {
+        render_buffer(frame, app, areas.buffer);
     }
-    flags.push(if app.scroll.follow {
-        "following".into()
-    } else {
-        "scrolled".into()
-    });
-    buffer_pane::render(
-        frame,
-        areas.buffer,
-        buffer_pane::BufferView {
-            buf,
-            layout: &app.layout,
-            scroll: app.scroll,
-            wrap: app.wrap,
-            highlights: &app.highlights,
-            runs: &app.runs,
-            block: pane_block(app, Pane::Buffer, buffer_title)
-                .title_top(Line::from(format!(" {} ", flags.join(" · "))).right_aligned()),
-        },
-        theme,
-    );
-    detectors_pane::render(
-        frame,
-        areas.detectors,
-        detectors_pane::DetectorsView {
-            states: &app.states,
-            configured: &app.setup.detectors,
-            selected: app.selected_detector,
-            detection: app.selected_detection(),
-            block: pane_block(app, Pane::Detectors, format!(" detectors · {} ", app.setup.profile)),
-        },
-        theme,
-    );
-    let involved = match app.selected_detection() {
-        Some(d) => d.events.as_slice(),
-        None => &[],
-    };
-    timeline::render(
-        frame,
-        areas.timeline,
-        timeline::TimelineView {
-            timeline: &app.timeline,
-            cursor: app.cursor,
-            selected: app.timeline_selected,
-            involved,
-            block: pane_block(
-                app,
-                Pane::Timeline,
-                format!(
-                    " timeline · {} events · {} detections ",
-                    app.tape.len(),
-                    app.tape.detections().len()
+    if areas.detectors.area() > 0 {
+        detectors_pane::render(
+            frame,
+            areas.detectors,
+            detectors_pane::DetectorsView {
+                pane: &app.detectors,
+                states: &app.states,
+                configured: &app.setup.detectors,
+                detection: app.selected_detection(),
+                block: pane_block(app, Pane::Detectors, format!(" detectors · {} ", app.setup.profile)),
+            },
+            theme,
+        );
+    }
+    if areas.timeline.area() > 0 {
+        let involved = match app.selected_detection() {
+            Some(d) => d.events.as_slice(),
+            None => &[],
+        };
+        let filter = app
+            .timeline
+            .filter()
+            .map_or(String::new(), |f| format!("· only {} ", label(&f.describe(), 30)));
+        timeline_pane::render(
+            frame,
+            areas.timeline,
+            timeline_pane::TimelineView {
+                pane: &app.timeline,
+                cursor: app.cursor,
+                involved,
+                block: pane_block(
+                    app,
+                    Pane::Timeline,
+                    format!(
+                        " timeline · {} events · {} detections {filter}",
+                        app.tape.len(),
+                        app.tape.detections().len()
+                    ),
                 ),
-            ),
-        },
-        theme,
-    );
+            },
+            theme,
+        );
+    }
     let marks: Vec<f64> = app
         .tape
         .detections()
@@ -133,10 +113,60 @@ pub fn render(frame: &mut Frame, app: &App) {
         },
         theme,
     );
-    footer::render(frame, areas.footer, app.search.input.as_deref(), theme);
-    if app.help {
-        help::render(frame, area, theme);
+    footer::render(frame, areas.footer, app, theme);
+    match &app.overlay {
+        Some(Overlay::Help(h)) => help::render(frame, area, h, theme),
+        Some(Overlay::Inspector(i)) => inspector::render(frame, area, i, theme),
+        Some(Overlay::Detections(list)) => detections_list::render(frame, area, list, app.tape.detections(), theme),
+        None => {}
     }
+}
+
+fn render_buffer(frame: &mut Frame, app: &App, area: Rect) {
+    let theme = &app.theme;
+    let pane = &app.buffer;
+    if let Some(calls) = &pane.calls {
+        let title = format!(" {} · {} calls ", calls.title, calls.calls.len());
+        let block = pane_block(app, Pane::Buffer, title);
+        calls::render(frame, area, calls, pane.scroll.top, block, theme);
+        return;
+    }
+    let engine = app.tape.cursor();
+    let buffers = engine.buffers();
+    let buf = if pane.channel == Channel::Content {
+        &buffers.content
+    } else {
+        &buffers.reasoning
+    };
+    let request = match engine.request_start() {
+        Some(e) => format!(" · request from event {e}"),
+        None => String::new(),
+    };
+    let buffer_title = format!(" {}{request} · {} chars ", pane.channel.as_str(), buf.len());
+    let mut flags = Vec::new();
+    if !pane.wrap {
+        flags.push("no wrap".to_string());
+    }
+    flags.push(if pane.scroll.follow {
+        "following".into()
+    } else {
+        "scrolled".into()
+    });
+    buffer_pane::render(
+        frame,
+        area,
+        buffer_pane::BufferView {
+            buf,
+            layout: &pane.layout,
+            scroll: pane.scroll,
+            wrap: pane.wrap,
+            highlights: &pane.highlights,
+            runs: &app.runs,
+            block: pane_block(app, Pane::Buffer, buffer_title)
+                .title_top(Line::from(format!(" {} ", flags.join(" · "))).right_aligned()),
+        },
+        theme,
+    );
 }
 
 /// What a live stream's status adds: the file's condition, idleness, or
@@ -162,6 +192,11 @@ fn live_note(app: &App) -> Option<String> {
 fn pane_block(app: &App, pane: Pane, title: String) -> Block<'static> {
     let theme = &app.theme;
     let focused = app.focus == pane;
+    let title = if app.zoom {
+        format!("{title}· zoomed (z) ")
+    } else {
+        title
+    };
     Block::bordered()
         .border_style(if focused { theme.border_focus } else { theme.border })
         .title(Line::styled(

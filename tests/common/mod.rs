@@ -2,6 +2,7 @@
 #![allow(dead_code)]
 
 pub mod tmux;
+pub mod viewer;
 
 /// The lines a child writes to a pipe, as they come.
 pub fn lines_of(r: impl std::io::Read + Send + 'static) -> std::sync::mpsc::Receiver<String> {

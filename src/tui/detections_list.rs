@@ -1,0 +1,87 @@
+//! The detections list (`d`): every detection of the stream, in order,
+//! with its event and reason; Enter goes to the selected one.
+
+use ratatui::layout::Rect;
+use ratatui::text::{Line, Span};
+use ratatui::widgets::{Block, Clear, Paragraph};
+use ratatui::Frame;
+
+use super::cells::label;
+use super::inspector;
+use super::keymap::{bind, Binding, Command, Key};
+use super::theme::Theme;
+use crate::detect::Detection;
+use crossterm::event::KeyCode as K;
+
+pub static KEYS: &[Binding] = &[
+    bind(&[Key::Char('j'), Key::Code(K::Down)], Command::Down, "next detection"),
+    bind(&[Key::Char('k'), Key::Code(K::Up)], Command::Up, "previous detection"),
+    bind(
+        &[Key::Code(K::PageDown), Key::Ctrl('d')],
+        Command::PageDown,
+        "a page down",
+    ),
+    bind(&[Key::Code(K::PageUp), Key::Ctrl('u')], Command::PageUp, "a page up"),
+    bind(&[Key::Char('g')], Command::Top, "first detection"),
+    bind(&[Key::Char('G')], Command::Bottom, "last detection"),
+    bind(
+        &[Key::Code(K::Enter)],
+        Command::Select,
+        "go to the detection and select it",
+    ),
+];
+
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct DetectionsList {
+    pub selected: usize,
+}
+
+impl DetectionsList {
+    pub fn move_by(&mut self, delta: isize, count: usize) {
+        self.selected = self.selected.saturating_add_signed(delta).min(count.saturating_sub(1));
+    }
+}
+
+/// Rows of the list inside the overlay for a screen this size.
+pub fn page(screen: Rect) -> usize {
+    inspector::area(screen).height.saturating_sub(2) as usize
+}
+
+pub fn render(frame: &mut Frame, screen: Rect, list: &DetectionsList, detections: &[Detection], theme: &Theme) {
+    let popup = inspector::area(screen);
+    let block = Block::bordered().border_style(theme.border_focus).title(Line::styled(
+        format!(" {} detections · Enter goes to one · Esc closes ", detections.len()),
+        theme.title,
+    ));
+    let inner = block.inner(popup);
+    let (width, height) = (inner.width as usize, inner.height as usize);
+    let top = list
+        .selected
+        .saturating_sub(height / 2)
+        .min(detections.len().saturating_sub(height));
+    let id_width = detections.iter().map(|d| d.detector.len()).max().unwrap_or(0);
+    let mut lines: Vec<Line> = detections
+        .iter()
+        .enumerate()
+        .skip(top)
+        .take(height)
+        .map(|(i, d)| {
+            let head = format!("{:>6}  {:<id_width$}  ", d.event, d.detector);
+            let rest = width.saturating_sub(head.chars().count());
+            let line = Line::from(vec![
+                Span::styled(head, theme.fired),
+                Span::styled(label(&d.reason, rest), theme.text),
+            ]);
+            if i == list.selected {
+                line.style(theme.selected)
+            } else {
+                line
+            }
+        })
+        .collect();
+    if detections.is_empty() {
+        lines.push(Line::styled("no detector fired in the stream (yet)", theme.dim));
+    }
+    frame.render_widget(Clear, popup);
+    frame.render_widget(Paragraph::new(lines).block(block), popup);
+}

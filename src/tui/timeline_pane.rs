@@ -1,0 +1,321 @@
+//! The timeline pane: the timeline's entries with the current position
+//! marked, a selection to move through them, and a filter (only
+//! detections, only failed results, one tool, or a regex).
+
+use ratatui::layout::Rect;
+use ratatui::text::{Line, Span};
+use ratatui::widgets::{Block, Paragraph};
+use ratatui::Frame;
+use regex::Regex;
+
+use super::cells::label;
+use super::keymap::{bind, Binding, Command, Key};
+use super::search::smart_case;
+use super::theme::Theme;
+use super::timeline::{describe, Entry, EntryKind, Timeline};
+use crate::detect::Detection;
+use crate::event::Event;
+use crossterm::event::KeyCode as K;
+
+pub static KEYS: &[Binding] = &[
+    bind(&[Key::Char('j'), Key::Code(K::Down)], Command::Down, "next row"),
+    bind(&[Key::Char('k'), Key::Code(K::Up)], Command::Up, "previous row"),
+    bind(
+        &[Key::Code(K::PageDown), Key::Ctrl('d')],
+        Command::PageDown,
+        "a page down",
+    ),
+    bind(&[Key::Code(K::PageUp), Key::Ctrl('u')], Command::PageUp, "a page up"),
+    bind(&[Key::Char('g')], Command::Top, "first row"),
+    bind(&[Key::Char('G')], Command::Bottom, "last row"),
+    bind(
+        &[Key::Code(K::Enter)],
+        Command::Select,
+        "a ⚠ row: select its detection; another: go there and inspect it",
+    ),
+    bind(
+        &[Key::Char('o')],
+        Command::Inspect,
+        "inspect the row's event (arguments, result, text)",
+    ),
+];
+
+/// Which entries the timeline shows.
+#[derive(Clone, Debug)]
+pub enum Filter {
+    Detections,
+    /// Tool calls whose result failed, and failed results.
+    Failed,
+    /// Calls of one tool.
+    Tool(String),
+    /// Rows whose text matches (smart case).
+    Pattern(Regex),
+}
+
+impl Filter {
+    /// What the user typed after `f`: `detections`, `failed`, `tool NAME`,
+    /// or a regex. Empty text means no filter.
+    pub fn parse(text: &str) -> Result<Option<Filter>, String> {
+        let t = text.trim();
+        Ok(Some(match t {
+            "" => return Ok(None),
+            "detections" | "detection" | "d" | "⚠" => Filter::Detections,
+            "failed" | "errors" | "error" | "x" | "✗" => Filter::Failed,
+            _ => match t.strip_prefix("tool ") {
+                Some(name) if !name.trim().is_empty() => Filter::Tool(name.trim().to_string()),
+                _ => Filter::Pattern(smart_case(t)?),
+            },
+        }))
+    }
+
+    pub fn keeps(&self, e: &Entry) -> bool {
+        match (self, &e.kind) {
+            (Filter::Detections, EntryKind::Detection { .. }) => true,
+            (Filter::Failed, EntryKind::Call { result, .. }) => matches!(result, Some((_, false))),
+            (Filter::Failed, EntryKind::Result { ok }) => !ok,
+            (Filter::Tool(want), EntryKind::Call { name, .. }) => name == want,
+            (Filter::Pattern(re), _) => re.is_match(&describe(e)),
+            _ => false,
+        }
+    }
+
+    pub fn describe(&self) -> String {
+        match self {
+            Filter::Detections => "detections".into(),
+            Filter::Failed => "failed".into(),
+            Filter::Tool(n) => format!("tool {n}"),
+            Filter::Pattern(re) => format!("/{}/", re.as_str()),
+        }
+    }
+}
+
+/// What the pane remembers: the entries, the selected one, the filter.
+#[derive(Clone, Debug, Default)]
+pub struct TimelinePane {
+    pub timeline: Timeline,
+    /// The selected entry, while the user moves through the list.
+    pub selected: Option<usize>,
+    filter: Option<Filter>,
+    /// With a filter: the entries it keeps, in order.
+    kept: Vec<usize>,
+}
+
+impl TimelinePane {
+    pub fn push(&mut self, index: usize, event: &Event) {
+        let before = self.timeline.entries().len();
+        self.timeline.push(index, event);
+        self.refilter_from(before.saturating_sub(1));
+    }
+
+    pub fn push_detection(&mut self, d: &Detection) {
+        let before = self.timeline.entries().len();
+        self.timeline.push_detection(d);
+        self.refilter_from(before);
+    }
+
+    /// Entries from `from` on changed (a merged text entry grows): judge them again.
+    fn refilter_from(&mut self, from: usize) {
+        let Some(filter) = &self.filter else { return };
+        while self.kept.last().is_some_and(|&k| k >= from) {
+            self.kept.pop();
+        }
+        let entries = self.timeline.entries();
+        self.kept
+            .extend((from..entries.len()).filter(|&i| filter.keeps(&entries[i])));
+    }
+
+    pub fn filter(&self) -> Option<&Filter> {
+        self.filter.as_ref()
+    }
+
+    pub fn set_filter(&mut self, filter: Option<Filter>) {
+        self.filter = filter;
+        self.kept.clear();
+        self.refilter_from(0);
+        // Keep the selection on a shown row.
+        self.selected = self
+            .selected
+            .and_then(|e| self.row_at_or_before(e))
+            .map(|r| self.entry(r));
+    }
+
+    /// Rows shown.
+    pub fn rows(&self) -> usize {
+        match self.filter {
+            Some(_) => self.kept.len(),
+            None => self.timeline.entries().len(),
+        }
+    }
+
+    /// The entry shown at row `r`.
+    pub fn entry(&self, r: usize) -> usize {
+        match self.filter {
+            Some(_) => self.kept[r],
+            None => r,
+        }
+    }
+
+    /// The last row showing entry `e` or one before it.
+    fn row_at_or_before(&self, e: usize) -> Option<usize> {
+        match self.filter {
+            Some(_) => self.kept.partition_point(|&k| k <= e).checked_sub(1),
+            None => Some(e.min(self.rows().checked_sub(1)?)),
+        }
+    }
+
+    /// The row of the current position (the entry holding the last shown event).
+    pub fn current_row(&self, cursor: usize) -> Option<usize> {
+        self.row_at_or_before(self.timeline.current(cursor)?)
+    }
+
+    /// The row the pane centres on: the selection, else the position.
+    fn focus_row(&self, cursor: usize) -> usize {
+        self.selected
+            .and_then(|e| self.row_at_or_before(e))
+            .or(self.current_row(cursor))
+            .unwrap_or(0)
+    }
+
+    /// The first row drawn in a pane `height` rows high.
+    pub fn top_row(&self, cursor: usize, height: usize) -> usize {
+        self.focus_row(cursor)
+            .saturating_sub(height / 2)
+            .min(self.rows().saturating_sub(height))
+    }
+
+    /// Moves the selection by `delta` rows (from the position when nothing is selected).
+    pub fn move_by(&mut self, delta: isize, cursor: usize) {
+        let n = self.rows();
+        if n == 0 {
+            return;
+        }
+        let row = self.focus_row(cursor).saturating_add_signed(delta).min(n - 1);
+        self.selected = Some(self.entry(row));
+    }
+
+    pub fn select_row(&mut self, row: usize) {
+        if row < self.rows() {
+            self.selected = Some(self.entry(row));
+        }
+    }
+
+    pub fn selected_entry(&self) -> Option<&Entry> {
+        self.timeline.entries().get(self.selected?)
+    }
+
+    /// A new stream (the file was truncated): no entries, same filter.
+    pub fn clear(&mut self) {
+        self.timeline = Timeline::default();
+        self.selected = None;
+        self.kept.clear();
+    }
+}
+
+/// What the pane draws.
+pub struct TimelineView<'a> {
+    pub pane: &'a TimelinePane,
+    pub cursor: usize,
+    /// Events to mark as involved in the selected detection.
+    pub involved: &'a [usize],
+    pub block: Block<'a>,
+}
+
+pub fn render(frame: &mut Frame, area: Rect, view: TimelineView<'_>, theme: &Theme) {
+    let inner = view.block.inner(area);
+    let (width, height) = (inner.width as usize, inner.height as usize);
+    let pane = view.pane;
+    let entries = pane.timeline.entries();
+    let current = pane.timeline.current(view.cursor);
+    let top = pane.top_row(view.cursor, height);
+    let mut lines: Vec<Line> = (top..pane.rows().min(top + height))
+        .map(|r| {
+            let i = pane.entry(r);
+            let e = &entries[i];
+            let mut style = if e.first >= view.cursor { theme.dim } else { theme.text };
+            if matches!(e.kind, EntryKind::Detection { .. }) && e.first < view.cursor {
+                style = theme.fired;
+            }
+            if !view.involved.is_empty() && e.involves(view.involved) {
+                style = style.patch(theme.involved);
+            }
+            if pane.selected == Some(i) {
+                style = style.patch(theme.selected);
+            }
+            let pointer = if Some(i) == current { "▶" } else { " " };
+            let text = format!("{:>6} {}", e.first, describe(e));
+            Line::from(vec![
+                Span::styled(pointer, theme.here),
+                Span::styled(label(&text, width.saturating_sub(1)), style),
+            ])
+        })
+        .collect();
+    if lines.is_empty() && pane.filter().is_some() {
+        lines.push(Line::styled(
+            "  no row passes the filter (f, then Enter, clears it)",
+            theme.dim,
+        ));
+    }
+    frame.render_widget(Paragraph::new(lines).block(view.block), area);
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    fn pane() -> TimelinePane {
+        let mut p = TimelinePane::default();
+        let events = [
+            Event::request(),
+            Event::tool_call("read", json!({"p": 1})),
+            Event::tool_result(false),
+            Event::reasoning("thinking"),
+            Event::tool_call("grep", json!({"q": "x"})),
+            Event::tool_result(true),
+        ];
+        for (i, e) in events.iter().enumerate() {
+            p.push(i, e);
+        }
+        p
+    }
+
+    #[test]
+    fn filters_keep_their_rows_as_the_stream_grows() {
+        let mut p = pane();
+        assert_eq!(p.rows(), 4);
+        p.set_filter(Filter::parse("failed").unwrap());
+        assert_eq!((p.rows(), p.entry(0)), (1, 1));
+        p.set_filter(Filter::parse("tool grep").unwrap());
+        assert_eq!((p.rows(), p.entry(0)), (1, 3));
+        p.set_filter(Filter::parse("REASON").unwrap());
+        assert_eq!(p.rows(), 0, "upper case in the pattern: case matters");
+        p.set_filter(Filter::parse("reason").unwrap());
+        assert_eq!(p.rows(), 1);
+        // A merged text entry that grows is judged again; new rows join.
+        p.push(6, &Event::reasoning(" more"));
+        p.push(7, &Event::reasoning(" again"));
+        assert_eq!(p.rows(), 2, "the merged entry is kept once");
+        p.push(8, &Event::content("x"));
+        assert_eq!(p.rows(), 2);
+        p.set_filter(Filter::parse("").unwrap());
+        assert_eq!(p.rows(), 6);
+        assert!(Filter::parse("(").is_err());
+    }
+
+    #[test]
+    fn the_selection_moves_over_shown_rows_only() {
+        let mut p = pane();
+        p.set_filter(Some(Filter::Pattern(Regex::new("✓|✗").unwrap())));
+        p.move_by(1, 0);
+        assert_eq!(p.selected, Some(3), "from the first row to the second shown one");
+        p.move_by(5, 0);
+        assert_eq!(p.selected, Some(3));
+        p.move_by(-9, 0);
+        assert_eq!(p.selected, Some(1));
+        assert_eq!(
+            p.current_row(6),
+            Some(1),
+            "the position's row is the last shown one before it"
+        );
+    }
+}
