@@ -20,7 +20,7 @@ pub fn convert(mut opened: Opened, name: &str, out: &mut dyn Write, err: &mut dy
             return;
         }
         result = (|| match item {
-            Item::Event(e) => {
+            Item::Event(e, _) => {
                 events += usize::from(crate::formats::carries_stream(&e));
                 if first {
                     first = false;

@@ -94,7 +94,7 @@ fn run_every_profile(items: &[Item]) {
     for profile in Profile::ALL {
         let mut engine = Engine::new(&Setup::profile(profile));
         for item in items {
-            if let Item::Event(e) = item {
+            if let Item::Event(e, _) = item {
                 let _ = engine.push(e);
             }
         }

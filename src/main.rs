@@ -4,7 +4,7 @@ use std::io::{self, Write};
 use std::path::PathBuf;
 use std::process::ExitCode;
 
-use clap::{Args, Parser, Subcommand, ValueEnum};
+use clap::{Args, CommandFactory, Parser, Subcommand, ValueEnum};
 
 use loopscope::detect::Family;
 use loopscope::formats::{self, FormatChoice};
@@ -27,7 +27,9 @@ struct Cli {
     #[command(subcommand)]
     command: Option<Command>,
     /// A stream to view ("-" reads standard input); with none, the bundled demo.
-    file: Option<PathBuf>,
+    /// (Several are refused with a hint: the viewer shows one stream.)
+    #[arg(value_name = "FILE")]
+    files: Vec<PathBuf>,
     #[command(flatten)]
     replay: ReplayFlags,
     #[command(flatten)]
@@ -126,7 +128,8 @@ struct InputFlags {
 #[derive(Args)]
 struct ViewArgs {
     /// The stream to view ("-" reads standard input).
-    file: PathBuf,
+    #[arg(value_name = "FILE", required = true)]
+    files: Vec<PathBuf>,
     #[command(flatten)]
     replay: ReplayFlags,
     #[command(flatten)]
@@ -257,6 +260,13 @@ enum Command {
     Scan(ScanArgs),
     /// List detectors, their rules, parameters and defaults.
     Detectors(DetectorsArgs),
+    /// Print a shell completion script (e.g. `loopscope completions bash > ~/.local/share/bash-completion/completions/loopscope`).
+    Completions {
+        #[arg(value_enum)]
+        shell: clap_complete::Shell,
+    },
+    /// Print the man page (roff), e.g. `loopscope man > loopscope.1`.
+    Man,
 }
 
 #[derive(Args)]
@@ -333,14 +343,16 @@ fn main() -> ExitCode {
         Some(Command::Screenshot(a)) => Some(a.input),
         Some(Command::ReplayInto(a)) => Some(a.input),
         Some(Command::Scan(a)) => Some(a.input),
-        Some(Command::Detectors(_)) => None,
+        Some(Command::Detectors(_) | Command::Completions { .. } | Command::Man) => None,
         None => Some(cli.input),
     };
     if let Some(i) = input {
         formats::set_max_record(i.max_record);
     }
     let result = match cli.command {
-        Some(Command::View(args)) => run_view(Some(args.file), &args.replay, args.input, &args.detectors),
+        Some(Command::View(args)) => {
+            one_stream(args.files).and_then(|f| run_view(f, &args.replay, args.input, &args.detectors))
+        }
         Some(Command::Tail(args)) => run_tail(&args),
         Some(Command::Convert(args)) => run_convert(&args),
         Some(Command::Screenshot(args)) => run_screenshot(&args),
@@ -352,7 +364,12 @@ fn main() -> ExitCode {
             &args.detectors,
         ),
         Some(Command::Detectors(args)) => run_detectors(&args),
-        None => run_view(cli.file, &cli.replay, cli.input, &cli.detectors),
+        Some(Command::Completions { shell }) => print_generated(|out| {
+            clap_complete::generate(shell, &mut Cli::command(), "loopscope", out);
+            Ok(())
+        }),
+        Some(Command::Man) => print_generated(|out| clap_mangen::Man::new(Cli::command()).render(out)),
+        None => one_stream(cli.files).and_then(|f| run_view(f, &cli.replay, cli.input, &cli.detectors)),
     };
     match result {
         Ok(code) => ExitCode::from(code as u8),
@@ -360,6 +377,29 @@ fn main() -> ExitCode {
             eprintln!("loopscope: {}", loopscope::sanitize::text(&msg));
             ExitCode::from(EXIT_ERROR as u8)
         }
+    }
+}
+
+/// The viewer shows one stream: several files get a hint, not a clap error.
+fn one_stream(mut files: Vec<PathBuf>) -> Result<Option<PathBuf>, String> {
+    if files.len() > 1 {
+        let names: Vec<String> = files.iter().map(|f| loopscope::sanitize::path(f)).collect();
+        return Err(format!(
+            "the viewer opens one stream at a time, not {} ({}); scan several with `loopscope scan {}`",
+            files.len(),
+            names.join(", "),
+            names.join(" ")
+        ));
+    }
+    Ok(files.pop())
+}
+
+/// Writes generated text (completions, the man page) to standard output.
+fn print_generated(write: impl FnOnce(&mut dyn Write) -> io::Result<()>) -> Result<i32, String> {
+    let mut out = io::stdout().lock();
+    match write(&mut out).and_then(|()| out.flush()) {
+        Err(e) if e.kind() != io::ErrorKind::BrokenPipe => Err(loopscope::io_reason(&e)),
+        _ => Ok(0),
     }
 }
 
@@ -481,7 +521,7 @@ fn stream_events(
     let mut decoder = opened.decoder;
     let mut stream = 0;
     formats::decode_all(opened.reader, &mut *decoder, |item| match item {
-        formats::Item::Event(e) => {
+        formats::Item::Event(e, _) => {
             stream += usize::from(formats::carries_stream(&e));
             sink(e);
         }

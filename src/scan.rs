@@ -58,6 +58,9 @@ pub struct FileScan {
     pub stream_events: usize,
     pub bad_lines: usize,
     pub detections: Vec<Detection>,
+    /// The input line of each detection's event, where the input is read
+    /// line by line (`None` for a whole document, where every event is on line 1).
+    pub lines: Vec<Option<u64>>,
 }
 
 /// Runs the engine over one input. Each detection and problem is handed
@@ -71,13 +74,16 @@ pub fn scan_one(
 ) -> io::Result<FileScan> {
     let mut engine = Engine::new(setup);
     let mut result = FileScan::default();
+    let mut beyond_line_one = false;
     formats::decode_all(input, decoder, |item| match item {
-        Item::Event(event) => {
+        Item::Event(event, line) => {
             result.events += 1;
             result.stream_events += usize::from(formats::carries_stream(&event));
+            beyond_line_one |= line > 1;
             for d in engine.push(&event) {
                 on_detection(&d);
                 result.detections.push(d);
+                result.lines.push(Some(line));
             }
         }
         Item::Problem(p) => {
@@ -85,6 +91,9 @@ pub fn scan_one(
             on_problem(&p);
         }
     })?;
+    if !beyond_line_one {
+        result.lines.iter_mut().for_each(|l| *l = None);
+    }
     Ok(result)
 }
 
@@ -176,15 +185,24 @@ fn write_human(out: &mut dyn Write, name: &str, scan: &FileScan) -> io::Result<(
         };
         return writeln!(out, "{name}: no detections ({} events{bad})", scan.events);
     }
-    let loc = |d: &Detection| format!("{name}:{}", d.event);
-    let w_loc = scan.detections.iter().map(|d| loc(d).len()).max().unwrap_or(0);
+    // Events are numbered from 0 as the log format does; the line is for
+    // editors (1-based), where the input has lines.
+    let loc = |i: usize| {
+        let d = &scan.detections[i];
+        match scan.lines.get(i).copied().flatten() {
+            Some(line) => format!("{name} event {} line {line}", d.event),
+            None => format!("{name} event {}", d.event),
+        }
+    };
+    let n = scan.detections.len();
+    let w_loc = (0..n).map(|i| loc(i).chars().count()).max().unwrap_or(0);
     let w_det = scan.detections.iter().map(|d| d.detector.len()).max().unwrap_or(0);
     let w_pos = scan.detections.iter().map(|d| position(d).len()).max().unwrap_or(0);
-    for d in &scan.detections {
+    for (i, d) in scan.detections.iter().enumerate() {
         writeln!(
             out,
             "{:<w_loc$}  {:<w_det$}  {:<w_pos$}  {}",
-            loc(d),
+            loc(i),
             d.detector,
             position(d),
             d.reason

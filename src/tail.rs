@@ -158,7 +158,7 @@ pub struct HeadlessOptions {
 /// One detection as a human line (unaligned: lines are printed as they come).
 pub fn human_line(name: &str, d: &Detection) -> String {
     format!(
-        "{name}:{}  {:<13}  {:<15}  {}",
+        "{name} event {}  {:<13}  {:<15}  {}",
         d.event,
         d.detector,
         position(d),

@@ -248,12 +248,13 @@ fn human_output_is_aligned_and_names_the_reason() {
     assert_eq!(lines.len(), 2, "{text}");
     let streak = sentence_loop().len() + 4;
     assert!(
-        lines[0].starts_with("two.jsonl:151  block-cycle   reasoning@3000  2 blocks repeat"),
+        lines[0].starts_with("two.jsonl event 151 line 152  block-cycle   reasoning@3000  2 blocks repeat"),
         "{text}"
     );
     assert!(
         lines[1].starts_with(&format!(
-            "two.jsonl:{streak}  error-streak  tools           5 tool results in a row failed"
+            "two.jsonl event {streak} line {}  error-streak  tools           5 tool results in a row failed",
+            streak + 1
         )),
         "{text}"
     );
@@ -501,4 +502,62 @@ fn a_typed_line_with_bad_fields_still_counts_as_an_event() {
         err,
         "loopscope: warning: typed.jsonl: line 3: `reasoning` event: `text` must be a string, not a number; kept as an unreadable `reasoning` event\n"
     );
+}
+
+#[test]
+fn whole_documents_name_events_without_lines() {
+    let env = Env::new();
+    // A Gemini response array on one line: every event on line 1.
+    let calls: Vec<String> = (0..6)
+        .map(|_| {
+            r#"{"candidates":[{"content":{"parts":[{"functionCall":{"name":"ls","args":{"d":"."}}}]}}]}"#.to_string()
+        })
+        .collect();
+    env.write("g.json", &format!("[{}]", calls.join(",")));
+    let out = env.cmd().args(["scan", "g.json"]).output().unwrap();
+    let text = String::from_utf8(out.stdout).unwrap();
+    assert!(text.starts_with("g.json event "), "{text}");
+    assert!(!text.contains(" line "), "{text}");
+}
+
+#[test]
+fn completions_for_every_shell_and_a_man_page() {
+    let env = Env::new();
+    for shell in ["bash", "zsh", "fish", "elvish", "powershell"] {
+        let out = env.cmd().args(["completions", shell]).output().unwrap();
+        assert!(out.status.success(), "{shell}");
+        let text = String::from_utf8(out.stdout).unwrap();
+        assert!(
+            text.contains("loopscope") && text.contains("screenshot"),
+            "{shell}: {text}"
+        );
+        if shell == "bash" {
+            let script = env.write("loopscope.bash", &text);
+            let ok = std::process::Command::new("bash")
+                .arg("-n")
+                .arg(&script)
+                .status()
+                .unwrap();
+            assert!(ok.success(), "the bash script parses");
+        }
+    }
+    let out = env.cmd().arg("man").output().unwrap();
+    let page = String::from_utf8(out.stdout).unwrap();
+    assert!(page.starts_with(".ie") && page.contains(".TH loopscope 1"), "{page}");
+    assert!(page.contains("completions"), "subcommands are listed");
+}
+
+#[test]
+fn two_files_for_the_viewer_get_a_hint_not_a_parse_error() {
+    let env = Env::new();
+    for args in [vec!["a.jsonl", "b.jsonl"], vec!["view", "a.jsonl", "b.jsonl"]] {
+        let out = env.cmd().args(&args).output().unwrap();
+        assert_eq!(out.status.code(), Some(2));
+        let err = String::from_utf8(out.stderr).unwrap();
+        assert_eq!(err.lines().count(), 1, "{err}");
+        assert!(
+            err.contains("one stream at a time") && err.contains("loopscope scan a.jsonl b.jsonl"),
+            "{err}"
+        );
+    }
 }

@@ -355,7 +355,7 @@ fn a_rewritten_file_yields_only_what_is_new() {
     let got: Vec<String> = items
         .iter()
         .map(|i| match i {
-            Item::Event(e) => e.to_json().to_string(),
+            Item::Event(e, _) => e.to_json().to_string(),
             Item::Problem(p) => p.to_string(),
         })
         .map(|s| s.split(",\"ts\"").next().unwrap().to_string())

@@ -76,6 +76,8 @@ fn kind(cmd: &str) -> Kind {
         "convert",
         "screenshot",
         "replay-into",
+        "completions",
+        "man",
     ];
     let no_tui = words.contains(&"--no-tui");
     match sub {

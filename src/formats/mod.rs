@@ -134,7 +134,9 @@ impl fmt::Display for Problem {
 
 #[derive(Clone, Debug, PartialEq)]
 pub enum Item {
-    Event(Event),
+    /// An event and the 1-based line its record starts on (1 for every
+    /// event of a whole document).
+    Event(Event, u64),
     Problem(Problem),
 }
 
@@ -254,7 +256,7 @@ impl<'a> Out<'a> {
     pub fn push(&mut self, kind: EventKind) {
         let mut e = Event::new(kind);
         e.ts = self.ts.clone();
-        self.items.push(Item::Event(e));
+        self.items.push(Item::Event(e, self.line));
     }
 
     /// An item another decoder produced (cassette interactions).
@@ -387,7 +389,7 @@ impl Decoded {
 
     pub fn push(&mut self, item: Item) {
         match item {
-            Item::Event(e) => self.events.push(e),
+            Item::Event(e, _) => self.events.push(e),
             Item::Problem(p) => self.problems.push(p),
         }
     }

@@ -26,7 +26,7 @@ fn line(number: u64, raw: &[u8], out: &mut Vec<Item>) {
         return;
     }
     if let Some(event) = std::str::from_utf8(raw).ok().and_then(Event::from_plain_line) {
-        out.push(Item::Event(event));
+        out.push(Item::Event(event, number));
         return;
     }
     match parse_json(raw).and_then(Event::from_json) {
@@ -38,7 +38,7 @@ fn line(number: u64, raw: &[u8], out: &mut Vec<Item>) {
                     skipped: false,
                 }));
             }
-            out.push(Item::Event(parsed.event));
+            out.push(Item::Event(parsed.event, number));
         }
         Err(reason) => out.push(Item::Problem(Problem {
             line: number,
@@ -147,7 +147,7 @@ mod tests {
         assert!(out.is_empty());
         dec.feed(b"\x9d\"}\r\n{\"type\":\"request\"}", &mut out);
         assert_eq!(out.len(), 1);
-        let Item::Event(e) = &out[0] else { panic!() };
+        let Item::Event(e, _) = &out[0] else { panic!() };
         assert_eq!(e.kind, EventKind::Reasoning { text: "思".into() });
         dec.finish(&mut out);
         assert_eq!(out.len(), 2, "finish reads the unterminated last line");

@@ -205,7 +205,7 @@ impl DocHandler for Cassette {
                 Ok(Some(kind)) if !kind.is_container() => {
                     let decoded = Decoded::from_bytes(text.as_bytes(), &mut *kind.build());
                     for e in decoded.events {
-                        out.item(super::Item::Event(e));
+                        out.item(super::Item::Event(e, out.line));
                     }
                     for mut p in decoded.problems {
                         p.reason = format!("interaction {} response, line {}: {}", i + 1, p.line, p.reason);

@@ -43,7 +43,7 @@ fn send_items(items: &mut Vec<Item>, sink: &mut Sink) -> bool {
     let (mut events, mut problems) = (Vec::new(), Vec::new());
     for item in items.drain(..) {
         match item {
-            Item::Event(e) => events.push(e),
+            Item::Event(e, _) => events.push(e),
             Item::Problem(p) => problems.push(p),
         }
     }
