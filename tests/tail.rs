@@ -302,7 +302,7 @@ fn human_output_and_a_directory_is_an_error() {
     write(&p, &calls(5, "a.rs"));
     let l = lines.recv_timeout(Duration::from_secs(10)).unwrap();
     assert!(
-        l.starts_with(&format!("{}:4  tool-repeat    tools", p.display())),
+        l.starts_with(&format!("{} event 4  tool-repeat    tools", p.display())),
         "{l}"
     );
     let _ = child.kill();
