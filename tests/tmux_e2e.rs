@@ -181,3 +181,60 @@ fn keys_and_q_are_answered_while_a_big_log_loads() {
     assert!(key.as_millis() < 3000, "a key took {key:?}");
     assert!(quit.as_millis() < 3000, "q took {quit:?}");
 }
+
+#[test]
+fn inspecting_a_failed_call_and_the_detections_list_at_80x24() {
+    let t = Tmux::start_sized(
+        "inspect",
+        &viewer("--start-at 278"),
+        std::path::Path::new("."),
+        (80, 24),
+    );
+    let screen = t.wait_for("FIRED at event 278");
+    assert!(
+        screen.contains("event 278 (0–313)"),
+        "--start-at selects the detection: {screen}"
+    );
+    assert!(screen.trim_end().ends_with("? help"), "{screen}");
+    // The failed call, through the timeline filter and the inspector.
+    t.keys(&["f"]);
+    t.wait_for("filter:");
+    t.keys(&["failed", "Enter", "Tab", "Tab", "j", "o"]);
+    let screen = t.wait_for("result · event 70 · ✗ error");
+    assert!(screen.contains("\"command\": \"cargo test"), "{screen}");
+    assert!(screen.contains("assertion `left == right` failed"), "{screen}");
+    // Esc on its own: followed at once by a key it would read as Alt+key.
+    t.keys(&["Escape"]);
+    t.wait_for("timeline ·");
+    t.keys(&["d"]);
+    let screen = t.wait_for("1 detections");
+    assert!(screen.contains("block-cycle"), "{screen}");
+    t.keys(&["Enter", "z"]);
+    let screen = t.wait_for("zoomed");
+    assert!(screen.contains("rule:") || screen.contains("more rows"), "{screen}");
+    t.keys(&["q"]);
+    let screen = t.wait_for("EXIT=0");
+    assert_restored(&t, &screen);
+}
+
+#[test]
+fn a_live_detection_flashes_a_badge_and_is_selected() {
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("live.jsonl");
+    std::fs::write(&file, "{\"type\":\"prompt\",\"text\":\"go\"}\n").unwrap();
+    let cmd = format!("{} tail {}", env!("CARGO_BIN_EXE_loopscope"), file.display());
+    let t = Tmux::start_sized("badge", &cmd, std::path::Path::new("."), (80, 24));
+    t.wait_for("● LIVE");
+    let call = "{\"type\":\"tool_call\",\"name\":\"read_file\",\"args\":{\"path\":\"a.rs\"}}\n";
+    let mut f = std::fs::OpenOptions::new().append(true).open(&file).unwrap();
+    std::io::Write::write_all(&mut f, call.repeat(5).as_bytes()).unwrap();
+    let screen = t.wait_for("⚠ tool-repeat at 5");
+    assert!(screen.contains("FIRED"), "{screen}");
+    assert!(
+        screen.contains("the calls involved"),
+        "the calls fill the big pane: {screen}"
+    );
+    t.keys(&["q"]);
+    let screen = t.wait_for("EXIT=0");
+    assert_restored(&t, &screen);
+}

@@ -13,6 +13,8 @@ use super::detectors_pane::DetectorsPane;
 use super::help::Help;
 use super::inspector::Inspector;
 use super::layout::{Areas, Pane};
+use super::live::Live;
+pub use super::live::{LiveOptions, IDLE_AFTER};
 use super::search::Search;
 use super::status::Mode;
 use super::theme::Theme;
@@ -22,7 +24,6 @@ use crate::detect::{CheckpointRun, Detection, DetectorState, Evidence, Span, Sta
 use crate::engine::Tape;
 use crate::event::{Channel, Event};
 use crate::formats::Problem;
-use crate::replay::follow::FileNews;
 use crate::replay::{Clock, Pacing, PacingRules};
 
 /// How a view starts.
@@ -51,41 +52,6 @@ impl Default for ViewOptions {
             live: None,
         }
     }
-}
-
-/// How `tail` follows.
-#[derive(Clone, Debug, Default)]
-pub struct LiveOptions {
-    /// Replay what the file already holds at playback pace, then follow.
-    /// Otherwise that content is fed to the detectors at once and the view
-    /// starts at the end, so their state is right from the first new event.
-    pub from_start: bool,
-    pub bell: bool,
-    pub on_detect: Option<String>,
-}
-
-/// No data for this long while following: say "waiting for data".
-pub const IDLE_AFTER: Duration = Duration::from_secs(3);
-
-/// The state of a live source.
-#[derive(Clone, Debug)]
-pub struct Live {
-    /// The view stays at the newest event. Pausing, scrolling up or
-    /// browsing stops it; `G`, `F` or space bring it back.
-    pub following: bool,
-    /// The content that existed when following began has been read.
-    pub caught_up: bool,
-    pub from_start: bool,
-    /// A standing condition of the file (waiting for it, deleted).
-    pub file: Option<FileNews>,
-    pub last_data: Instant,
-    /// No data for a while.
-    pub idle: bool,
-    pub input_ended: bool,
-    /// Detections that arrived live (after catching up).
-    pub fired: usize,
-    /// The newest of them, announced in the status line for a while.
-    pub badge: Option<Flash>,
 }
 
 /// A message shown in the status line for a few seconds.
@@ -215,41 +181,6 @@ impl App {
         app
     }
 
-    /// Live and staying at the newest event.
-    pub fn following(&self) -> bool {
-        self.live.as_ref().is_some_and(|l| l.following)
-    }
-
-    /// Live: go back to the newest event and stay there.
-    pub fn follow(&mut self, now: Instant) {
-        if let Some(live) = self.live.as_mut() {
-            live.following = true;
-            self.buffer.scroll.follow = true;
-            self.clock.set_playing(false, now);
-            self.jump_to(self.tape.len(), now);
-        }
-    }
-
-    /// Live: stop at the shown event; reading goes on.
-    pub fn stop_following(&mut self) {
-        if let Some(live) = self.live.as_mut() {
-            live.following = false;
-        }
-    }
-
-    /// The file started over (truncated): a new stream from its first event.
-    pub fn restart(&mut self, now: Instant) {
-        self.tape = Tape::new(&self.setup);
-        self.pacing = Pacing::new(self.pacing.rules());
-        self.timeline.clear();
-        self.cursor = 0;
-        self.chosen = None;
-        self.buffer.scroll = Default::default();
-        self.search.set(self.search.pattern.clone(), &self.tape);
-        self.clock.seek(0.0, now);
-        self.refresh();
-    }
-
     /// Where the panes are: the focused one fills the screen when zoomed;
     /// on a narrow screen a shown detection's details get more room.
     pub fn areas(&self) -> Option<Areas> {
@@ -374,33 +305,6 @@ impl App {
     /// Playback time of the last shown event.
     pub fn shown_time(&self) -> f64 {
         self.cursor.checked_sub(1).map_or(0.0, |i| self.pacing.play_time(i))
-    }
-
-    /// Live: the content that was there at the start has been read.
-    pub fn caught_up(&mut self, now: Instant) {
-        if let Some(live) = self.live.as_mut() {
-            live.caught_up = true;
-            self.loading = false;
-            if live.following {
-                self.jump_to(self.tape.len(), now);
-            }
-        }
-    }
-
-    /// Live: what happened to the followed file.
-    pub fn file_news(&mut self, news: FileNews, now: Instant) {
-        let text = crate::tail::describe(&news, &self.name);
-        if news == FileNews::Truncated {
-            self.restart(now);
-        }
-        let standing = matches!(news, FileNews::Waiting | FileNews::Deleted);
-        if let Some(live) = self.live.as_mut() {
-            live.file = standing.then_some(news);
-        }
-        // A standing condition stays in the status line; one-off news flashes.
-        if !standing {
-            self.flash(text, now);
-        }
     }
 
     /// Applies every event that is due; stops at a detection when asked to.

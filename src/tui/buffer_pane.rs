@@ -248,3 +248,24 @@ fn marker_line<'a>(at: usize, runs: &[CheckpointRun], width: usize, theme: &Them
     }
     Line::from(TextSpan::styled(super::cells::label(&label, width), style))
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn scrolling_up_leaves_the_bottom_and_coming_back_follows_again() {
+        let mut p = BufferPane::default();
+        assert!(p.scroll.follow);
+        p.scroll_by(-3, 100, 10);
+        assert_eq!((p.scroll.top, p.scroll.follow), (87, false));
+        p.scroll_by(2, 100, 10);
+        assert!(!p.scroll.follow);
+        p.scroll_by(1, 100, 10);
+        assert!(p.scroll.follow, "back at the last page");
+        p.scroll_by(isize::MIN / 2, 100, 10);
+        assert_eq!(p.scroll.top, 0);
+        p.scroll_by(-1, 5, 10);
+        assert!(p.scroll.follow, "a buffer shorter than the pane is all in view");
+    }
+}

@@ -85,3 +85,19 @@ pub fn render(frame: &mut Frame, screen: Rect, list: &DetectionsList, detections
     frame.render_widget(Clear, popup);
     frame.render_widget(Paragraph::new(lines).block(block), popup);
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_selection_stays_on_a_detection() {
+        let mut l = DetectionsList { selected: 2 };
+        l.move_by(5, 4);
+        assert_eq!(l.selected, 3);
+        l.move_by(-9, 4);
+        assert_eq!(l.selected, 0);
+        l.move_by(1, 0);
+        assert_eq!(l.selected, 0, "an empty list keeps 0");
+    }
+}

@@ -17,6 +17,8 @@ pub mod input;
 pub mod inspector;
 pub mod keymap;
 pub mod layout;
+pub mod live;
+mod navigate;
 mod scrubber;
 pub mod search;
 pub mod status;

@@ -18,6 +18,11 @@ impl Tmux {
     /// Runs `command` in a 120x40 window, in `dir`; afterwards the shell
     /// prints `EXIT=<status>` and whether the terminal is in cooked mode.
     pub fn start_in(name: &str, command: &str, dir: &Path) -> Tmux {
+        Tmux::start_sized(name, command, dir, (120, 40))
+    }
+
+    /// Like [`Tmux::start_in`], in a window of `size` (columns, rows).
+    pub fn start_sized(name: &str, command: &str, dir: &Path, size: (u16, u16)) -> Tmux {
         let socket = format!("loopscope-e2e-{name}-{}", std::process::id());
         let t = Tmux { socket };
         let shell = format!("{command}; echo EXIT=$?; stty -a | grep -o -- '-*icanon' | head -1; sleep 60");
@@ -29,9 +34,9 @@ impl Tmux {
             "-s",
             "e2e",
             "-x",
-            "120",
+            &size.0.to_string(),
             "-y",
-            "40",
+            &size.1.to_string(),
             "-c",
             &dir.to_string_lossy(),
             &shell,
