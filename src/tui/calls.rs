@@ -131,7 +131,7 @@ fn call_at(event: usize, result: Option<usize>, tape: &Tape) -> Option<Call> {
 fn side(head: Line<'static>, body: &str, width: usize, theme: &Theme) -> Vec<Line<'static>> {
     let mut rows = vec![head];
     let mut body_rows = Vec::new();
-    wrap_text(body, theme.text, width, &mut body_rows);
+    wrap_text(body.trim_end_matches(['\n', '\r']), theme.text, width, &mut body_rows);
     let n = body_rows.len();
     rows.extend(body_rows.into_iter().take(ROWS_PER_SIDE));
     if n > ROWS_PER_SIDE {
