@@ -3,6 +3,7 @@
 //! - seeking the app to a far event of a 100 000-event stream, everything shown
 //!   recomputed (target <= 100 ms)
 //! - `loopscope screenshot`'s SVG writer over that 200×50 frame
+//! - `/` over the whole 100 000-event stream (every request's text, calls, results)
 
 use std::hint::black_box;
 use std::time::Instant;
@@ -85,8 +86,8 @@ fn frame(c: &mut Criterion) {
     });
 }
 
-fn seek(c: &mut Criterion) {
-    // 100 000 events: requests of reasoning and content with tool calls.
+/// 100 000 events: requests of reasoning and content with tool calls.
+fn hundred_k_events() -> Vec<Event> {
     let text = prose(5 << 20);
     let chars: Vec<char> = text.chars().collect();
     let mut pieces = chars.chunks(25).map(|c| c.iter().collect::<String>());
@@ -109,7 +110,11 @@ fn seek(c: &mut Criterion) {
         });
         i += 1;
     }
-    let mut app = app(events, (200, 50));
+    events
+}
+
+fn seek(c: &mut Criterion) {
+    let mut app = app(hundred_k_events(), (200, 50));
     let now = Instant::now();
     let targets = [99_999usize, 3, 50_000, 77_777, 12_345, 99_000, 45_678, 1];
     let mut k = 0;
@@ -121,5 +126,18 @@ fn seek(c: &mut Criterion) {
     });
 }
 
-criterion_group!(benches, frame, seek);
+fn search(c: &mut Criterion) {
+    // `/` searches every event of the stream: 100 000 events, 5 MB of text.
+    let app = app(hundred_k_events(), (200, 50));
+    let mut search = loopscope::tui::search::Search::default();
+    let re = loopscope::tui::search::smart_case("cache retry").unwrap();
+    c.bench_function("search the whole stream, 100k events", |b| {
+        b.iter(|| {
+            search.set(Some(black_box(re.clone())), &app.tape);
+            black_box(search.hits.len())
+        })
+    });
+}
+
+criterion_group!(benches, frame, seek, search);
 criterion_main!(benches);
