@@ -124,17 +124,12 @@ const SNAPSHOT_WORK: usize = 256 * 1024;
 const MAX_SNAPSHOTS: usize = 128;
 const EVENT_WORK: usize = 64;
 
-/// A stream's events with the engine run over all of them, seekable.
-///
-/// The head engine has seen every event (its detections are the stream's);
-/// the cursor engine is at the position being shown. Engine clones share the
-/// buffers' text, so a snapshot costs little more than the detectors' state.
-pub struct Tape {
-    events: EventStore,
+/// One setup's engine run over a tape's events: the head engine that has
+/// seen every event so far, seek snapshots, and the engine at the position
+/// being shown. Engine clones share the buffers' text, so a snapshot costs
+/// little more than the detectors' state.
+struct Run {
     head: Engine,
-    detections: Vec<Detection>,
-    /// (event, checkpoint) of every event at which a checkpoint ran.
-    checkpoints: Vec<(usize, usize)>,
     snapshots: Vec<Engine>,
     work: usize,
     /// Work between two snapshots: doubles whenever they are thinned.
@@ -142,14 +137,11 @@ pub struct Tape {
     cursor: Engine,
 }
 
-impl Tape {
-    pub fn new(setup: &Setup) -> Tape {
+impl Run {
+    fn new(setup: &Setup) -> Run {
         let fresh = Engine::new(setup);
-        Tape {
-            events: EventStore::default(),
+        Run {
             head: fresh.clone(),
-            detections: Vec::new(),
-            checkpoints: Vec::new(),
             snapshots: vec![fresh.clone()],
             work: 0,
             snapshot_work: SNAPSHOT_WORK,
@@ -157,16 +149,9 @@ impl Tape {
         }
     }
 
-    pub fn with_events(setup: &Setup, events: Vec<Event>) -> Tape {
-        let mut tape = Tape::new(setup);
-        for e in events {
-            tape.push(e);
-        }
-        tape
-    }
-
-    /// Appends an event (a live stream grows); returns its detections.
-    pub fn push(&mut self, event: Event) -> &[Detection] {
+    /// Applies the next event to the head; returns its detections and the
+    /// checkpoints that ran at it.
+    fn push(&mut self, event: &Event) -> (Vec<Detection>, Vec<usize>) {
         if self.work >= self.snapshot_work {
             self.snapshots.push(self.head.clone());
             self.work = 0;
@@ -182,16 +167,13 @@ impl Tape {
                 self.snapshot_work *= 2;
             }
         }
-        self.work += EVENT_WORK
-            + match &event.kind {
-                EventKind::Reasoning { text } | EventKind::Content { text } => text.len(),
-                _ => 0,
-            };
+        self.work += work_of(event);
+        let index = self.head.position();
         let runs_before = self.head.checkpoint_run_count();
-        let found = self.head.push(&event);
-        let index = self.events.len();
+        let found = self.head.push(event);
+        let mut here = Vec::new();
         if self.head.checkpoint_run_count() > runs_before {
-            let mut here: Vec<usize> = self
+            here = self
                 .head
                 .checkpoint_runs()
                 .iter()
@@ -199,23 +181,164 @@ impl Tape {
                 .map(|r| r.checkpoint)
                 .collect();
             here.dedup();
-            self.checkpoints.extend(here.into_iter().map(|c| (index, c)));
+        }
+        (found, here)
+    }
+
+    fn seek(&mut self, events: &EventStore, position: usize) -> &Engine {
+        if position == self.head.position() {
+            // At the live end the head is the answer; no replay needed.
+            self.cursor = self.head.clone();
+            return &self.cursor;
+        }
+        let snap = self.snapshots.partition_point(|s| s.position() <= position) - 1;
+        let from_snapshot = self.snapshots[snap].position();
+        let cursor_at = self.cursor.position();
+        if !(from_snapshot..=position).contains(&cursor_at) {
+            self.cursor = self.snapshots[snap].clone();
+        }
+        let cursor = &mut self.cursor;
+        events.for_each(cursor.position(), position, |e| {
+            cursor.push(e);
+        });
+        &self.cursor
+    }
+}
+
+/// What an event costs the detectors, roughly: its text plus a fixed part.
+fn work_of(event: &Event) -> usize {
+    EVENT_WORK
+        + match &event.kind {
+            EventKind::Reasoning { text } | EventKind::Content { text } => text.len(),
+            _ => 0,
+        }
+}
+
+/// A stream's events with one engine run per setup over all of them,
+/// seekable. The first setup's run is the one shown (buffers, checkpoints);
+/// the others are compared with it. Every run's detections are merged in
+/// (event, run) order, each tagged with its run.
+///
+/// Changing the setups re-runs the stored events ([`Tape::rerun`]): up to a
+/// position at once, the rest in slices ([`Tape::resume`]), so a long
+/// stream answers at once where the user is looking.
+pub struct Tape {
+    events: EventStore,
+    setups: Vec<Setup>,
+    runs: Vec<Run>,
+    detections: Vec<Detection>,
+    /// (event, checkpoint) of every event at which a checkpoint of the first run ran.
+    checkpoints: Vec<(usize, usize)>,
+}
+
+impl Tape {
+    pub fn new(setup: &Setup) -> Tape {
+        Tape::compare(std::slice::from_ref(setup))
+    }
+
+    /// A tape that runs every one of `setups` (at least one) over its events.
+    pub fn compare(setups: &[Setup]) -> Tape {
+        assert!(!setups.is_empty(), "a tape runs at least one setup");
+        Tape {
+            events: EventStore::default(),
+            setups: setups.to_vec(),
+            runs: setups.iter().map(Run::new).collect(),
+            detections: Vec::new(),
+            checkpoints: Vec::new(),
+        }
+    }
+
+    pub fn with_events(setup: &Setup, events: Vec<Event>) -> Tape {
+        let mut tape = Tape::new(setup);
+        for e in events {
+            tape.push(e);
+        }
+        tape
+    }
+
+    /// Appends an event (a live stream grows); returns its detections (none
+    /// while a re-run is still catching up: it finds them when it gets there).
+    pub fn push(&mut self, event: Event) -> &[Detection] {
+        let from = self.detections.len();
+        if !self.pending() {
+            self.apply(&event);
         }
         self.events.push(event);
-        let from = self.detections.len();
-        self.detections.extend(found);
         &self.detections[from..]
     }
 
+    /// Runs the next event through every run.
+    fn apply(&mut self, event: &Event) {
+        let index = self.runs[0].head.position();
+        for (k, run) in self.runs.iter_mut().enumerate() {
+            let (found, checkpoints) = run.push(event);
+            if k == 0 {
+                self.checkpoints.extend(checkpoints.into_iter().map(|c| (index, c)));
+            }
+            self.detections.extend(found.into_iter().map(|mut d| {
+                d.run = k;
+                d
+            }));
+        }
+    }
+
+    /// The setups run, the shown one first.
+    pub fn setups(&self) -> &[Setup] {
+        &self.setups
+    }
+
+    /// Runs `setups` instead, over the same events: the first `upto` events
+    /// at once, the rest by [`Tape::resume`].
+    pub fn rerun(&mut self, setups: &[Setup], upto: usize) {
+        assert!(!setups.is_empty(), "a tape runs at least one setup");
+        self.setups = setups.to_vec();
+        self.runs = setups.iter().map(Run::new).collect();
+        self.detections.clear();
+        self.checkpoints.clear();
+        self.replay_until(|tape| tape.runs[0].head.position() >= upto);
+    }
+
+    /// Some stored events are not run yet (a re-run is catching up).
+    pub fn pending(&self) -> bool {
+        self.runs[0].head.position() < self.events.len()
+    }
+
+    /// Runs stored events not run yet, about `budget` bytes of work of
+    /// them; true while some are left.
+    pub fn resume(&mut self, budget: usize) -> bool {
+        let mut done = 0;
+        self.replay_until(|tape| {
+            let stop = done >= budget;
+            if let Some(e) = tape.events.get(tape.runs[0].head.position()) {
+                done += work_of(&e);
+            }
+            stop
+        });
+        self.pending()
+    }
+
+    fn replay_until(&mut self, mut stop: impl FnMut(&Tape) -> bool) {
+        while self.pending() && !stop(self) {
+            let at = self.runs[0].head.position();
+            let Some(event) = self.events.get(at) else { break };
+            self.apply(&event);
+        }
+    }
+
     /// How many blocks of events were written to the spool file, and how
-    /// many seek snapshots are kept.
+    /// many seek snapshots the shown run keeps.
     pub fn storage(&self) -> (usize, usize) {
-        (self.events.spooled_blocks(), self.snapshots.len())
+        (self.events.spooled_blocks(), self.runs[0].snapshots.len())
     }
 
     /// Event `i` of the stream (read back from disk for a long one).
     pub fn event(&self, i: usize) -> Option<Event> {
         self.events.get(i)
+    }
+
+    /// Calls `f` on events `from..to` in order (read back from disk as needed).
+    pub fn for_each_event(&self, from: usize, to: usize, f: impl FnMut(&Event)) {
+        self.events.for_each(from, to.min(self.events.len()), f);
     }
 
     pub fn len(&self) -> usize {
@@ -226,7 +349,7 @@ impl Tape {
         self.events.is_empty()
     }
 
-    /// All detections of the stream, in order.
+    /// Every run's detections, in (event, run) order.
     pub fn detections(&self) -> &[Detection] {
         &self.detections
     }
@@ -242,34 +365,29 @@ impl Tape {
         &self.detections[..n]
     }
 
-    /// The engine after the first `position` events (clamped to the stream).
+    /// Every run's engine after the first `position` events (clamped to
+    /// what has been run); returns the shown run's.
     pub fn seek(&mut self, position: usize) -> &Engine {
-        let position = position.min(self.events.len());
-        if position == self.head.position() {
-            // At the live end the head is the answer; no replay needed.
-            self.cursor = self.head.clone();
-            return &self.cursor;
+        let position = position.min(self.runs[0].head.position());
+        let events = &self.events;
+        for run in self.runs.iter_mut().skip(1) {
+            run.seek(events, position);
         }
-        let snap = self.snapshots.partition_point(|s| s.position() <= position) - 1;
-        let from_snapshot = self.snapshots[snap].position();
-        let cursor_at = self.cursor.position();
-        if !(from_snapshot..=position).contains(&cursor_at) {
-            self.cursor = self.snapshots[snap].clone();
-        }
-        let cursor = &mut self.cursor;
-        self.events.for_each(cursor.position(), position, |e| {
-            cursor.push(e);
-        });
-        &self.cursor
+        self.runs[0].seek(events, position)
     }
 
-    /// The engine at the last position sought.
+    /// The shown run's engine at the last position sought.
     pub fn cursor(&self) -> &Engine {
-        &self.cursor
+        &self.runs[0].cursor
     }
 
-    /// The engine after every event.
+    /// Run `k`'s engine at the last position sought.
+    pub fn run_cursor(&self, k: usize) -> Option<&Engine> {
+        self.runs.get(k).map(|r| &r.cursor)
+    }
+
+    /// The shown run's engine after every event run so far.
     pub fn head(&self) -> &Engine {
-        &self.head
+        &self.runs[0].head
     }
 }

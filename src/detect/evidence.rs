@@ -95,6 +95,9 @@ pub struct Detection {
     /// How to show `spans` and `events` (not part of scan's JSON).
     #[serde(skip)]
     pub evidence: Evidence,
+    /// Which of a tape's runs (setups) found it; 0 outside comparisons.
+    #[serde(skip)]
+    pub run: usize,
 }
 
 impl Detection {
@@ -116,6 +119,7 @@ impl Detection {
             onset: None,
             reason: String::new(),
             evidence: Evidence::default(),
+            run: 0,
         }
     }
 }
