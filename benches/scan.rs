@@ -65,7 +65,15 @@ fn scan(c: &mut Criterion) {
             g.bench_function(profile.to_string(), |b| {
                 b.iter(|| {
                     let mut decoder = Kind::Native.build();
-                    let found = scan_one(&bytes[..], &mut *decoder, &setup, |_| {}, |_| {}).unwrap();
+                    let found = scan_one(
+                        &bytes[..],
+                        &mut *decoder,
+                        std::slice::from_ref(&setup),
+                        None,
+                        |_| {},
+                        |_| {},
+                    )
+                    .unwrap();
                     black_box(found.events)
                 })
             });

@@ -89,6 +89,55 @@ impl Setup {
         Ok(setup)
     }
 
+    /// Resolves the choices once per profile, for a comparison: detectors
+    /// and `--set`s that a profile does not run are left out of it, and
+    /// each must apply to at least one of them.
+    pub fn resolve_each(choices: &Choices, profiles: &[Profile]) -> Result<Vec<Setup>, String> {
+        let mut setups = Vec::new();
+        for &p in profiles {
+            let in_p = |id: &str| detect::find(id).is_some_and(|info| info.in_profile(p));
+            let ids = choices
+                .detectors
+                .as_ref()
+                .map(|ids| ids.iter().filter(|id| in_p(id)).cloned().collect::<Vec<_>>());
+            if ids.as_ref().is_some_and(Vec::is_empty) {
+                continue;
+            }
+            let running = |set: &String| {
+                let id = set.split('.').next().unwrap_or_default().trim();
+                in_p(id) && ids.as_ref().is_none_or(|ids| ids.iter().any(|i| i == id))
+            };
+            let sets = choices.sets.iter().filter(|s| running(s)).cloned().collect();
+            let mine = Choices {
+                profile: Some(p),
+                detectors: ids,
+                config: choices.config.clone(),
+                sets,
+            };
+            setups.push(Setup::resolve(&mine)?);
+        }
+        for id in choices.detectors.iter().flatten() {
+            if !setups.iter().any(|s| s.ids().contains(&id.as_str())) {
+                return Err(match detect::find(id) {
+                    None => unknown_detector(id),
+                    Some(_) => format!("detector {id} is in none of the profiles compared"),
+                });
+            }
+        }
+        for set in &choices.sets {
+            let id = set.split('.').next().unwrap_or_default().trim();
+            if !setups.iter().any(|s| s.ids().contains(&id)) {
+                // A malformed one is told as a single profile tells it.
+                let home = detect::find(id).and_then(|info| Profile::ALL.into_iter().find(|p| info.in_profile(*p)));
+                Setup::profile(home.unwrap_or(profiles[0])).apply_set(set)?;
+                return Err(format!(
+                    "--set {set}: detector {id} runs in none of the profiles compared"
+                ));
+            }
+        }
+        Ok(setups)
+    }
+
     /// Resolves choices against config text (no file system).
     pub fn resolve_with(choices: &Choices, config_text: &str) -> Result<Setup, String> {
         Setup::from_parts(choices, parse_config(config_text)?)
@@ -132,7 +181,8 @@ impl Setup {
         Ok(())
     }
 
-    fn apply_set(&mut self, set: &str) -> Result<(), String> {
+    /// Applies one `ID.PARAM=VALUE` (as `--set` and the viewer's `:set` do).
+    pub fn apply_set(&mut self, set: &str) -> Result<(), String> {
         let bad = || format!("--set expects ID.PARAM=VALUE, got {set:?}");
         let (target, value) = set.split_once('=').ok_or_else(bad)?;
         let (id, name) = target.trim().split_once('.').ok_or_else(bad)?;

@@ -24,6 +24,8 @@ pub mod store;
 pub mod tail;
 pub mod text;
 pub mod tui;
+pub mod tune;
+pub mod whatif;
 
 pub use config::{Choices, Setup};
 pub use detect::{Detection, DetectorState, Profile, Status};

@@ -260,6 +260,9 @@ enum Command {
     Scan(ScanArgs),
     /// List detectors, their rules, parameters and defaults.
     Detectors(DetectorsArgs),
+    /// Try one parameter at many values over your logs: which files fire, and
+    /// with --expect, recall and false positives per value.
+    Tune(TuneArgs),
     /// Print a shell completion script (e.g. `loopscope completions bash > ~/.local/share/bash-completion/completions/loopscope`).
     Completions {
         #[arg(value_enum)]
@@ -274,7 +277,42 @@ struct ScanArgs {
     /// Streams to scan ("-" reads standard input).
     #[arg(required = true)]
     files: Vec<PathBuf>,
-    /// One JSON object per detection per line.
+    /// One JSON object per detection per line (comparing profiles: one per
+    /// profile per file).
+    #[arg(long)]
+    json: bool,
+    /// Re-cut the text into deltas of N chars first (the other events stay),
+    /// to see whether a verdict depends on how the stream was cut.
+    #[arg(long, value_name = "N", value_parser = parse_chunk)]
+    rechunk: Option<usize>,
+    #[command(flatten)]
+    input: InputFlags,
+    #[command(flatten)]
+    detectors: DetectorFlags,
+}
+
+/// `--rechunk N`: 1 to 1,000,000 chars.
+fn parse_chunk(s: &str) -> Result<usize, String> {
+    s.trim()
+        .parse::<usize>()
+        .ok()
+        .filter(|n| (1..=1_000_000).contains(n))
+        .ok_or_else(|| format!("expected a delta size from 1 to 1000000 chars, got {s:?}"))
+}
+
+#[derive(Args)]
+struct TuneArgs {
+    /// The logs to try it on.
+    #[arg(required = true)]
+    files: Vec<PathBuf>,
+    /// The parameter and its values: ID.PARAM=5..20, =5..20:5 or =3,8,13.
+    #[arg(long, value_name = "ID.PARAM=VALUES")]
+    vary: String,
+    /// A file listing the logs that really loop (one path per line); the
+    /// others count as clean work.
+    #[arg(long, value_name = "FILE")]
+    expect: Option<PathBuf>,
+    /// One JSON object per value.
     #[arg(long)]
     json: bool,
     #[command(flatten)]
@@ -305,9 +343,10 @@ enum ProfileArg {
 /// Which detectors run, with which parameters.
 #[derive(Args, Clone, Default)]
 struct DetectorFlags {
-    /// Detector profile [default: seed].
-    #[arg(long, value_enum)]
-    profile: Option<ProfileArg>,
+    /// Detector profile [default: seed]; `scan` (and `view`) take several,
+    /// comma-separated, to compare them.
+    #[arg(long, value_enum, value_delimiter = ',', value_name = "PROFILE")]
+    profile: Vec<ProfileArg>,
     /// Only these detectors (comma-separated ids) [default: all of the profile].
     #[arg(long, value_delimiter = ',')]
     detectors: Option<Vec<String>>,
@@ -319,18 +358,49 @@ struct DetectorFlags {
     config: Option<PathBuf>,
 }
 
+impl ProfileArg {
+    fn profile(self) -> Profile {
+        match self {
+            ProfileArg::Seed => Profile::Seed,
+            ProfileArg::GeminiCli => Profile::GeminiCli,
+            ProfileArg::Extended => Profile::Extended,
+        }
+    }
+}
+
 impl DetectorFlags {
-    fn setup(&self) -> Result<Setup, String> {
-        Setup::resolve(&Choices {
-            profile: self.profile.map(|p| match p {
-                ProfileArg::Seed => Profile::Seed,
-                ProfileArg::GeminiCli => Profile::GeminiCli,
-                ProfileArg::Extended => Profile::Extended,
-            }),
+    fn choices(&self) -> Choices {
+        Choices {
+            profile: self.profile.first().map(|p| p.profile()),
             detectors: self.detectors.clone(),
             config: self.config.clone(),
             sets: self.sets.clone(),
-        })
+        }
+    }
+
+    /// The one setup of a command that runs one profile.
+    fn setup(&self) -> Result<Setup, String> {
+        if self.profile.len() > 1 {
+            return Err(
+                "this command runs one profile; compare several with `scan --profile a,b` or `view --profile a,b`"
+                    .to_string(),
+            );
+        }
+        Setup::resolve(&self.choices())
+    }
+
+    /// One setup per profile named (one when none or one is).
+    fn setups(&self) -> Result<Vec<Setup>, String> {
+        if self.profile.len() <= 1 {
+            return Ok(vec![self.setup()?]);
+        }
+        let mut profiles: Vec<Profile> = Vec::new();
+        for p in self.profile.iter().map(|p| p.profile()) {
+            if !profiles.contains(&p) {
+                profiles.push(p);
+            }
+        }
+        Setup::resolve_each(&self.choices(), &profiles)
     }
 }
 
@@ -343,6 +413,7 @@ fn main() -> ExitCode {
         Some(Command::Screenshot(a)) => Some(a.input),
         Some(Command::ReplayInto(a)) => Some(a.input),
         Some(Command::Scan(a)) => Some(a.input),
+        Some(Command::Tune(a)) => Some(a.input),
         Some(Command::Detectors(_) | Command::Completions { .. } | Command::Man) => None,
         None => Some(cli.input),
     };
@@ -360,10 +431,12 @@ fn main() -> ExitCode {
         Some(Command::Scan(args)) => run_scan(
             args.files.into_iter().map(Input::Path).collect(),
             args.json,
+            args.rechunk,
             args.input,
             &args.detectors,
         ),
         Some(Command::Detectors(args)) => run_detectors(&args),
+        Some(Command::Tune(args)) => run_tune(args),
         Some(Command::Completions { shell }) => print_generated(|out| {
             clap_complete::generate(shell, &mut Cli::command(), "loopscope", out);
             Ok(())
@@ -378,6 +451,23 @@ fn main() -> ExitCode {
             ExitCode::from(EXIT_ERROR as u8)
         }
     }
+}
+
+fn run_tune(args: TuneArgs) -> Result<i32, String> {
+    if args.detectors.profile.len() > 1 {
+        return Err("tune tries values on one profile; pick one with --profile".to_string());
+    }
+    let opts = loopscope::tune::TuneOptions {
+        files: args.files,
+        vary: args.vary,
+        choices: args.detectors.choices(),
+        expect: args.expect,
+        format: args.input.format,
+        json: args.json,
+    };
+    let (mut out, mut err) = (Terminal::new(io::stdout().lock()), Terminal::new(io::stderr().lock()));
+    loopscope::tune::run(&opts, &mut out, &mut err)?;
+    Ok(0)
 }
 
 /// The viewer shows one stream: several files get a hint, not a clap error.
@@ -599,11 +689,18 @@ fn run_replay_into(args: &ReplayIntoArgs) -> Result<i32, String> {
     Ok(0)
 }
 
-fn run_scan(inputs: Vec<Input>, json: bool, input: InputFlags, flags: &DetectorFlags) -> Result<i32, String> {
+fn run_scan(
+    inputs: Vec<Input>,
+    json: bool,
+    rechunk: Option<usize>,
+    input: InputFlags,
+    flags: &DetectorFlags,
+) -> Result<i32, String> {
     let opts = ScanOptions {
-        setup: flags.setup()?,
+        setups: flags.setups()?,
         format: input.format,
         json,
+        rechunk,
     };
     let paths: Vec<&std::path::Path> = inputs
         .iter()

@@ -9,7 +9,9 @@ use serde_json::{Map, Value};
 use crate::config::Setup;
 use crate::detect::Detection;
 use crate::engine::Engine;
+use crate::event::{Event, EventKind};
 use crate::formats::{self, Decoder, FormatChoice, Item};
+use crate::whatif::{Rechunker, RunSummary, Summarizer};
 
 /// Exit status: no detection.
 pub const EXIT_CLEAN: i32 = 0;
@@ -19,9 +21,18 @@ pub const EXIT_DETECTED: i32 = 1;
 pub const EXIT_ERROR: i32 = 2;
 
 pub struct ScanOptions {
-    pub setup: Setup,
+    /// One setup: the detections. Several (`--profile a,b`): a comparison.
+    pub setups: Vec<Setup>,
     pub format: FormatChoice,
     pub json: bool,
+    /// Re-cut the text into deltas of this many chars first.
+    pub rechunk: Option<usize>,
+}
+
+impl ScanOptions {
+    fn comparing(&self) -> bool {
+        self.setups.len() > 1
+    }
 }
 
 /// One input to scan: its name as given, and where its bytes come from.
@@ -35,14 +46,14 @@ pub enum Input {
 }
 
 impl Input {
-    fn name(&self) -> String {
+    pub fn name(&self) -> String {
         match self {
             Input::Path(p) => p.display().to_string(),
             Input::Bytes { name, .. } => name.clone(),
         }
     }
 
-    fn open(&self, format: FormatChoice) -> Result<formats::Opened, String> {
+    pub fn open(&self, format: FormatChoice) -> Result<formats::Opened, String> {
         match self {
             Input::Path(p) => formats::open_input(p, format),
             Input::Bytes { bytes, .. } => formats::detect::open_reader(Box::new(*bytes), format, None),
@@ -61,39 +72,95 @@ pub struct FileScan {
     /// The input line of each detection's event, where the input is read
     /// line by line (`None` for a whole document, where every event is on line 1).
     pub lines: Vec<Option<u64>>,
+    /// What each setup found and what streamed after its first detection.
+    pub summaries: Vec<RunSummary>,
 }
 
-/// Runs the engine over one input. Each detection and problem is handed
-/// over as soon as it is found, so JSON output streams.
+/// Runs every setup's engine over one input (re-cut into `rechunk`-char
+/// deltas first, if asked). Each detection and problem is handed over as
+/// soon as it is found, so JSON output streams. A detection's `event` is
+/// the recorded event (under re-chunking, the delta that held its last
+/// char) and `run` the index of its setup.
 pub fn scan_one(
     input: impl Read,
     decoder: &mut dyn Decoder,
-    setup: &Setup,
+    setups: &[Setup],
+    rechunk: Option<usize>,
     mut on_detection: impl FnMut(&Detection),
     mut on_problem: impl FnMut(&formats::Problem),
 ) -> io::Result<FileScan> {
-    let mut engine = Engine::new(setup);
+    let mut engines: Vec<Engine> = setups.iter().map(Engine::new).collect();
+    let labels: Vec<String> = setups.iter().map(|s| s.profile.name().to_string()).collect();
+    let mut summary = Summarizer::new(&labels);
     let mut result = FileScan::default();
     let mut beyond_line_one = false;
+    let mut rechunker = rechunk.map(Rechunker::new);
+    let mut pieces: Vec<(Event, usize)> = Vec::new();
+    // The recorded index of every event the engines saw (re-chunking only).
+    let mut origins: Vec<usize> = Vec::new();
+    let mut run = |event: &Event, origin: usize, line: u64, result: &mut FileScan| {
+        let mut found = Vec::new();
+        for (k, engine) in engines.iter_mut().enumerate() {
+            for mut d in engine.push(event) {
+                d.run = k;
+                found.push(d);
+            }
+        }
+        if rechunk.is_some() {
+            origins.push(origin);
+            for d in &mut found {
+                d.event = origin;
+                for e in &mut d.events {
+                    *e = origins.get(*e).copied().unwrap_or(*e);
+                }
+            }
+        }
+        summary.push(event, &found);
+        for d in found {
+            on_detection(&d);
+            result.detections.push(d);
+            result.lines.push(Some(line));
+        }
+    };
+    let mut index = 0;
+    // The line of the latest text delta: a piece let go later came from it.
+    let mut text_line = 0;
     formats::decode_all(input, decoder, |item| match item {
         Item::Event(event, line) => {
             result.events += 1;
             result.stream_events += usize::from(formats::carries_stream(&event));
             beyond_line_one |= line > 1;
-            for d in engine.push(&event) {
-                on_detection(&d);
-                result.detections.push(d);
-                result.lines.push(Some(line));
+            match rechunker.as_mut() {
+                Some(r) => {
+                    let text = matches!(event.kind, EventKind::Reasoning { .. } | EventKind::Content { .. });
+                    r.push(index, event, &mut pieces);
+                    for (e, origin) in pieces.drain(..) {
+                        let l = if origin == index { line } else { text_line };
+                        run(&e, origin, l, &mut result);
+                    }
+                    if text {
+                        text_line = line;
+                    }
+                }
+                None => run(&event, index, line, &mut result),
             }
+            index += 1;
         }
         Item::Problem(p) => {
             result.bad_lines += usize::from(p.skipped);
             on_problem(&p);
         }
     })?;
+    if let Some(r) = rechunker.as_mut() {
+        r.flush(&mut pieces);
+        for (e, origin) in pieces.drain(..) {
+            run(&e, origin, text_line, &mut result);
+        }
+    }
     if !beyond_line_one {
         result.lines.iter_mut().for_each(|l| *l = None);
     }
+    result.summaries = summary.finish();
     Ok(result)
 }
 
@@ -115,9 +182,10 @@ pub fn run(inputs: &[Input], opts: &ScanOptions, out: &mut dyn Write, err: &mut 
         let scanned = scan_one(
             opened.reader,
             &mut *opened.decoder,
-            &opts.setup,
+            &opts.setups,
+            opts.rechunk,
             |d| {
-                if opts.json && write_error.is_none() {
+                if opts.json && !opts.comparing() && write_error.is_none() {
                     if let Err(e) = writeln!(out, "{}", crate::sanitize::json(&json_line(&name, d).to_string()))
                         .and_then(|_| out.flush())
                     {
@@ -146,7 +214,19 @@ pub fn run(inputs: &[Input], opts: &ScanOptions, out: &mut dyn Write, err: &mut 
             continue;
         }
         detected |= !scanned.detections.is_empty();
-        if !opts.json {
+        if opts.comparing() {
+            if opts.json {
+                for s in &scanned.summaries {
+                    writeln!(
+                        out,
+                        "{}",
+                        crate::sanitize::json(&summary_json(&name, s, &scanned).to_string())
+                    )?;
+                }
+            } else {
+                write_comparison(out, &name, &scanned)?;
+            }
+        } else if !opts.json {
             write_human(out, &name, &scanned)?;
         }
     }
@@ -167,6 +247,99 @@ pub fn json_line(file: &str, d: &Detection) -> Value {
         m.extend(fields);
     }
     Value::Object(m)
+}
+
+/// The line of `d` (one of the scan's detections), where the input has lines.
+fn line_of(scan: &FileScan, d: &Detection) -> Option<u64> {
+    let i = scan.detections.iter().position(|x| std::ptr::eq(x, d))?;
+    scan.lines.get(i).copied().flatten()
+}
+
+/// `scan --profile a,b --json`: one record per profile per file.
+pub fn summary_json(file: &str, s: &RunSummary, scan: &FileScan) -> Value {
+    let first = s.first.as_ref().map(|d| {
+        let first = scan.detections.iter().find(|x| x.run == d.run);
+        serde_json::json!({
+            "detector": d.detector,
+            "event": d.event,
+            "line": first.and_then(|x| line_of(scan, x)),
+            "channel": d.channel.as_str(),
+            "at_char": d.at_char,
+            "onset": d.onset,
+            "evidence_from": d.evidence_from(),
+            "reason": d.reason,
+        })
+    });
+    serde_json::json!({
+        "type": "profile",
+        "file": file,
+        "profile": s.label,
+        "detections": s.detections,
+        "first": first,
+        "after_first": {
+            "chars": s.after.chars,
+            "tokens": s.after.tokens,
+            "tokens_estimated": !s.after.tokens_recorded,
+            "tool_calls": s.after.tool_calls,
+        },
+    })
+}
+
+/// `scan --profile a,b`: a table per file — for each profile its first
+/// detection and what streamed after it (saved, or lost if it was wrong).
+fn write_comparison(out: &mut dyn Write, name: &str, scan: &FileScan) -> io::Result<()> {
+    writeln!(out, "{name}: {} events", scan.events)?;
+    let rows: Vec<[String; 6]> = scan
+        .summaries
+        .iter()
+        .map(|s| match &s.first {
+            Some(d) => {
+                let tokens = if s.after.tokens_recorded { "" } else { "~" };
+                [
+                    s.label.clone(),
+                    format!("{} ({} in all)", d.detector, s.detections),
+                    d.event.to_string(),
+                    d.evidence_from().unwrap_or_else(|| "-".to_string()),
+                    format!("{} chars, {tokens}{} tokens", s.after.chars, s.after.tokens),
+                    s.after.tool_calls.to_string(),
+                ]
+            }
+            None => [
+                s.label.clone(),
+                "no detection".to_string(),
+                "-".into(),
+                "-".into(),
+                "-".into(),
+                "-".into(),
+            ],
+        })
+        .collect();
+    let head = [
+        "profile",
+        "first detection",
+        "event",
+        "evidence from",
+        "streamed after it",
+        "calls after",
+    ];
+    let widths: Vec<usize> = (0..6)
+        .map(|c| {
+            rows.iter()
+                .map(|r| r[c].chars().count())
+                .chain([head[c].len()])
+                .max()
+                .unwrap_or(0)
+        })
+        .collect();
+    let line = |cells: &[String]| {
+        let parts: Vec<String> = cells.iter().zip(&widths).map(|(c, w)| format!("{c:<w$}")).collect();
+        format!("  {}", parts.join("  ")).trim_end().to_string()
+    };
+    writeln!(out, "{}", line(&head.map(str::to_string)))?;
+    for r in &rows {
+        writeln!(out, "{}", line(r))?;
+    }
+    Ok(())
 }
 
 /// Where a detection is: the channel and, for text, the buffer length.

@@ -125,6 +125,19 @@ impl Detection {
 }
 
 impl Detection {
+    /// Where the evidence begins, as text: the onset when the detector
+    /// reports one, else its first span or first event ("char 2823",
+    /// "event 6").
+    pub fn evidence_from(&self) -> Option<String> {
+        let text = matches!(self.channel, Channel::Reasoning | Channel::Content);
+        let unit = if text { "char" } else { "event" };
+        let at = self
+            .onset
+            .or_else(|| self.spans.first().map(|s| s.start))
+            .or_else(|| self.events.first().copied())?;
+        Some(format!("{unit} {at}"))
+    }
+
     /// Which parameter values would have kept this detection from firing,
     /// for someone deciding whether it is a false positive.
     pub fn what_would_change(&self) -> Option<String> {

@@ -1,0 +1,361 @@
+//! What-if: the pieces behind "what would have to change?" — re-cutting a
+//! stream's text into other deltas, what a profile's first detection would
+//! have saved (or cost), and the value ranges `tune` tries. The viewer's
+//! `:rechunk`/`:compare` and `scan --rechunk`/`--profile a,b`/`tune` use the
+//! same code.
+
+use serde_json::Value;
+
+use crate::detect::Detection;
+use crate::event::{Event, EventKind};
+
+/// Re-cuts text into deltas of `n` chars: consecutive deltas of one channel
+/// are joined and cut every `n` chars; any other event (or the other
+/// channel) ends the run, and its last piece may be shorter. Other events
+/// pass unchanged. Each piece keeps the time and fields of the recorded
+/// delta that holds its last char, and says which one that was (its origin),
+/// so a position can be carried between the two cuts.
+pub struct Rechunker {
+    n: usize,
+    /// The text waiting to make a full piece: its channel, text, chars, and
+    /// the recorded delta (and its index) that brought its last char.
+    held: Option<Held>,
+}
+
+struct Held {
+    reasoning: bool,
+    text: String,
+    chars: usize,
+    last: Event,
+    origin: usize,
+}
+
+impl Rechunker {
+    pub fn new(n: usize) -> Rechunker {
+        Rechunker {
+            n: n.max(1),
+            held: None,
+        }
+    }
+
+    /// Takes recorded event `index`; appends what it releases to `out`
+    /// as (event, origin) pairs.
+    pub fn push(&mut self, index: usize, event: Event, out: &mut Vec<(Event, usize)>) {
+        let (reasoning, text) = match &event.kind {
+            EventKind::Reasoning { text } => (true, text.as_str()),
+            EventKind::Content { text } => (false, text.as_str()),
+            _ => {
+                self.flush(out);
+                out.push((event, index));
+                return;
+            }
+        };
+        if self.held.as_ref().is_some_and(|h| h.reasoning != reasoning) {
+            self.flush(out);
+        }
+        let held = self.held.get_or_insert_with(|| Held {
+            reasoning,
+            text: String::new(),
+            chars: 0,
+            last: event.clone(),
+            origin: index,
+        });
+        for c in text.chars() {
+            held.text.push(c);
+            held.chars += 1;
+            held.last = event.clone();
+            held.origin = index;
+            if held.chars == self.n {
+                let piece = std::mem::take(&mut held.text);
+                held.chars = 0;
+                out.push((piece_event(&held.last, reasoning, piece), index));
+            }
+        }
+        if self.held.as_ref().is_some_and(|h| h.chars == 0) {
+            self.held = None;
+        }
+    }
+
+    /// The last, shorter piece of the text held.
+    pub fn flush(&mut self, out: &mut Vec<(Event, usize)>) {
+        if let Some(h) = self.held.take().filter(|h| h.chars > 0) {
+            out.push((piece_event(&h.last, h.reasoning, h.text), h.origin));
+        }
+    }
+}
+
+/// A piece of text as an event like `like` (its time and other fields).
+fn piece_event(like: &Event, reasoning: bool, text: String) -> Event {
+    let mut e = like.clone();
+    e.kind = if reasoning {
+        EventKind::Reasoning { text }
+    } else {
+        EventKind::Content { text }
+    };
+    e
+}
+
+/// The events of a stream re-cut into `n`-char deltas (`None`: as recorded).
+pub fn rechunked(events: impl IntoIterator<Item = Event>, n: Option<usize>) -> Vec<Event> {
+    let Some(n) = n else {
+        return events.into_iter().collect();
+    };
+    let mut r = Rechunker::new(n);
+    let mut out = Vec::new();
+    for (i, e) in events.into_iter().enumerate() {
+        r.push(i, e, &mut out);
+    }
+    r.flush(&mut out);
+    out.into_iter().map(|(e, _)| e).collect()
+}
+
+/// Output tokens an event's own `usage` field records (native logs keep an
+/// importer's usage there), if any.
+pub fn usage_tokens(event: &Event) -> Option<u64> {
+    let usage = event.extra.get("usage")?;
+    ["output_tokens", "completion_tokens", "candidatesTokenCount"]
+        .iter()
+        .find_map(|k| usage.get(k).and_then(Value::as_u64))
+}
+
+/// Chars per token where the log records no usage.
+pub const CHARS_PER_TOKEN: usize = 4;
+
+/// What streamed after a point of the stream: the work a detection there
+/// would have saved (or, on a false positive, cut short).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct After {
+    pub chars: usize,
+    pub tool_calls: usize,
+    /// From the log's usage where it has any, else chars / 4.
+    pub tokens: usize,
+    /// `tokens` came from the log's usage.
+    pub tokens_recorded: bool,
+}
+
+/// Running totals of a stream: text chars, tool calls, recorded tokens.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct Tally {
+    chars: usize,
+    tool_calls: usize,
+    tokens: usize,
+    any_usage: bool,
+}
+
+impl Tally {
+    pub fn push(&mut self, e: &Event) {
+        match &e.kind {
+            EventKind::Reasoning { text } | EventKind::Content { text } => self.chars += text.chars().count(),
+            EventKind::ToolCall { .. } => self.tool_calls += 1,
+            _ => {}
+        }
+        if let Some(t) = usage_tokens(e) {
+            self.any_usage = true;
+            self.tokens += t as usize;
+        }
+    }
+
+    /// What this (later) tally adds to `earlier`.
+    pub fn since(&self, earlier: &Tally) -> After {
+        let chars = self.chars - earlier.chars;
+        let (tokens, tokens_recorded) = if self.any_usage {
+            (self.tokens - earlier.tokens, true)
+        } else {
+            (chars.div_ceil(CHARS_PER_TOKEN), false)
+        };
+        After {
+            chars,
+            tool_calls: self.tool_calls - earlier.tool_calls,
+            tokens,
+            tokens_recorded,
+        }
+    }
+}
+
+/// What one profile's run found in a stream.
+#[derive(Clone, Debug, PartialEq)]
+pub struct RunSummary {
+    pub label: String,
+    pub detections: usize,
+    /// The first detection, as found.
+    pub first: Option<Detection>,
+    /// What streamed after the first detection's event.
+    pub after: After,
+}
+
+/// Per-run summaries, built as a stream is read: the tally is taken when a
+/// run's first detection arrives (after the event that caused it).
+pub struct Summarizer {
+    tally: Tally,
+    runs: Vec<(RunSummary, Option<Tally>)>,
+}
+
+impl Summarizer {
+    pub fn new(labels: &[String]) -> Summarizer {
+        Summarizer {
+            tally: Tally::default(),
+            runs: labels
+                .iter()
+                .map(|l| {
+                    let s = RunSummary {
+                        label: l.clone(),
+                        detections: 0,
+                        first: None,
+                        after: After::default(),
+                    };
+                    (s, None)
+                })
+                .collect(),
+        }
+    }
+
+    /// The next event of the stream, then the detections it caused.
+    pub fn push(&mut self, e: &Event, found: &[Detection]) {
+        self.tally.push(e);
+        for d in found {
+            if let Some((s, at)) = self.runs.get_mut(d.run) {
+                s.detections += 1;
+                if s.first.is_none() {
+                    s.first = Some(d.clone());
+                    *at = Some(self.tally);
+                }
+            }
+        }
+    }
+
+    pub fn finish(self) -> Vec<RunSummary> {
+        let total = self.tally;
+        self.runs
+            .into_iter()
+            .map(|(mut s, at)| {
+                if let Some(at) = at {
+                    s.after = total.since(&at);
+                }
+                s
+            })
+            .collect()
+    }
+}
+
+/// `tune --vary ID.PARAM=SPEC`: the values to try. SPEC is a list
+/// (`5,8,13`), a range (`5..20`, both ends included) or a stepped range
+/// (`5..20:5`); at most 1,000 values.
+pub fn vary_values(spec: &str) -> Result<Vec<String>, String> {
+    let spec = spec.trim();
+    if let Some((from, rest)) = spec.split_once("..") {
+        let (to, step) = rest.split_once(':').unwrap_or((rest, "1"));
+        let num = |s: &str| {
+            s.trim()
+                .parse::<u64>()
+                .map_err(|_| format!("--vary: {s:?} is not a whole number (ranges are FROM..TO or FROM..TO:STEP)"))
+        };
+        let (from, to, step) = (num(from)?, num(to)?, num(step)?);
+        if step == 0 || to < from {
+            return Err(format!("--vary: empty range {spec:?}"));
+        }
+        let n = (to - from) / step + 1;
+        if n > 1000 {
+            return Err(format!("--vary: {n} values in {spec:?}; at most 1000"));
+        }
+        return Ok((0..n).map(|i| (from + i * step).to_string()).collect());
+    }
+    let values: Vec<String> = spec
+        .split(',')
+        .map(str::trim)
+        .filter(|v| !v.is_empty())
+        .map(str::to_string)
+        .collect();
+    if values.is_empty() {
+        return Err("--vary: no values".to_string());
+    }
+    Ok(values)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::event::Event;
+    use serde_json::json;
+
+    fn texts(events: &[Event]) -> Vec<String> {
+        events
+            .iter()
+            .map(|e| match &e.kind {
+                EventKind::Reasoning { text } => format!("r:{text}"),
+                EventKind::Content { text } => format!("c:{text}"),
+                _ => e.type_name().to_string(),
+            })
+            .collect()
+    }
+
+    #[test]
+    fn text_is_joined_and_recut_and_other_events_stay() {
+        let events = vec![
+            Event::request(),
+            Event::reasoning("ab"),
+            Event::reasoning("cdefg"),
+            Event::reasoning("h"),
+            Event::content("思考思考"),
+            Event::tool_call("ls", json!({})),
+            Event::content("xyz"),
+        ];
+        let out = rechunked(events, Some(3));
+        assert_eq!(
+            texts(&out),
+            vec![
+                "request",
+                "r:abc",
+                "r:def",
+                "r:gh",
+                "c:思考思",
+                "c:考",
+                "tool_call",
+                "c:xyz"
+            ]
+        );
+        let mut r = Rechunker::new(4);
+        let mut got = Vec::new();
+        r.push(0, Event::reasoning("abcdef"), &mut got);
+        r.push(1, Event::reasoning("gh"), &mut got);
+        r.flush(&mut got);
+        let origins: Vec<usize> = got.iter().map(|(_, o)| *o).collect();
+        assert_eq!(origins, vec![0, 1], "each piece names the delta holding its last char");
+    }
+
+    #[test]
+    fn what_streams_after_each_runs_first_detection() {
+        let fired = |run: usize, event: usize| {
+            let mut d = Detection::new("x", event, crate::event::Channel::Tools, None);
+            d.run = run;
+            d
+        };
+        let mut s = Summarizer::new(&["a".into(), "b".into()]);
+        s.push(&Event::request(), &[]);
+        s.push(&Event::reasoning("abcdefgh"), &[fired(1, 1)]);
+        s.push(&Event::tool_call("ls", json!({})), &[fired(1, 2)]);
+        s.push(&Event::content("0123456789"), &[]);
+        let out = s.finish();
+        assert_eq!((out[0].detections, out[0].first.is_none()), (0, true));
+        assert_eq!(out[1].detections, 2);
+        let a = out[1].after;
+        assert_eq!((a.chars, a.tool_calls, a.tokens, a.tokens_recorded), (10, 1, 3, false));
+        // With usage in the log, its tokens count.
+        let mut u = Event::content("x");
+        u.extra.insert("usage".into(), json!({"output_tokens": 120}));
+        let (mut t0, mut t1) = (Tally::default(), Tally::default());
+        t1.push(&u);
+        t0.push(&Event::request());
+        assert_eq!(t1.since(&t0).tokens, 120);
+        assert!(t1.since(&t0).tokens_recorded);
+    }
+
+    #[test]
+    fn vary_takes_lists_and_ranges() {
+        assert_eq!(vary_values("5..8").unwrap(), vec!["5", "6", "7", "8"]);
+        assert_eq!(vary_values("5..20:5").unwrap(), vec!["5", "10", "15", "20"]);
+        assert_eq!(vary_values("3, 8,13").unwrap(), vec!["3", "8", "13"]);
+        assert!(vary_values("9..2").is_err());
+        assert!(vary_values("1..5000").unwrap_err().contains("at most 1000"));
+        assert!(vary_values("a..b").is_err());
+    }
+}
