@@ -162,8 +162,28 @@ impl Setup {
         Ok(setup)
     }
 
+    /// How this setup differs from its profile's defaults, one change a
+    /// line ("block-cycle.min_matches: 6 -> 21", "- list-cycle").
+    pub fn diff(&self) -> Vec<String> {
+        let base = Setup::profile(self.profile);
+        let mut out = Vec::new();
+        for b in &base.detectors {
+            match self.detectors.iter().find(|c| c.info.id == b.info.id) {
+                None => out.push(format!("- {} (not running)", b.info.id)),
+                Some(c) => {
+                    for ((name, was), (_, now)) in b.params.iter().zip(c.params.iter()) {
+                        if was != now {
+                            out.push(format!("{}.{name}: {was} -> {now}", b.info.id));
+                        }
+                    }
+                }
+            }
+        }
+        out
+    }
+
     /// Keeps only these detectors (in registry order).
-    fn select(&mut self, ids: &[String]) -> Result<(), String> {
+    pub fn select(&mut self, ids: &[String]) -> Result<(), String> {
         if ids.is_empty() {
             return Err("no detector selected".to_string());
         }

@@ -177,6 +177,10 @@ struct ReplayFlags {
     /// Start with events up to this index already shown.
     #[arg(long, value_name = "EVENT")]
     start_at: Option<usize>,
+    /// Re-cut the text into deltas of N chars once read (`:rechunk off` in
+    /// the viewer goes back to the recorded deltas).
+    #[arg(long, value_name = "N", value_parser = parse_chunk)]
+    rechunk: Option<usize>,
     #[command(flatten)]
     look: LookFlags,
 }
@@ -222,6 +226,7 @@ impl ReplayFlags {
         ViewOptions {
             paused: self.paused,
             start_at: self.start_at,
+            rechunk: self.rechunk,
             ..self.look.options()
         }
     }
@@ -345,7 +350,13 @@ enum ProfileArg {
 struct DetectorFlags {
     /// Detector profile [default: seed]; `scan` (and `view`) take several,
     /// comma-separated, to compare them.
-    #[arg(long, value_enum, value_delimiter = ',', value_name = "PROFILE")]
+    #[arg(
+        long,
+        visible_alias = "compare",
+        value_enum,
+        value_delimiter = ',',
+        value_name = "PROFILE"
+    )]
     profile: Vec<ProfileArg>,
     /// Only these detectors (comma-separated ids) [default: all of the profile].
     #[arg(long, value_delimiter = ',')]
@@ -500,7 +511,12 @@ fn run_view(
     input: InputFlags,
     flags: &DetectorFlags,
 ) -> Result<i32, String> {
-    let setup = flags.setup()?;
+    // Several profiles: the first is shown, the others compared with it.
+    let mut setups = flags.setups()?;
+    let setup = setups.remove(0);
+    let mut opts = replay.options();
+    opts.compare = setups;
+    opts.input = file.clone().filter(|f| !loopscope::config::is_stdin(f));
     let (name, opened) = match file {
         Some(path) => (path.display().to_string(), formats::open_input(&path, input.format)?),
         None => (
@@ -508,7 +524,7 @@ fn run_view(
             formats::detect::open_reader(Box::new(loopscope::DEMO_STREAM.as_bytes()), input.format, None)?,
         ),
     };
-    tui::run(&name, setup, replay.options(), |sink| {
+    tui::run(&name, setup, opts, |sink| {
         feed::read(opened.reader, opened.decoder, false, sink)
     })?;
     Ok(0)
@@ -635,7 +651,8 @@ fn write_output(output: Option<&std::path::Path>, text: &str) -> Result<(), Stri
 }
 
 fn run_screenshot(args: &ScreenshotArgs) -> Result<i32, String> {
-    let setup = args.detectors.setup()?;
+    let mut setups = args.detectors.setups()?;
+    let setup = setups.remove(0);
     refuse_writing_into(args.output.as_deref(), &[&args.file])?;
     let opened = formats::open_input(&args.file, args.input.format)?;
     let format = opened.format;
@@ -648,6 +665,7 @@ fn run_screenshot(args: &ScreenshotArgs) -> Result<i32, String> {
         live: args.live,
         theme: Theme::by_name(&args.theme).unwrap_or_else(Theme::dark),
         caption: args.caption,
+        compare: setups,
     };
     let canvas = shot.theme.canvas;
     // Streamed into the app, which keeps what it must on disk: no

@@ -185,3 +185,229 @@ fn tune_prints_recall_and_false_positives_per_value() {
     assert_eq!(code, 2);
     assert!(err.contains("nope"), "{err}");
 }
+
+mod viewer_state {
+    //! The same answers inside the viewer: `:` commands and the parameter
+    //! editor change what fired, at once, and say so.
+
+    use std::time::Instant;
+
+    use super::common::viewer::*;
+    use crossterm::event::KeyCode;
+    use loopscope::tui::app::Overlay;
+    use loopscope::tui::layout::Pane;
+    use loopscope::tui::App;
+    use loopscope::Profile;
+
+    fn command(app: &mut App, text: &str, now: Instant) {
+        chars(app, ":", now);
+        chars(app, text, now);
+        key(app, KeyCode::Enter, now);
+    }
+
+    fn fired(app: &App) -> Vec<(&'static str, usize, usize)> {
+        app.tape
+            .detections()
+            .iter()
+            .map(|d| (d.detector, d.event, d.run))
+            .collect()
+    }
+
+    #[test]
+    fn set_silences_a_false_positive_and_reset_brings_it_back() {
+        let now = Instant::now();
+        let mut app = app_with(sample("fp-code-block.jsonl"), Profile::Seed, (120, 40), paused(), now);
+        chars(&mut app, "G", now);
+        assert_eq!(fired(&app), vec![("block-cycle", 220, 0), ("list-cycle", 220, 0)]);
+        command(&mut app, "set block-cycle.min_matches=21", now);
+        assert_eq!(fired(&app), vec![("list-cycle", 220, 0)]);
+        let text = screen(&app);
+        assert!(text.lines().next().unwrap().contains("seed*"), "{text}");
+        assert!(
+            app.flash.as_ref().unwrap().text.contains("1 detections"),
+            "{:?}",
+            app.flash
+        );
+        assert!(!text.contains("⚠ block-cycle"), "the timeline follows: {text}");
+        command(&mut app, "diff", now);
+        let Some(Overlay::Inspector(i)) = &app.overlay else {
+            panic!("no diff shown")
+        };
+        assert!(i.plain().contains("block-cycle.min_matches: 6 -> 21"), "{}", i.plain());
+        assert!(i.plain().contains("min_matches = 21"), "the config file to write");
+        key(&mut app, KeyCode::Esc, now);
+        command(&mut app, "reset", now);
+        assert_eq!(fired(&app).len(), 2);
+        assert!(!screen(&app).lines().next().unwrap().contains("seed*"));
+        command(&mut app, "set nope.x=1", now);
+        assert!(app.flash.as_ref().unwrap().text.starts_with("✗"), "{:?}", app.flash);
+    }
+
+    #[test]
+    fn the_parameter_editor_steps_a_value_and_writes_a_config() {
+        let now = Instant::now();
+        let dir = tempfile::tempdir().unwrap();
+        let mut app = app_with(sample("fp-code-block.jsonl"), Profile::Seed, (120, 40), paused(), now);
+        chars(&mut app, "e", now);
+        while app.focus != Pane::Detectors {
+            key(&mut app, KeyCode::Tab, now);
+        }
+        assert_eq!(app.states[app.detectors.selected].id, "block-cycle");
+        // checkpoints, max_period, min_matches: the third.
+        chars(&mut app, "ll", now);
+        let min_matches = |app: &App| {
+            app.setup
+                .detectors
+                .iter()
+                .find(|c| c.info.id == "block-cycle")
+                .unwrap()
+                .params
+                .count("min_matches")
+        };
+        chars(&mut app, "+++", now);
+        assert_eq!(min_matches(&app), 9);
+        chars(&mut app, "-", now);
+        assert_eq!(min_matches(&app), 8);
+        chars(&mut app, "=", now);
+        assert_eq!(app.prompt.as_ref().unwrap().text, "set block-cycle.min_matches=8");
+        for _ in 0..1 {
+            key(&mut app, KeyCode::Backspace, now);
+        }
+        chars(&mut app, "30", now);
+        key(&mut app, KeyCode::Enter, now);
+        assert_eq!(min_matches(&app), 30);
+        assert!(fired(&app).iter().all(|d| d.0 != "block-cycle"));
+        let path = dir.path().join("tuned.toml");
+        command(&mut app, &format!("write {}", path.display()), now);
+        let written = std::fs::read_to_string(&path).unwrap();
+        let setup = loopscope::Setup::resolve_with(&Default::default(), &written).unwrap();
+        let c = setup.detectors.iter().find(|c| c.info.id == "block-cycle").unwrap();
+        assert_eq!(c.params.count("min_matches"), 30, "--config reads what :write wrote");
+    }
+
+    #[test]
+    fn a_change_at_the_start_of_a_long_stream_reruns_the_rest_as_time_passes() {
+        let now = Instant::now();
+        let mut events = sample("fp-code-block.jsonl");
+        // Enough text that the part after the position needs more than one slice.
+        let clean = sample("long-clean-session.jsonl");
+        while events.len() < 40_000 {
+            events.extend(clean.iter().cloned());
+        }
+        let mut app = app_with(events, Profile::Seed, (120, 40), paused(), now);
+        let before = app.tape.detections().len();
+        command(&mut app, "set max-turns.max_turns=5000", now);
+        assert!(app.tape.pending(), "only the shown part (none) was re-run at once");
+        let mut ticks = 0;
+        while app.tape.pending() {
+            app.update(loopscope::tui::Action::Tick, now);
+            ticks += 1;
+            assert!(ticks < 10_000);
+        }
+        assert!(ticks > 1, "{ticks} slices");
+        assert_eq!(app.tape.detections().len(), before);
+        assert!(app.timeline.timeline.entries().iter().any(|e| matches!(
+            e.kind,
+            loopscope::tui::timeline::EntryKind::Detection {
+                detector: "block-cycle",
+                ..
+            }
+        )));
+    }
+
+    #[test]
+    fn profile_and_detectors_switch_what_runs() {
+        let now = Instant::now();
+        let mut app = app_with(
+            sample("miss-paraphrase-loop-en.jsonl"),
+            Profile::Seed,
+            (120, 40),
+            paused(),
+            now,
+        );
+        chars(&mut app, "G", now);
+        assert!(fired(&app).is_empty());
+        command(&mut app, "profile extended", now);
+        assert_eq!(app.setup.profile, Profile::Extended);
+        assert_eq!(fired(&app)[0].0, "paraphrase-loop");
+        command(&mut app, "detectors text-loop,tool-loop", now);
+        assert!(fired(&app).is_empty(), "paraphrase-loop no longer runs");
+        assert_eq!(app.setup.ids(), vec!["text-loop", "tool-loop"]);
+    }
+
+    #[test]
+    fn compare_marks_each_profiles_detections_and_sums_them_up() {
+        let now = Instant::now();
+        let mut app = app_with(
+            sample("identical-tool-calls.jsonl"),
+            Profile::Seed,
+            (140, 40),
+            paused(),
+            now,
+        );
+        chars(&mut app, "G", now);
+        command(&mut app, "compare gemini-cli,extended", now);
+        assert_eq!(app.setup.profile, Profile::GeminiCli);
+        let runs: Vec<usize> = app.tape.detections().iter().map(|d| d.run).collect();
+        assert!(runs.contains(&0) && runs.contains(&1), "{runs:?}");
+        let heads = app.compare_headers();
+        assert!(heads[0].starts_with("gemini-cli: tool-repeat at 42"), "{heads:?}");
+        assert!(
+            heads[1].starts_with("extended: tool-loop at 25 (from event 6)"),
+            "{heads:?}"
+        );
+        let text = screen(&app);
+        assert!(text.contains("⚠ [extended] tool-loop"), "{text}");
+        assert!(text.contains("gemini-cli vs extended"), "{text}");
+        insta::assert_snapshot!("compare_view", text);
+        // e steps through both profiles' detections.
+        chars(&mut app, "g", now);
+        key(&mut app, KeyCode::Home, now);
+        chars(&mut app, "e", now);
+        assert_eq!(app.selected_detection().unwrap().run, 1, "extended fires first, at 25");
+        command(&mut app, "compare off", now);
+        assert_eq!(app.tape.setups().len(), 1);
+    }
+
+    #[test]
+    fn rechunk_recuts_the_text_and_off_goes_back() {
+        let now = Instant::now();
+        let mut app = app_with(
+            sample("chanting-content-en.jsonl"),
+            Profile::GeminiCli,
+            (120, 40),
+            paused(),
+            now,
+        );
+        chars(&mut app, "G", now);
+        let recorded = app.tape.len();
+        assert_eq!(fired(&app), vec![("chunk-chant", 66, 0)]);
+        command(&mut app, "rechunk 1", now);
+        assert!(app.tape.len() > recorded * 5, "one char per delta");
+        assert!(
+            fired(&app).is_empty(),
+            "gemini-cli's chunk check sees no repeat in 1-char deltas"
+        );
+        let text = screen(&app);
+        assert!(text.contains("re-cut into 1-char deltas"), "{text}");
+        while app.focus != Pane::Detectors {
+            key(&mut app, KeyCode::Tab, now);
+        }
+        chars(&mut app, "G", now);
+        assert_eq!(app.states[app.detectors.selected].id, "chunk-chant");
+        let note = app.rechunk_note().unwrap();
+        assert!(
+            note.contains("disappears (as recorded it fired at event 66, char 775)"),
+            "{note}"
+        );
+        assert!(screen(&app).contains("it disappears"));
+        command(&mut app, "rechunk 500", now);
+        assert_eq!(fired(&app).len(), 1);
+        let note = app.rechunk_note().unwrap();
+        assert!(note.contains("it moves: at recorded event 82"), "{note}");
+        command(&mut app, "rechunk off", now);
+        assert_eq!(app.tape.len(), recorded);
+        assert_eq!(fired(&app), vec![("chunk-chant", 66, 0)]);
+        assert_eq!(app.cursor, recorded, "the position is kept");
+    }
+}

@@ -55,6 +55,8 @@ pub struct Shot {
     pub theme: Theme,
     /// Add the selected detection's reason and parameters under the screen.
     pub caption: bool,
+    /// Profiles compared with the shown one.
+    pub compare: Vec<Setup>,
 }
 
 /// Events per batch handed to the app while a stream is read.
@@ -88,6 +90,7 @@ pub fn screenshot_streamed(
         paused: true,
         theme: shot.theme.clone(),
         live: shot.live.then(LiveOptions::default),
+        compare: shot.compare.clone(),
         ..ViewOptions::default()
     };
     let mut app = App::new(&shot.name, setup, &opts, now);
@@ -181,14 +184,14 @@ fn caption_rows(app: &App, width: usize) -> Vec<Line<'static>> {
     let theme = &app.theme;
     let mut rows = Vec::new();
     let selected = app.detectors.selected;
-    let conf = app.setup.detectors.get(selected);
+    let conf = app.configured.get(selected);
     match app.selected_detection() {
         Some(d) => {
             let head = format!(
                 "{} fired at event {} (profile {}){}",
                 d.detector,
                 d.event,
-                app.setup.profile,
+                app.profile_label(),
                 d.onset.map_or(String::new(), |o| format!(" · onset {o}"))
             );
             wrap_text(&head, theme.title, width, &mut rows);

@@ -19,12 +19,14 @@ use super::search::Search;
 use super::status::Mode;
 use super::theme::Theme;
 use super::timeline_pane::TimelinePane;
-use crate::config::Setup;
+use super::whatif::Rechunked;
+use crate::config::{Configured, Setup};
 use crate::detect::{CheckpointRun, Detection, DetectorState, Evidence, Span, Status};
 use crate::engine::Tape;
 use crate::event::{Channel, Event};
 use crate::formats::Problem;
 use crate::replay::{Clock, Pacing, PacingRules};
+use crate::whatif::RunSummary;
 
 /// How a view starts.
 #[derive(Clone, Debug)]
@@ -38,6 +40,12 @@ pub struct ViewOptions {
     pub theme: Theme,
     /// Follow a stream that is still being written (`tail`).
     pub live: Option<LiveOptions>,
+    /// Profiles compared with the shown one (`view --profile a,b`).
+    pub compare: Vec<Setup>,
+    /// Re-cut the text into deltas of this many chars once it is read.
+    pub rechunk: Option<usize>,
+    /// The file shown, so `:write` never writes into it.
+    pub input: Option<std::path::PathBuf>,
 }
 
 impl Default for ViewOptions {
@@ -50,6 +58,9 @@ impl Default for ViewOptions {
             pacing: PacingRules::default(),
             theme: Theme::dark(),
             live: None,
+            compare: Vec::new(),
+            rechunk: None,
+            input: None,
         }
     }
 }
@@ -80,6 +91,8 @@ pub struct Prompt {
 pub enum PromptKind {
     Search,
     Filter,
+    /// A `:` command.
+    Command,
 }
 
 /// How long a live detection's badge stands out in the status line.
@@ -87,7 +100,21 @@ const BADGE_FOR: Duration = Duration::from_secs(8);
 
 pub struct App {
     pub name: String,
+    /// The shown run's setup (the first of the tape's).
     pub setup: Setup,
+    /// The setup the viewer started with (`:reset` goes back to it).
+    pub launch: Setup,
+    /// Every run's detectors, in the order of `states`.
+    pub configured: Vec<Configured>,
+    /// The run of each row of `states`.
+    pub state_runs: Vec<usize>,
+    /// Each run's first detection and what streamed after it (comparing).
+    pub summaries: Vec<RunSummary>,
+    /// The text re-cut into other deltas (`:rechunk`).
+    pub rechunked: Option<Rechunked>,
+    /// Asked for at the start (`--rechunk`): done once the source is read.
+    pub rechunk_when_read: Option<usize>,
+    pub input: Option<std::path::PathBuf>,
     pub theme: Theme,
     pub tape: Tape,
     pub pacing: Pacing,
@@ -131,9 +158,18 @@ pub struct App {
 
 impl App {
     pub fn new(name: &str, setup: Setup, opts: &ViewOptions, now: Instant) -> App {
-        let tape = Tape::new(&setup);
+        let mut setups = vec![setup.clone()];
+        setups.extend(opts.compare.iter().cloned());
+        let tape = Tape::compare(&setups);
         let mut app = App {
             name: name.to_string(),
+            launch: setup.clone(),
+            configured: Vec::new(),
+            state_runs: Vec::new(),
+            summaries: Vec::new(),
+            rechunked: None,
+            rechunk_when_read: opts.rechunk,
+            input: opts.input.clone(),
             theme: opts.theme.clone(),
             tape,
             pacing: Pacing::new(opts.pacing),
@@ -174,6 +210,12 @@ impl App {
             format: None,
             setup,
         };
+        app.configured = app
+            .tape
+            .setups()
+            .iter()
+            .flat_map(|s| s.detectors.iter().cloned())
+            .collect();
         if app.following() {
             app.clock.set_playing(false, now);
         }
@@ -216,7 +258,8 @@ impl App {
             self.pacing.push(&event);
             self.timeline.push(index, &event);
             for d in self.tape.push(event).to_vec() {
-                self.timeline.push_detection(&d);
+                let label = self.run_label(d.run).map(str::to_string);
+                self.timeline.push_detection(&d, label.as_deref());
                 if announce {
                     self.announcements.push(d);
                 }
@@ -275,6 +318,11 @@ impl App {
 
     pub fn source_ended(&mut self, now: Instant) {
         self.loading = false;
+        if let Some(n) = self.rechunk_when_read.take() {
+            self.set_rechunk(Some(n), now);
+        } else if self.tape.setups().len() > 1 {
+            self.refresh_summaries();
+        }
         if let Some(at) = self.start_at.take() {
             self.jump_to((at + 1).min(self.tape.len()), now);
             self.flash(format!("the stream has only {} events", self.tape.len()), now);
@@ -324,6 +372,9 @@ impl App {
                 self.dirty = true;
             }
         }
+        if self.resume_rerun() {
+            self.refresh();
+        }
         if !self.clock.playing() {
             return;
         }
@@ -370,7 +421,9 @@ impl App {
         let live = self.live.as_ref();
         let idle = live.filter(|l| !l.idle).map(|l| l.last_data + IDLE_AFTER);
         let badge = live.and_then(|l| l.badge.as_ref()).map(|b| b.until);
-        [next_event, flash, idle, badge].into_iter().flatten().min()
+        // A re-run still catching up goes on at once.
+        let rerun = self.tape.pending().then_some(now);
+        [next_event, flash, idle, badge, rerun].into_iter().flatten().min()
     }
 
     /// Shows the first `cursor` events; the clock moves to the last one.
@@ -388,7 +441,10 @@ impl App {
         self.refresh();
     }
 
-    pub fn detection_of(&self, state: &DetectorState) -> Option<&Detection> {
+    /// The detection behind row `i` of the detectors pane's status.
+    pub fn detection_of(&self, i: usize) -> Option<&Detection> {
+        let state = self.states.get(i)?;
+        let run = self.state_runs.get(i).copied().unwrap_or(0);
         let (id, event) = match state.status {
             Status::Fired { event, .. } => (state.id, event),
             Status::Latched { by, event } => (by, event),
@@ -398,17 +454,23 @@ impl App {
             .detections_before(self.cursor)
             .iter()
             .rev()
-            .find(|d| d.detector == id && d.event == event)
+            .find(|d| d.run == run && d.detector == id && d.event == event)
     }
 
     /// The detection the detail shows: the chosen one while its detector is
     /// selected and it is shown, else the selected detector's latest.
     pub fn selected_detection(&self) -> Option<&Detection> {
-        let state = self.states.get(self.detectors.selected)?;
+        let i = self.detectors.selected;
+        let state = self.states.get(i)?;
+        let run = self.state_runs.get(i).copied().unwrap_or(0);
         let chosen = self.chosen.and_then(|i| self.tape.detections().get(i));
         match chosen {
-            Some(d) if d.event < self.cursor && (d.detector == state.id || detector_latched(state, d)) => Some(d),
-            _ => self.detection_of(state),
+            Some(d)
+                if d.event < self.cursor && d.run == run && (d.detector == state.id || detector_latched(state, d)) =>
+            {
+                Some(d)
+            }
+            _ => self.detection_of(i),
         }
     }
 
@@ -435,7 +497,8 @@ impl App {
 
     /// Selects the detector of `d` and brings its evidence into view.
     pub fn show_detection(&mut self, d: &Detection) {
-        if let Some(i) = self.states.iter().position(|s| s.id == d.detector) {
+        let row = (0..self.states.len()).find(|&i| self.states[i].id == d.detector && self.state_runs[i] == d.run);
+        if let Some(i) = row {
             self.detectors.select(i, self.states.len());
         }
         let channel = self.buffer.channel;
@@ -454,11 +517,22 @@ impl App {
     /// Recomputes what is shown from the engine at `cursor`.
     pub fn refresh(&mut self) {
         let areas = self.areas();
-        let engine = self.tape.seek(self.cursor);
-        self.states = engine.states();
+        self.tape.seek(self.cursor);
+        let engine = self.tape.cursor();
+        let mut states = engine.states();
         self.runs = engine.checkpoint_runs();
+        let mut state_runs = vec![0; states.len()];
         let request = engine.request_start();
         let buffers = engine.buffers();
+        for k in 1..self.tape.setups().len() {
+            if let Some(e) = self.tape.run_cursor(k) {
+                let more = e.states();
+                state_runs.extend(std::iter::repeat_n(k, more.len()));
+                states.extend(more);
+            }
+        }
+        self.states = states;
+        self.state_runs = state_runs;
         let channel = self.buffer.channel;
         let buf = if channel == Channel::Content {
             &buffers.content
@@ -481,7 +555,9 @@ impl App {
         let first_event = request.unwrap_or(0);
         let mut hl = Vec::new();
         for d in self.tape.detections_before(self.cursor) {
-            if d.channel == channel && d.event >= first_event {
+            // Compared runs' evidence shows when one of them is selected.
+            let shown = d.run == 0 || self.selected_detection().is_some_and(|s| s == d);
+            if shown && d.channel == channel && d.event >= first_event {
                 evidence_marks(d, len, &mut hl);
             }
         }

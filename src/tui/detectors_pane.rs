@@ -37,6 +37,19 @@ pub static KEYS: &[Binding] = &[
         Command::Select,
         "go to this detector's detection (the latest shown, else its first)",
     ),
+    bind(&[Key::Char('l')], Command::ParamNext, "next parameter"),
+    bind(&[Key::Char('h')], Command::ParamPrev, "previous parameter"),
+    bind(
+        &[Key::Char('+')],
+        Command::ParamUp,
+        "raise the parameter (a flag toggles) and re-run",
+    ),
+    bind(&[Key::Char('-')], Command::ParamDown, "lower the parameter and re-run"),
+    bind(
+        &[Key::Char('=')],
+        Command::ParamEdit,
+        "type the parameter's value (:set …)",
+    ),
 ];
 
 /// What the pane remembers between frames.
@@ -46,6 +59,8 @@ pub struct DetectorsPane {
     pub selected: usize,
     /// Rows of the details scrolled away.
     pub detail_scroll: usize,
+    /// The parameter selected in the details (the editor's).
+    pub param: usize,
 }
 
 impl DetectorsPane {
@@ -54,6 +69,7 @@ impl DetectorsPane {
         let i = i.min(count.saturating_sub(1));
         if i != self.selected {
             self.detail_scroll = 0;
+            self.param = 0;
         }
         self.selected = i;
     }
@@ -69,6 +85,14 @@ pub struct DetectorsView<'a> {
     pub pane: &'a DetectorsPane,
     pub states: &'a [DetectorState],
     pub configured: &'a [Configured],
+    /// When profiles are compared: each state's run, a header per run (its
+    /// profile), and the comparison (each profile's first detection and
+    /// what streamed after it), shown above the details.
+    pub runs: &'a [usize],
+    pub headers: &'a [String],
+    pub comparison: &'a [String],
+    /// Under re-chunking: how the selected detector's verdict moved.
+    pub rechunk_note: Option<String>,
     /// The detection shown for the selected detector.
     pub detection: Option<&'a Detection>,
     pub block: Block<'a>,
@@ -101,42 +125,61 @@ pub fn split(inner: Rect, detectors: usize, showing_detection: bool) -> (Rect, R
 pub fn render(frame: &mut Frame, area: Rect, view: DetectorsView<'_>, theme: &Theme) {
     let inner = view.block.inner(area);
     frame.render_widget(view.block, area);
-    let (list, details) = split(inner, view.states.len(), view.detection.is_some());
+    let rows = view.states.len() + if view.headers.len() > 1 { view.headers.len() } else { 0 };
+    let (list, details) = split(inner, rows, view.detection.is_some());
     let width = inner.width as usize;
     let list_height = list.height as usize;
     let selected = view.pane.selected;
     let id_width = view.states.iter().map(|s| s.id.len()).max().unwrap_or(0);
-    let top = selected.saturating_sub(list_height.saturating_sub(1));
-    let rows: Vec<Line> = view
-        .states
-        .iter()
-        .enumerate()
-        .skip(top)
-        .take(list_height)
-        .map(|(i, s)| {
-            let style = status_style(&s.status, theme);
-            let progress = match &s.status {
-                Status::Watching { current, threshold, .. } => format!("{current}/{threshold}"),
-                _ => String::new(),
-            };
-            let head = format!("{} {:<id_width$} ", if i == selected { "▸" } else { " " }, s.id);
-            let badge = format!("{:<8}", format!("{} {progress}", s.status.label()).trim_end());
-            let rest = width.saturating_sub(head.chars().count() + badge.chars().count() + 1);
-            let mut line = Line::from(vec![
-                Span::styled(head, if i == selected { theme.selected } else { theme.text }),
-                Span::styled(badge, style),
-                Span::raw(" "),
-                Span::styled(label(&s.status.summary(), rest), theme.dim),
-            ]);
-            if i == selected {
-                line = line.style(theme.selected);
-            }
-            line
-        })
-        .collect();
+    // Rows: a header before each run's detectors when comparing.
+    let mut all: Vec<(Line, Option<usize>)> = Vec::new();
+    for (i, s) in view.states.iter().enumerate() {
+        let run = view.runs.get(i).copied().unwrap_or(0);
+        if view.headers.len() > 1 && (i == 0 || view.runs.get(i - 1) != Some(&run)) {
+            let head = view.headers.get(run).cloned().unwrap_or_default();
+            all.push((
+                Line::styled(label(&format!("■ {head}"), width), theme.run_style(run)),
+                None,
+            ));
+        }
+        let style = status_style(&s.status, theme);
+        let progress = match &s.status {
+            Status::Watching { current, threshold, .. } => format!("{current}/{threshold}"),
+            _ => String::new(),
+        };
+        let head = format!("{} {:<id_width$} ", if i == selected { "▸" } else { " " }, s.id);
+        let badge = format!("{:<8}", format!("{} {progress}", s.status.label()).trim_end());
+        let rest = width.saturating_sub(head.chars().count() + badge.chars().count() + 1);
+        let mut line = Line::from(vec![
+            Span::styled(head, if i == selected { theme.selected } else { theme.text }),
+            Span::styled(badge, style),
+            Span::raw(" "),
+            Span::styled(label(&s.status.summary(), rest), theme.dim),
+        ]);
+        if i == selected {
+            line = line.style(theme.selected);
+        }
+        all.push((line, Some(i)));
+    }
+    let at = all.iter().position(|(_, i)| *i == Some(selected)).unwrap_or(0);
+    let top = at.saturating_sub(list_height.saturating_sub(1));
+    let rows: Vec<Line> = all.into_iter().skip(top).take(list_height).map(|(l, _)| l).collect();
     frame.render_widget(Paragraph::new(rows), list);
     if let (Some(state), Some(conf)) = (view.states.get(selected), view.configured.get(selected)) {
-        let lines = detail_rows(state, conf, view.detection, width, theme);
+        let mut lines = detail_rows(state, conf, view.detection, view.pane.param, width, theme);
+        if let Some(note) = &view.rechunk_note {
+            let mut note_rows = Vec::new();
+            wrap_text(note, theme.watching, width, &mut note_rows);
+            lines.splice(1..1, note_rows);
+        }
+        if !view.comparison.is_empty() {
+            let mut top = vec![lines.remove(0)];
+            for (k, c) in view.comparison.iter().enumerate() {
+                wrap_text(&format!("■ {c}"), theme.run_style(k), width, &mut top);
+            }
+            top.append(&mut lines);
+            lines = top;
+        }
         let height = details.height as usize;
         let lines_len = lines.len();
         let first = view.pane.detail_scroll.min(lines_len.saturating_sub(height));
@@ -162,6 +205,7 @@ pub fn detail_rows(
     state: &DetectorState,
     conf: &Configured,
     det: Option<&Detection>,
+    param: usize,
     width: usize,
     theme: &Theme,
 ) -> Vec<Line<'static>> {
@@ -213,12 +257,19 @@ pub fn detail_rows(
         }
         (status, _) => add(&format!("{}: {}", status.label(), status.summary()), style),
     }
-    let params: Vec<String> = conf.params.iter().map(|(n, v)| format!("{n}={v}")).collect();
-    wrap_line(
-        Line::styled(format!("params: {}", params.join(" ")), theme.dim),
-        width,
-        &mut out,
-    );
+    // The parameters, the editor's one marked (h/l choose, +/- change, = type).
+    let mut spans = vec![Span::styled("params:", theme.dim)];
+    let n = conf.params.iter().count();
+    for (k, (name, v)) in conf.params.iter().enumerate() {
+        let style = if k == param.min(n.saturating_sub(1)) {
+            theme.key
+        } else {
+            theme.dim
+        };
+        spans.push(Span::raw(" "));
+        spans.push(Span::styled(format!("{name}={v}"), style));
+    }
+    wrap_line(Line::from(spans), width, &mut out);
     wrap_text(&format!("rule: {}", conf.info.rule), theme.dim, width, &mut out);
     out
 }
@@ -248,6 +299,7 @@ mod tests {
 
     #[test]
     fn a_shown_detection_gets_most_of_the_pane() {
+        // (rows are detectors plus one header per compared profile)
         let inner = Rect::new(0, 0, 40, 20);
         let (list, details) = split(inner, 8, true);
         assert_eq!((list.height, details.height), (5, 15));

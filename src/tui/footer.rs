@@ -19,7 +19,7 @@ fn pane_hints(app: &App) -> &'static [(&'static str, &'static str)] {
         (Some(Overlay::Detections(_)), _) => &[("j/k", "move"), ("Enter", "go"), ("Esc", "close")],
         (Some(Overlay::Help(_)), _) => &[("j/k", "scroll"), ("Esc", "close")],
         (None, Pane::Timeline) => &[("Enter", "go"), ("o", "inspect")],
-        (None, Pane::Detectors) => &[("PgDn", "details")],
+        (None, Pane::Detectors) => &[("PgDn", "details"), ("h/l +/-", "param")],
         (None, Pane::Buffer) => &[],
     }
 }
@@ -30,6 +30,7 @@ pub fn render(frame: &mut Frame, area: Rect, app: &App, theme: &Theme) {
             let (sigil, what) = match p.kind {
                 PromptKind::Search => ("/", "search the stream"),
                 PromptKind::Filter => ("filter: ", "detections · failed · tool NAME · a regex · empty clears"),
+                PromptKind::Command => (":", "run · set/reset/profile/detectors/diff/write/compare/rechunk"),
             };
             Line::from(vec![
                 Span::styled(sigil, theme.key),

@@ -137,6 +137,7 @@ impl App {
                 };
                 match kind {
                     PromptKind::Search => self.start_search(&text, now),
+                    PromptKind::Command => self.run_command(&text, now),
                     PromptKind::Filter => match Filter::parse(&text) {
                         Ok(f) => {
                             let said = f.as_ref().map_or("timeline filter off".to_string(), |f| {
@@ -367,6 +368,34 @@ impl App {
                     kind: PromptKind::Filter,
                     text,
                 })
+            }
+            CommandLine => {
+                self.prompt = Some(Prompt {
+                    kind: PromptKind::Command,
+                    text: String::new(),
+                })
+            }
+            ParamNext | ParamPrev => {
+                let n = self
+                    .configured
+                    .get(self.detectors.selected)
+                    .map_or(0, |c| c.info.params.len());
+                let p = self.detectors.param.min(n.saturating_sub(1));
+                self.detectors.param = if cmd == ParamNext {
+                    (p + 1).min(n.saturating_sub(1))
+                } else {
+                    p.saturating_sub(1)
+                };
+            }
+            ParamUp => self.step_param(1, now),
+            ParamDown => self.step_param(-1, now),
+            ParamEdit => {
+                if let Some(text) = self.param_prompt() {
+                    self.prompt = Some(Prompt {
+                        kind: PromptKind::Command,
+                        text,
+                    });
+                }
             }
             SearchNext => self.step_match(true, now),
             SearchPrev => self.step_match(false, now),

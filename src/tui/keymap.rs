@@ -55,6 +55,13 @@ pub enum Command {
     Inspect,
     Copy,
     Filter,
+    /// The `:` command line.
+    CommandLine,
+    ParamNext,
+    ParamPrev,
+    ParamUp,
+    ParamDown,
+    ParamEdit,
 }
 
 /// A key as bound: matched against crossterm events and shown in help.
@@ -224,6 +231,14 @@ pub static FINDINGS: &[Binding] = &[
         &[Key::Char('f')],
         C::Filter,
         "filter the timeline: detections, failed, tool NAME, or a regex",
+    ),
+    hinted(
+        bind(
+            &[Key::Char(':')],
+            C::CommandLine,
+            "command: set ID.PARAM=V, reset, profile P, detectors A,B, diff, write FILE, compare P,Q, rechunk N|off",
+        ),
+        "what-if",
     ),
 ];
 

@@ -69,7 +69,7 @@ impl App {
 
     /// The file started over (truncated): a new stream from its first event.
     pub fn restart(&mut self, now: Instant) {
-        self.tape = Tape::new(&self.setup);
+        self.tape = Tape::compare(self.tape.setups());
         self.pacing = Pacing::new(self.pacing.rules());
         self.timeline.clear();
         self.cursor = 0;

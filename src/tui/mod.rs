@@ -26,6 +26,7 @@ pub mod theme;
 pub mod timeline;
 pub mod timeline_pane;
 pub mod ui;
+pub mod whatif;
 
 use std::io::{self, IsTerminal, Write};
 use std::sync::atomic::{AtomicBool, Ordering};

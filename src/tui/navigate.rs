@@ -78,11 +78,19 @@ impl App {
                     let (_, details) = detectors_pane::split(inner, self.states.len(), shown.is_some());
                     let (Some(state), Some(conf)) = (
                         self.states.get(self.detectors.selected),
-                        self.setup.detectors.get(self.detectors.selected),
+                        self.configured.get(self.detectors.selected),
                     ) else {
                         return;
                     };
-                    let rows = detectors_pane::detail_rows(state, conf, shown.as_ref(), width, &self.theme).len();
+                    let rows = detectors_pane::detail_rows(
+                        state,
+                        conf,
+                        shown.as_ref(),
+                        self.detectors.param,
+                        width,
+                        &self.theme,
+                    )
+                    .len();
                     let height = details.height as usize;
                     let step = height.saturating_sub(1).max(1) as isize;
                     let step = if cmd == Command::PageUp { -step } else { step };

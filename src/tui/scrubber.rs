@@ -11,8 +11,8 @@ pub struct ScrubberView<'a> {
     /// Playback position and length, in seconds.
     pub position: f64,
     pub duration: f64,
-    /// Playback times of the detections.
-    pub marks: &'a [f64],
+    /// Playback times of the detections, with the run (profile) of each.
+    pub marks: &'a [(f64, usize)],
 }
 
 pub fn render(frame: &mut Frame, area: Rect, v: ScrubberView<'_>, theme: &Theme) {
@@ -37,10 +37,11 @@ pub fn render(frame: &mut Frame, area: Rect, v: ScrubberView<'_>, theme: &Theme)
         };
         buf[(area.x + x as u16, area.y)].set_symbol(sym).set_style(style);
     }
-    for &t in v.marks {
+    // Later runs first, so the shown profile's mark wins a shared cell.
+    for &(t, run) in v.marks.iter().rev() {
         buf[(area.x + col(t) as u16, area.y)]
             .set_symbol("◆")
-            .set_style(theme.fired);
+            .set_style(theme.run_style(run));
     }
     buf[(area.x + here as u16, area.y)]
         .set_symbol("●")

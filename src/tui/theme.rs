@@ -42,6 +42,8 @@ pub struct Theme {
     pub key: Style,
     pub flash: Style,
     pub error: Style,
+    /// Detections of the second, third… profile compared (the first is `fired`).
+    pub compared: [Style; 3],
 }
 
 /// A terminal's default colours: the background and the text on it.
@@ -89,6 +91,11 @@ impl Theme {
             key: s.fg(Color::Cyan).add_modifier(Modifier::BOLD),
             flash: s.fg(Color::Yellow),
             error: s.fg(Color::LightRed),
+            compared: [
+                s.fg(Color::LightCyan).add_modifier(Modifier::BOLD),
+                s.fg(Color::LightMagenta).add_modifier(Modifier::BOLD),
+                s.fg(Color::LightGreen).add_modifier(Modifier::BOLD),
+            ],
         }
     }
 
@@ -112,6 +119,11 @@ impl Theme {
             key: s.fg(Color::Blue).add_modifier(Modifier::BOLD),
             flash: s.fg(Color::Rgb(150, 110, 0)),
             error: s.fg(Color::Red),
+            compared: [
+                s.fg(Color::Blue).add_modifier(Modifier::BOLD),
+                s.fg(Color::Magenta).add_modifier(Modifier::BOLD),
+                s.fg(Color::Green).add_modifier(Modifier::BOLD),
+            ],
             ..Theme::dark()
         }
     }
@@ -154,6 +166,19 @@ impl Theme {
             key: s.add_modifier(b),
             flash: s.add_modifier(b),
             error: s.add_modifier(b),
+            compared: [
+                s.add_modifier(b | Modifier::UNDERLINED),
+                s.add_modifier(b | Modifier::ITALIC),
+                s.add_modifier(Modifier::UNDERLINED | Modifier::ITALIC),
+            ],
+        }
+    }
+
+    /// How run `k`'s detections are marked (run 0: `fired`).
+    pub fn run_style(&self, k: usize) -> Style {
+        match k {
+            0 => self.fired,
+            k => self.compared[(k - 1) % self.compared.len()],
         }
     }
 

@@ -29,11 +29,14 @@ pub enum EntryKind {
     Note(String),
     Judge(f64),
     Other(String),
-    /// Detection number `index` of the stream.
+    /// Detection number `index` of the stream (of every run's, merged).
     Detection {
         index: usize,
         detector: &'static str,
         reason: String,
+        /// The run that found it, and its profile when runs are compared.
+        run: usize,
+        profile: Option<String>,
     },
 }
 
@@ -162,7 +165,9 @@ impl Timeline {
         });
     }
 
-    pub fn push_detection(&mut self, d: &Detection) {
+    /// Adds the stream's next detection; `profile` names its run when
+    /// profiles are compared.
+    pub fn push_detection(&mut self, d: &Detection, profile: Option<&str>) {
         self.entries.push(Entry {
             first: d.event,
             last: d.event,
@@ -170,6 +175,8 @@ impl Timeline {
                 index: self.detections,
                 detector: d.detector,
                 reason: d.reason.clone(),
+                run: d.run,
+                profile: profile.map(str::to_string),
             },
         });
         self.detections += 1;
@@ -211,6 +218,12 @@ pub fn describe(e: &Entry) -> String {
         EntryKind::Note(t) => format!("✎ {t}"),
         EntryKind::Judge(c) => format!("⚖ judge confidence {c:.2}"),
         EntryKind::Other(t) => format!("· {t}"),
+        EntryKind::Detection {
+            detector,
+            reason,
+            profile: Some(p),
+            ..
+        } => format!("⚠ [{p}] {detector}: {reason}"),
         EntryKind::Detection { detector, reason, .. } => format!("⚠ {detector}: {reason}"),
     }
 }

@@ -107,9 +107,9 @@ impl TimelinePane {
         self.refilter_from(before.saturating_sub(1));
     }
 
-    pub fn push_detection(&mut self, d: &Detection) {
+    pub fn push_detection(&mut self, d: &Detection, profile: Option<&str>) {
         let before = self.timeline.entries().len();
-        self.timeline.push_detection(d);
+        self.timeline.push_detection(d, profile);
         self.refilter_from(before);
     }
 
@@ -232,8 +232,10 @@ pub fn render(frame: &mut Frame, area: Rect, view: TimelineView<'_>, theme: &The
             let i = pane.entry(r);
             let e = &entries[i];
             let mut style = if e.first >= view.cursor { theme.dim } else { theme.text };
-            if matches!(e.kind, EntryKind::Detection { .. }) && e.first < view.cursor {
-                style = theme.fired;
+            if let EntryKind::Detection { run, .. } = e.kind {
+                if e.first < view.cursor {
+                    style = theme.run_style(run);
+                }
             }
             if !view.involved.is_empty() && e.involves(view.involved) {
                 style = style.patch(theme.involved);

@@ -33,7 +33,7 @@ pub fn render(frame: &mut Frame, app: &App) {
             total: app.tape.len(),
             time: app.cursor.checked_sub(1).map_or(0.0, |i| app.pacing.stream_time(i)),
             duration: app.pacing.stream_duration(),
-            profile: app.setup.profile.name(),
+            profile: &app.profile_label(),
             bad_lines: app.bad_lines(),
             pause_on_detect: app.pause_on_detect,
             flash: app.flash.as_ref().map(|f| f.text.as_str()),
@@ -61,9 +61,13 @@ pub fn render(frame: &mut Frame, app: &App) {
             detectors_pane::DetectorsView {
                 pane: &app.detectors,
                 states: &app.states,
-                configured: &app.setup.detectors,
+                configured: &app.configured,
+                runs: &app.state_runs,
+                headers: &app.run_labels(),
+                comparison: &app.compare_headers(),
+                rechunk_note: app.rechunk_note(),
                 detection: app.selected_detection(),
-                block: pane_block(app, Pane::Detectors, format!(" detectors · {} ", app.setup.profile)),
+                block: pane_block(app, Pane::Detectors, format!(" detectors · {} ", app.profile_label())),
             },
             theme,
         );
@@ -97,11 +101,11 @@ pub fn render(frame: &mut Frame, app: &App) {
             theme,
         );
     }
-    let marks: Vec<f64> = app
+    let marks: Vec<(f64, usize)> = app
         .tape
         .detections()
         .iter()
-        .map(|d| app.pacing.play_time(d.event))
+        .map(|d| (app.pacing.play_time(d.event), d.run))
         .collect();
     scrubber::render(
         frame,
