@@ -4,6 +4,8 @@
 //!   recomputed (target <= 100 ms)
 //! - `loopscope screenshot`'s SVG writer over that 200×50 frame
 //! - `/` over the whole 100 000-event stream (every request's text, calls, results)
+//! - `:set` re-running a 100 000-event stream of 1 M chars, shown at its end
+//!   (target: the screen updates within 100 ms)
 
 use std::hint::black_box;
 use std::time::Instant;
@@ -139,5 +141,32 @@ fn search(c: &mut Criterion) {
     });
 }
 
-criterion_group!(benches, frame, seek, search);
+fn rerun(c: &mut Criterion) {
+    // `:set` at the end of a 100,000-event stream of 1 M chars: everything
+    // re-run at once, the timeline and the shown state rebuilt.
+    let text = prose(1 << 20);
+    let chars: Vec<char> = text.chars().collect();
+    let mut events = vec![Event::prompt("bench"), Event::request()];
+    let per = chars.len().div_ceil(99_000);
+    for (i, piece) in chars.chunks(per).enumerate() {
+        if i.is_multiple_of(1000) {
+            events.push(Event::tool_call("read_file", serde_json::json!({ "path": "a" })));
+            events.push(Event::tool_result(true));
+        }
+        events.push(Event::reasoning(&piece.iter().collect::<String>()));
+    }
+    let mut app = app(events, (200, 50));
+    let now = Instant::now();
+    let mut k = 0;
+    c.bench_function("':set' re-run at the end of 100k events / 1 M chars", |b| {
+        b.iter(|| {
+            k += 1;
+            let v = 6 + k % 2;
+            app.run_command(black_box(&format!("set block-cycle.min_matches={v}")), now);
+            assert!(!app.tape.pending());
+        })
+    });
+}
+
+criterion_group!(benches, frame, seek, search, rerun);
 criterion_main!(benches);

@@ -31,3 +31,5 @@ loopscope screenshot sample-logs/demo.jsonl --keys 'ffailed<Enter><Tab><Tab>jo' 
 loopscope screenshot sample-logs/identical-tool-calls.jsonl --keys d --size 120x30 -o screenshots/detections-list.svg
 # The light theme, with a caption for a report: reason and parameters under the picture.
 loopscope screenshot sample-logs/fp-code-block.jsonl --at 220 --select list-cycle --theme light --caption -o screenshots/fp-code-block-light.svg
+# Three profiles compared on one stream: each profile's detections in its colour, and what each would have saved.
+loopscope screenshot sample-logs/identical-tool-calls.jsonl --profile seed,gemini-cli,extended --size 140x40 -o screenshots/compare.svg

@@ -78,6 +78,7 @@ fn kind(cmd: &str) -> Kind {
         "replay-into",
         "completions",
         "man",
+        "tune",
     ];
     let no_tui = words.contains(&"--no-tui");
     match sub {

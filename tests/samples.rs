@@ -151,7 +151,14 @@ fn every_sample_is_listed_and_every_listed_sample_exists() {
             } else {
                 name
             };
-            let skip = ["formats", "README.md", "expected.json", "make_samples.py"].contains(&rel.as_str());
+            let skip = [
+                "formats",
+                "README.md",
+                "expected.json",
+                "make_samples.py",
+                "real-loops.txt",
+            ]
+            .contains(&rel.as_str());
             if !skip {
                 on_disk.push(rel);
             }
@@ -159,6 +166,15 @@ fn every_sample_is_listed_and_every_listed_sample_exists() {
     }
     for f in on_disk {
         assert!(listed.contains(&f), "sample-logs/{f} is not in expected.json");
+    }
+    // `tune --expect`'s example list names real samples, none a false positive.
+    let loops = std::fs::read_to_string(Path::new(ROOT).join("sample-logs/real-loops.txt")).unwrap();
+    for l in loops.lines().filter(|l| !l.starts_with('#') && !l.trim().is_empty()) {
+        assert!(
+            listed.contains(&l.to_string()),
+            "real-loops.txt names {l}, not a sample"
+        );
+        assert!(!l.starts_with("fp-"), "{l} is a false positive, not a loop");
     }
     // Both languages and every detector are covered.
     let exp = expected();

@@ -238,3 +238,27 @@ fn a_live_detection_flashes_a_badge_and_is_selected() {
     let screen = t.wait_for("EXIT=0");
     assert_restored(&t, &screen);
 }
+
+#[test]
+fn set_silences_a_detection_and_compare_shows_two_profiles() {
+    let file = concat!(env!("CARGO_MANIFEST_DIR"), "/sample-logs/fp-code-block.jsonl");
+    let cmd = format!("{} {file} --paused --start-at 220", env!("CARGO_BIN_EXE_loopscope"));
+    let t = Tmux::start("whatif", &cmd);
+    let screen = t.wait_for("FIRED at event 220");
+    assert!(screen.contains("⚠ block-cycle"), "{screen}");
+    t.keys(&[":"]);
+    t.wait_for("set/reset/profile");
+    t.keys(&["set block-cycle.min_matches=21", "Enter"]);
+    let screen = t.wait_for("seed*");
+    assert!(!screen.contains("⚠ block-cycle"), "the detection is gone: {screen}");
+    assert!(screen.contains("⚠ list-cycle"), "{screen}");
+    t.keys(&[":"]);
+    t.wait_for("set/reset/profile");
+    t.keys(&["compare seed,extended", "Enter"]);
+    let screen = t.wait_for("seed* vs extended");
+    assert!(screen.contains("■ seed") && screen.contains("■ extended"), "{screen}");
+    assert!(screen.contains("⚠ [seed] list-cycle"), "{screen}");
+    t.keys(&["q"]);
+    let screen = t.wait_for("EXIT=0");
+    assert_restored(&t, &screen);
+}

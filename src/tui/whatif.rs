@@ -271,7 +271,7 @@ impl App {
         };
         let recorded = match self.rechunked.take() {
             Some(r) => r.recorded,
-            None => std::mem::replace(&mut self.tape, Tape::compare(&[self.setup.clone()])),
+            None => std::mem::replace(&mut self.tape, Tape::compare(std::slice::from_ref(&self.setup))),
         };
         let setups = recorded.setups().to_vec();
         match n {
