@@ -9,6 +9,10 @@ use std::time::Instant;
 
 use common::tmux::Tmux;
 
+/// The timing test runs alone: on two cores, other viewers starting beside
+/// a 60 MB load can hold a key back for seconds; the rest share.
+static TIMING: std::sync::RwLock<()> = std::sync::RwLock::new(());
+
 const DEMO: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/sample-logs/demo.jsonl");
 
 fn viewer(extra: &str) -> String {
@@ -28,6 +32,7 @@ fn assert_restored(t: &Tmux, _screen: &str) {
 
 #[test]
 fn seeking_to_the_end_shows_the_detection_and_q_restores_the_terminal() {
+    let _shared = TIMING.read().unwrap_or_else(|e| e.into_inner());
     let t = Tmux::start("q", &viewer(""));
     t.wait_for("PAUSED");
     assert!(t.alternate_screen_on());
@@ -46,6 +51,7 @@ fn seeking_to_the_end_shows_the_detection_and_q_restores_the_terminal() {
 
 #[test]
 fn ctrl_c_quits_from_the_help_overlay() {
+    let _shared = TIMING.read().unwrap_or_else(|e| e.into_inner());
     let t = Tmux::start("ctrlc", &viewer(""));
     t.wait_for("PAUSED");
     t.keys(&["?"]);
@@ -57,6 +63,7 @@ fn ctrl_c_quits_from_the_help_overlay() {
 
 #[test]
 fn a_panic_restores_the_terminal_and_prints_its_message() {
+    let _shared = TIMING.read().unwrap_or_else(|e| e.into_inner());
     let t = Tmux::start("panic", &format!("LOOPSCOPE_TEST_PANIC=1 {}", viewer("")));
     let screen = t.wait_for("EXIT=");
     assert_restored(&t, &screen);
@@ -72,6 +79,7 @@ fn a_panic_restores_the_terminal_and_prints_its_message() {
 
 #[test]
 fn sigterm_restores_the_terminal() {
+    let _shared = TIMING.read().unwrap_or_else(|e| e.into_inner());
     let t = Tmux::start("term", &viewer(""));
     t.wait_for("PAUSED");
     let shell = t.run(&["display", "-p", "-t", "e2e", "#{pane_pid}"]);
@@ -86,6 +94,7 @@ fn sigterm_restores_the_terminal() {
 
 #[test]
 fn tail_shows_appended_lines_live_and_pausing_keeps_reading() {
+    let _shared = TIMING.read().unwrap_or_else(|e| e.into_inner());
     let dir = tempfile::tempdir().unwrap();
     let file = dir.path().join("live.jsonl");
     let append = |text: &str| {
@@ -137,6 +146,7 @@ fn tail_shows_appended_lines_live_and_pausing_keeps_reading() {
 
 #[test]
 fn keys_and_q_are_answered_while_a_big_log_loads() {
+    let _alone = TIMING.write().unwrap_or_else(|e| e.into_inner());
     // 60 MB of small deltas: loading takes seconds; keys must not wait behind it.
     let dir = tempfile::tempdir().unwrap();
     let path = dir.path().join("big.jsonl");
@@ -184,6 +194,7 @@ fn keys_and_q_are_answered_while_a_big_log_loads() {
 
 #[test]
 fn inspecting_a_failed_call_and_the_detections_list_at_80x24() {
+    let _shared = TIMING.read().unwrap_or_else(|e| e.into_inner());
     let t = Tmux::start_sized(
         "inspect",
         &viewer("--start-at 278"),
@@ -219,6 +230,7 @@ fn inspecting_a_failed_call_and_the_detections_list_at_80x24() {
 
 #[test]
 fn a_live_detection_flashes_a_badge_and_is_selected() {
+    let _shared = TIMING.read().unwrap_or_else(|e| e.into_inner());
     let dir = tempfile::tempdir().unwrap();
     let file = dir.path().join("live.jsonl");
     std::fs::write(&file, "{\"type\":\"prompt\",\"text\":\"go\"}\n").unwrap();
@@ -241,6 +253,7 @@ fn a_live_detection_flashes_a_badge_and_is_selected() {
 
 #[test]
 fn set_silences_a_detection_and_compare_shows_two_profiles() {
+    let _shared = TIMING.read().unwrap_or_else(|e| e.into_inner());
     let file = concat!(env!("CARGO_MANIFEST_DIR"), "/sample-logs/fp-code-block.jsonl");
     let cmd = format!("{} {file} --paused --start-at 220", env!("CARGO_BIN_EXE_loopscope"));
     let t = Tmux::start("whatif", &cmd);
