@@ -23,7 +23,7 @@ pub struct Engine {
 impl Engine {
     pub fn new(setup: &Setup) -> Engine {
         Engine {
-            detectors: setup.detectors.iter().map(|c| (c.info.build)(&c.params)).collect(),
+            detectors: crate::detect::build_all(&setup.detectors),
             buffers: Buffers::default(),
             position: 0,
             request_start: None,
@@ -91,13 +91,7 @@ impl Engine {
 
     /// Every detector's status now, in profile order.
     pub fn states(&self) -> Vec<DetectorState> {
-        self.detectors
-            .iter()
-            .map(|d| DetectorState {
-                id: d.id(),
-                status: d.status(&self.buffers),
-            })
-            .collect()
+        self.detectors.iter().flat_map(|d| d.states(&self.buffers)).collect()
     }
 
     /// How many checkpoint runs the current request has had (cheap to ask).

@@ -78,6 +78,7 @@ pub(crate) static INFO: DetectorInfo = DetectorInfo {
         )
         .gemini(Default::Flag(true)),
     ],
+    group: None,
     build,
 };
 

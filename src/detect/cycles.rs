@@ -42,6 +42,7 @@ pub(crate) static BLOCK_CYCLE: DetectorInfo = DetectorInfo {
            checkpoint end in a cycle of period p <= `max_period` with >= max(`min_matches`, p) matches",
     profiles: &[Profile::Seed],
     params: &TAIL_PARAMS,
+    group: None,
     build: build_blocks,
 };
 
@@ -53,6 +54,7 @@ pub(crate) static LIST_CYCLE: DetectorInfo = DetectorInfo {
            markers (1. 1) 1、 (1) （1）) removed, end in a cycle like block-cycle's",
     profiles: &[Profile::Seed],
     params: &TAIL_PARAMS,
+    group: None,
     build: build_lines,
 };
 

@@ -21,6 +21,7 @@ pub(crate) static MAX_TURNS: DetectorInfo = DetectorInfo {
         Default::Count(100),
         "requests allowed per prompt",
     )],
+    group: None,
     build: |p| {
         PromptScoped::boxed(MaxTurns {
             max_turns: p.count("max_turns"),
@@ -49,6 +50,7 @@ pub(crate) static ACTION_WINDOW: DetectorInfo = DetectorInfo {
             "occurrences of one action that make a loop",
         ),
     ],
+    group: None,
     build: |p| {
         PromptScoped::boxed(ActionWindow {
             window: p.count("window"),
@@ -70,6 +72,7 @@ pub(crate) static ACTION_CYCLE: DetectorInfo = DetectorInfo {
         Default::Count(3),
         "length of the repeated sequence",
     )],
+    group: None,
     build: |p| {
         PromptScoped::boxed(ActionCycle {
             k: p.count("k"),
@@ -90,6 +93,7 @@ pub(crate) static ERROR_STREAK: DetectorInfo = DetectorInfo {
         Default::Count(5),
         "failed results in a row that make a loop",
     )],
+    group: None,
     build: |p| {
         PromptScoped::boxed(ErrorStreak {
             max_consecutive: p.count("max_consecutive"),
@@ -110,6 +114,7 @@ pub(crate) static ERROR_TOTAL: DetectorInfo = DetectorInfo {
         Default::Count(10),
         "failed results allowed per prompt",
     )],
+    group: None,
     build: |p| {
         PromptScoped::boxed(ErrorTotal {
             max_total: p.count("max_total"),

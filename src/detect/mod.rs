@@ -56,6 +56,14 @@ pub trait Detector: Send + Sync {
     fn id(&self) -> &'static str;
     fn observe(&mut self, obs: &Observation<'_>, out: &mut Vec<Detection>);
     fn status(&self, buffers: &Buffers) -> Status;
+    /// Every id this object answers for, with its state (a group's members;
+    /// otherwise just this detector).
+    fn states(&self, buffers: &Buffers) -> Vec<DetectorState> {
+        vec![DetectorState {
+            id: self.id(),
+            status: self.status(buffers),
+        }]
+    }
     /// Runs at checkpoints in the current request (checkpoint detectors only).
     fn checkpoint_runs(&self) -> &[CheckpointRun] {
         &[]
@@ -107,7 +115,20 @@ pub struct DetectorInfo {
     /// The profiles this detector is part of.
     pub profiles: &'static [Profile],
     pub params: &'static [ParamSpec],
+    /// Detectors whose state is one object (one agent's service) are built
+    /// together: the group's builder gets every selected member.
+    pub group: Option<&'static Group>,
+    /// Builds the detector (a group's members are built by the group).
     pub build: fn(&Params) -> Box<dyn Detector>,
+}
+
+/// Several detector ids over one state: one agent's service whose checks
+/// share counters and a latch (cline's, qwen-code's).
+pub struct Group {
+    pub name: &'static str,
+    /// Builds the one detector object from its selected members, in
+    /// registry order; it reports their states in that order.
+    pub build: fn(&[&crate::config::Configured]) -> Box<dyn Detector>,
 }
 
 impl std::fmt::Debug for DetectorInfo {
@@ -141,6 +162,27 @@ pub static DETECTORS: [&DetectorInfo; 13] = [
 
 pub fn find(id: &str) -> Option<&'static DetectorInfo> {
     DETECTORS.iter().copied().find(|d| d.id == id)
+}
+
+/// The detector objects of a setup: one per detector, one per group.
+pub fn build_all(configured: &[crate::config::Configured]) -> Vec<Box<dyn Detector>> {
+    let mut out = Vec::new();
+    let mut built: Vec<&'static str> = Vec::new();
+    for c in configured {
+        match c.info.group {
+            None => out.push((c.info.build)(&c.params)),
+            Some(g) if !built.contains(&g.name) => {
+                built.push(g.name);
+                let members: Vec<&crate::config::Configured> = configured
+                    .iter()
+                    .filter(|x| x.info.group.is_some_and(|xg| xg.name == g.name))
+                    .collect();
+                out.push((g.build)(&members));
+            }
+            Some(_) => {}
+        }
+    }
+    out
 }
 
 /// The logic of a detector that watches the whole prompt: it is reset only

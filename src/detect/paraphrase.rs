@@ -50,6 +50,7 @@ pub(crate) static INFO: DetectorInfo = DetectorInfo {
             "shingles a block needs to count",
         ),
     ],
+    group: None,
     build,
 };
 

@@ -46,6 +46,7 @@ pub(crate) static INFO: DetectorInfo = DetectorInfo {
             "shortest unit, in chars",
         ),
     ],
+    group: None,
     build,
 };
 

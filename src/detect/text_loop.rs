@@ -51,6 +51,7 @@ pub(crate) static INFO: DetectorInfo = DetectorInfo {
             "longest period looked for, in normalized chars",
         ),
     ],
+    group: None,
     build,
 };
 

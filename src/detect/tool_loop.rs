@@ -40,6 +40,7 @@ pub(crate) static INFO: DetectorInfo = DetectorInfo {
             "recent steps looked at (a cycle of up to window/3 steps is found)",
         ),
     ],
+    group: None,
     build,
 };
 

@@ -45,6 +45,7 @@ pub(crate) static INFO: DetectorInfo = DetectorInfo {
         )
         .gemini(Default::Flag(true)),
     ],
+    group: None,
     build,
 };
 
