@@ -433,6 +433,69 @@ def long_clean_session():
 
 # ---------------------------------------------------------------- other input formats
 
+def oh_polling_build_log():
+    s = Stream(30, "Waiting for a build by polling its log: the output changes every time")
+    s.prompt("Start the release build and tell me when it is done.")
+    s.request()
+    s.think("The build takes a few minutes. I will start it in the background and watch the log.")
+    s.call("execute_bash", {"command": "make release > build.log 2>&1 &"}, output="[1] 48211")
+    progress = ["[ 12%] Building C object src/CMakeFiles/core.dir/alloc.c.o",
+                "[ 37%] Building C object src/CMakeFiles/core.dir/parser.c.o",
+                "[ 64%] Linking C static library libcore.a",
+                "[ 88%] Building C object tools/CMakeFiles/cli.dir/main.c.o",
+                "[100%] Built target cli"]
+    for line in progress:
+        s.request()
+        s.think("Still building. Let me look at the end of the log again.")
+        s.call("execute_bash", {"command": "tail -n 1 build.log"}, output=line, took=(4.0, 8.0))
+    s.request()
+    s.say("The release build finished: every target is built.")
+    s.write("oh-polling-build-log.jsonl")
+
+
+def roo_fourth_read():
+    s = Stream(31, "Four reads of the same file in a row: Roo blocks the fourth")
+    s.prompt("Add a timeout option to the HTTP client.")
+    s.request()
+    s.think("First I need to see how the client is configured.")
+    for t in ["Reading the client module.", "I lost track of the constructor; reading it again.",
+              "Let me read it once more to copy the exact signature.", "One more look at the file."]:
+        s.think(" " + t)
+        s.call("read_file", {"path": "src/http/client.rs"}, output="pub struct Client {\n    base: Url,\n}\n")
+    s.request()
+    s.say("I will add the option now.")
+    s.write("roo-fourth-read.jsonl")
+
+
+def cline_nested_args():
+    s = Stream(32, "Different queries to one MCP tool: Cline sees identical calls (nested keys are dropped)")
+    s.prompt("Find the customers who ordered twice last month.")
+    queries = ["SELECT id FROM customers LIMIT 5",
+               "SELECT customer_id, count(*) FROM orders GROUP BY customer_id",
+               "SELECT customer_id FROM orders WHERE created_at > now() - interval '1 month'",
+               "SELECT customer_id, count(*) c FROM orders WHERE created_at > now() - interval '1 month' GROUP BY 1",
+               "SELECT customer_id FROM orders WHERE created_at > now() - interval '1 month' GROUP BY 1 HAVING count(*) = 2"]
+    for q in queries:
+        s.request()
+        s.think("Let me refine the query.")
+        s.call("use_mcp_tool", {"server_name": "postgres", "tool_name": "query", "arguments": {"sql": q}},
+               output='[{"customer_id": 17}]')
+    s.request()
+    s.say("Customers 17 and 42 ordered exactly twice last month.")
+    s.write("cline-nested-args.jsonl")
+
+
+def fork_stutter_at_1000_zh():
+    s = Stream(33, "思考在 1000 字前开始结巴，2000 字前就结束了请求")
+    s.prompt("检查为什么导出的 CSV 少了一列")
+    s.request()
+    s.think(fit(zh_prose(s.r, 1000), 950))
+    s.think("我先看看导出函数，然后" + "然后" * 40)
+    s.request()
+    s.say("导出函数漏掉了最后一列，我来修复。")
+    s.write("fork-stutter-1000-zh.jsonl")
+
+
 def sse(events):
     return "".join((f"event: {name}\n" if name else "") + f"data: {data if isinstance(data, str) else dumps(data)}\n\n"
                    for name, data in events)
@@ -565,7 +628,8 @@ def main():
     for make in [stutter_zh, sentence_loop_en, list_loop_zh, chanting_content_en, identical_tool_calls, ab_tool_cycle,
                  error_streak, error_total_zh, max_turns, three_step_cycle, fp_code_block, fp_markdown_table,
                  fp_batch_edits, fp_user_repeats, fp_haha_zh, fp_dividers, miss_loop_after_5000,
-                 miss_stutter_after_2000_zh, miss_paraphrase_loop_en, miss_long_paragraph_en, long_clean_session, openai_chat_sse, openai_responses_sse, anthropic_sse,
+                 miss_stutter_after_2000_zh, miss_paraphrase_loop_en, miss_long_paragraph_en, long_clean_session,
+                 oh_polling_build_log, roo_fourth_read, cline_nested_args, fork_stutter_at_1000_zh, openai_chat_sse, openai_responses_sse, anthropic_sse,
                  gemini_sse, claude_code_jsonl, codex_rollout, gemini_cli_jsonl, cline_task]:
         make()
 

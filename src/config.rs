@@ -263,7 +263,7 @@ impl Setup {
                 })
             })
             .collect();
-        serde_json::json!({ "profile": self.profile.name(), "detectors": detectors })
+        serde_json::json!({ "profile": self.profile.name(), "about": self.profile.about(), "detectors": detectors })
     }
 
     /// A config file that states every parameter of this setup.

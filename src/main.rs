@@ -343,6 +343,10 @@ enum ProfileArg {
     Seed,
     GeminiCli,
     Extended,
+    Openhands,
+    RooCode,
+    Cline,
+    RooFork,
 }
 
 /// Which detectors run, with which parameters.
@@ -375,6 +379,10 @@ impl ProfileArg {
             ProfileArg::Seed => Profile::Seed,
             ProfileArg::GeminiCli => Profile::GeminiCli,
             ProfileArg::Extended => Profile::Extended,
+            ProfileArg::Openhands => Profile::Openhands,
+            ProfileArg::RooCode => Profile::RooCode,
+            ProfileArg::Cline => Profile::Cline,
+            ProfileArg::RooFork => Profile::RooFork,
         }
     }
 }
@@ -753,8 +761,29 @@ fn run_detectors(args: &DetectorsArgs) -> Result<i32, String> {
     }
 }
 
+/// Text wrapped at `width` columns, each line indented.
+fn wrap_words(text: &str, width: usize, indent: &str) -> String {
+    let mut out = String::new();
+    let mut line = String::new();
+    for word in text.split_whitespace() {
+        if !line.is_empty() && line.chars().count() + 1 + word.chars().count() > width {
+            out += &format!("{indent}{line}\n");
+            line.clear();
+        }
+        if !line.is_empty() {
+            line.push(' ');
+        }
+        line.push_str(word);
+    }
+    if !line.is_empty() {
+        out += &format!("{indent}{line}\n");
+    }
+    out
+}
+
 fn describe_text(setup: &Setup) -> String {
     let mut s = format!("profile {} ({} detectors)\n", setup.profile, setup.detectors.len());
+    s += &wrap_words(setup.profile.about(), 78, "  ");
     if let Some(p) = &setup.config_file {
         s += &format!("config {}\n", p.display());
     }

@@ -10,7 +10,17 @@ use std::path::Path;
 use serde_json::{json, Value};
 
 const ROOT: &str = env!("CARGO_MANIFEST_DIR");
-const PROFILES: [&str; 3] = ["seed", "gemini-cli", "extended"];
+const PROFILES: [&str; 7] = [
+    "seed",
+    "gemini-cli",
+    "extended",
+    "openhands",
+    "roo-code",
+    "cline",
+    "roo-fork",
+];
+/// The other agents' profiles, shown together in one column.
+const AGENTS: [&str; 4] = ["openhands", "roo-code", "cline", "roo-fork"];
 
 fn expected() -> Value {
     let text = std::fs::read_to_string(Path::new(ROOT).join("sample-logs/expected.json")).unwrap();
@@ -65,16 +75,28 @@ fn cell(detections: &[Value]) -> String {
 /// The README table, made from expected.json.
 fn table(exp: &Value) -> String {
     let mut t = String::from(
-        "| sample | kind | what it shows | seed | gemini-cli | extended |\n| --- | --- | --- | --- | --- | --- |\n",
+        "| sample | kind | what it shows | seed | gemini-cli | extended | other agents |\n| --- | --- | --- | --- | --- | --- | --- |\n",
     );
     for s in exp["samples"].as_array().unwrap() {
+        let agents: Vec<String> = AGENTS
+            .iter()
+            .filter_map(|p| {
+                let ds = s["expect"][*p].as_array()?;
+                (!ds.is_empty()).then(|| format!("**{p}**: {}", cell(ds)))
+            })
+            .collect();
         t += &format!(
-            "| [`{f}`]({f}) | {} | {} | {} | {} | {} |\n",
+            "| [`{f}`]({f}) | {} | {} | {} | {} | {} | {} |\n",
             s["kind"].as_str().unwrap(),
             s["shows"].as_str().unwrap().replace('|', "\\|"),
             cell(s["expect"]["seed"].as_array().unwrap()),
             cell(s["expect"]["gemini-cli"].as_array().unwrap()),
             cell(s["expect"]["extended"].as_array().unwrap()),
+            if agents.is_empty() {
+                "—".to_string()
+            } else {
+                agents.join("<br>")
+            },
             f = s["file"].as_str().unwrap(),
         );
     }

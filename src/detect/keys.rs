@@ -12,6 +12,9 @@ use serde_json::{Map, Value};
 pub enum KeyStyle {
     Canonical,
     Js,
+    /// `safe-stable-stringify` (Roo Code): keys sorted by UTF-16 code units
+    /// at every depth, numbers as JavaScript writes them.
+    Stable,
 }
 
 impl KeyStyle {
@@ -28,7 +31,7 @@ impl KeyStyle {
 pub fn call_key(name: &str, args: &Value, style: KeyStyle) -> String {
     let mut out = String::new();
     match style {
-        KeyStyle::Canonical => out.push_str(name),
+        KeyStyle::Canonical | KeyStyle::Stable => out.push_str(name),
         KeyStyle::Js => {
             // gemini-cli trims the name and calls a nameless tool generic_tool.
             let trimmed = name.trim();
@@ -75,10 +78,59 @@ fn ordered_keys(map: &Map<String, Value>, style: KeyStyle) -> Vec<(&String, &Val
     let mut entries: Vec<(&String, &Value)> = map.iter().collect();
     match style {
         KeyStyle::Canonical => entries.sort_by(|a, b| a.0.cmp(b.0)),
+        KeyStyle::Stable => entries.sort_by(|a, b| a.0.encode_utf16().cmp(b.0.encode_utf16())),
         // Stable sort: integer-like keys first, ascending; the rest keep file order.
         KeyStyle::Js => entries.sort_by_key(|(k, _)| array_index(k).map_or((1, 0), |i| (0, i))),
     }
     entries
+}
+
+/// `v` as JSON in `style`, without a name (Roo's stable JSON of arguments).
+pub fn json(v: &Value, style: KeyStyle) -> String {
+    let mut out = String::new();
+    write_value(&mut out, v, style);
+    out
+}
+
+/// `JSON.stringify(v, keys)`: with a replacer array, JavaScript keeps only
+/// the keys in `keys`, at every depth, written in `keys` order (Cline's
+/// call signature).
+pub fn json_with_replacer(v: &Value, keys: &[&str]) -> String {
+    let mut out = String::new();
+    write_replaced(&mut out, v, keys);
+    out
+}
+
+fn write_replaced(out: &mut String, v: &Value, keys: &[&str]) {
+    match v {
+        Value::Array(items) => {
+            out.push('[');
+            for (i, item) in items.iter().enumerate() {
+                if i > 0 {
+                    out.push(',');
+                }
+                write_replaced(out, item, keys);
+            }
+            out.push(']');
+        }
+        Value::Object(map) => {
+            out.push('{');
+            let mut first = true;
+            for k in keys {
+                if let Some(item) = map.get(*k) {
+                    if !first {
+                        out.push(',');
+                    }
+                    first = false;
+                    out.push_str(&Value::String(k.to_string()).to_string());
+                    out.push(':');
+                    write_replaced(out, item, keys);
+                }
+            }
+            out.push('}');
+        }
+        other => write_value(out, other, KeyStyle::Js),
+    }
 }
 
 /// A JavaScript array index: a canonical decimal below 2^32 - 1.

@@ -5,14 +5,18 @@
 
 mod checkpoint;
 mod chunk_chant;
+mod cline;
 mod content_classes;
 mod cycles;
 mod evidence;
 mod guards;
 pub mod keys;
+mod openhands;
 pub mod params;
 mod paraphrase;
 pub mod periodic;
+mod roo;
+mod roo_fork;
 mod short_repeat;
 mod text_loop;
 mod tool_loop;
@@ -92,6 +96,8 @@ pub enum Family {
     AgentGuard,
     /// loopscope's own: any period, found continuously (profile `extended`).
     Continuous,
+    /// Another agent's own guard, reproduced exactly (compat.md).
+    Compat,
 }
 
 impl Family {
@@ -101,6 +107,7 @@ impl Family {
             Family::ContentStream => "content-stream",
             Family::AgentGuard => "agent guard",
             Family::Continuous => "continuous",
+            Family::Compat => "agent compat",
         }
     }
 }
@@ -144,7 +151,7 @@ impl DetectorInfo {
 }
 
 /// Every detector, in the order they run and are listed.
-pub static DETECTORS: [&DetectorInfo; 13] = [
+pub static DETECTORS: [&DetectorInfo; 20] = [
     &short_repeat::INFO,
     &cycles::BLOCK_CYCLE,
     &cycles::LIST_CYCLE,
@@ -158,6 +165,13 @@ pub static DETECTORS: [&DetectorInfo; 13] = [
     &text_loop::INFO,
     &paraphrase::INFO,
     &tool_loop::INFO,
+    &roo::TOOL_REPEAT,
+    &roo::MISTAKE_LIMIT,
+    &cline::LOOP_WARNING,
+    &cline::LOOP,
+    &cline::MISTAKE_LIMIT,
+    &openhands::INFO,
+    &roo_fork::INFO,
 ];
 
 pub fn find(id: &str) -> Option<&'static DetectorInfo> {
@@ -260,6 +274,53 @@ impl<R: Rule> Detector for PromptScoped<R> {
     fn latch(&mut self, by: &'static str, event: usize) {
         if self.stopped.is_none() {
             self.stopped = Some(Stop::Latched { by, event });
+        }
+    }
+
+    fn clone_box(&self) -> Box<dyn Detector> {
+        Box::new(self.clone())
+    }
+}
+
+/// A rule that is not latched: an agent's guard that blocks one call (or
+/// asks the user) and goes on watching, re-armed at once (Roo Code).
+/// `prompt` resets it; its status is its last firing, or its progress.
+#[derive(Clone)]
+pub(crate) struct Rearmed<R> {
+    rule: R,
+    last: Option<(usize, String)>,
+}
+
+impl<R: Rule> Rearmed<R> {
+    pub fn boxed(rule: R) -> Box<dyn Detector> {
+        Box::new(Rearmed { rule, last: None })
+    }
+}
+
+impl<R: Rule> Detector for Rearmed<R> {
+    fn id(&self) -> &'static str {
+        R::ID
+    }
+
+    fn observe(&mut self, obs: &Observation<'_>, out: &mut Vec<Detection>) {
+        if matches!(obs.event.kind, EventKind::Prompt { .. }) {
+            self.rule.reset();
+            self.last = None;
+            return;
+        }
+        if let Some(d) = self.rule.observe(obs) {
+            self.last = Some((d.event, d.reason.clone()));
+            out.push(d);
+        }
+    }
+
+    fn status(&self, buffers: &Buffers) -> Status {
+        match &self.last {
+            Some((event, reason)) => Status::Fired {
+                event: *event,
+                reason: format!("{reason} (re-armed)"),
+            },
+            None => self.rule.progress(buffers),
         }
     }
 

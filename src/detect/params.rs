@@ -14,16 +14,50 @@ pub enum Profile {
     /// loopscope's own detectors (extended.md): continuous, any period,
     /// result-aware tool loops.
     Extended,
+    /// OpenHands V0's StuckDetector (compat.md).
+    Openhands,
+    /// Roo Code's tool repetition guard and mistake limit (compat.md).
+    RooCode,
+    /// Cline's loop detection and mistake limit (compat.md).
+    Cline,
+    /// A Roo Code fork's dead-loop detector, the checkpoint design as coded (compat.md).
+    RooFork,
 }
 
 impl Profile {
-    pub const ALL: [Profile; 3] = [Profile::Seed, Profile::GeminiCli, Profile::Extended];
+    pub const ALL: [Profile; 7] = [
+        Profile::Seed,
+        Profile::GeminiCli,
+        Profile::Extended,
+        Profile::Openhands,
+        Profile::RooCode,
+        Profile::Cline,
+        Profile::RooFork,
+    ];
 
     pub fn name(self) -> &'static str {
         match self {
             Profile::Seed => "seed",
             Profile::GeminiCli => "gemini-cli",
             Profile::Extended => "extended",
+            Profile::Openhands => "openhands",
+            Profile::RooCode => "roo-code",
+            Profile::Cline => "cline",
+            Profile::RooFork => "roo-fork",
+        }
+    }
+
+    /// What the profile reproduces, what it compares, its thresholds and
+    /// the false positives it is known for (`loopscope detectors`).
+    pub fn about(self) -> &'static str {
+        match self {
+            Profile::Seed => "The designs loopscope was specified from: checkpoint detectors over the reasoning (short-repeat, block-cycle, list-cycle at 2000/3000/5000 chars), gemini-cli-like tool-repeat and chunk-chant, and agent guards (turns, action windows and cycles, error streaks). Known false positives: code blocks and markdown tables of identical lines (block-cycle, list-cycle), divider lines and laughter (chunk-chant), polling (action-window).",
+            Profile::GeminiCli => "gemini-cli at commit 5411f113, its LoopDetectionService exactly: 5 identical tool calls in a row (JavaScript key order), and a 50-unit content chunk seen 10 times within 250 units on average (UTF-16, its regex quirks). Never reads reasoning. Known false positives: repeated lines of a long answer; known misses: everything in reasoning, loops with per-delta structure resets.",
+            Profile::Extended => "loopscope's own: text loops of any period found continuously on reasoning and content (exact, normalized, paraphrased), and result-aware tool loops. Built to catch what seed and gemini-cli miss without their false positives.",
+            Profile::Openhands => "OpenHands V0's StuckDetector (All-Hands-AI/OpenHands@156d0686): after each observation it compares the last 4 actions and observations, the last 3 with errors, monologues, an A/B pattern over 6, and repeated condensations. A shell command's observation is compared by command and exit code only, so polling a build log with changing output is called a loop (its best-known false positive); other tools compare their whole output.",
+            Profile::RooCode => "Roo Code (RooCodeInc/Roo-Code@cb836567): the 4th consecutive identical tool call (name + stable JSON of its arguments) is blocked and the user asked, re-armed at once (8th, 12th…); and the consecutive-mistake limit of 3 (tool errors, or two requests in a row without a tool). Alternating A/B calls are never caught.",
+            Profile::Cline => "Cline (cline/cline@f3a3f30db5): a warning to the model at exactly 3 consecutive identical calls, a hard stop at exactly 5 (name + arguments serialized with only the top-level keys, at every depth), and the mistake limit of 3 (tool errors, requests without a tool). Calls that differ only below the top level look identical (a false positive shape).",
+            Profile::RooFork => "A Roo Code fork's dead-loop detector (kkkqkx123/Roo-Code@1ce5e59d), the checkpoint design as coded: at 1000 chars a short CJK unit repeated 4 times in the last 200 UTF-16 units, at 2000 and 4000 a list or paragraph period check on the text between checkpoints, cut at the checkpoint. Only CJK units count, and a loop that starts after a checkpoint's segment is missed.",
         }
     }
 
@@ -91,8 +125,9 @@ impl ParamSpec {
         let d = match profile {
             Profile::GeminiCli => self.gemini_cli.unwrap_or(self.seed),
             // extended's detectors are its own: their one default is `seed`.
-            Profile::Extended => self.seed,
-            Profile::Seed => self.seed,
+            Profile::Seed | Profile::Extended => self.seed,
+            // The compat profiles' detectors are their own: one default each.
+            Profile::Openhands | Profile::RooCode | Profile::Cline | Profile::RooFork => self.seed,
         };
         match d {
             Default::Count(n) => Value::Count(n),

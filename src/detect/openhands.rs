@@ -1,0 +1,482 @@
+//! Profile `openhands` (compat.md): OpenHands V0's `StuckDetector`
+//! (All-Hands-AI/OpenHands@156d0686), run where its controller runs it — at
+//! each observation, request, prompt and condensation — over the history a
+//! native stream maps to. Values compare as Python values; a shell
+//! command's observation is compared by command and exit code only.
+
+use serde_json::Value;
+
+use super::params::{Default, Kind, ParamSpec, Profile};
+use super::{quote, Buffers, Detection, DetectorInfo, Evidence, Family, Observation, PromptScoped, Rule, Status};
+use crate::event::{Channel, EventKind};
+
+pub(crate) static INFO: DetectorInfo = DetectorInfo {
+    id: "openhands-stuck",
+    family: Family::Compat,
+    channel: Channel::Tools,
+    rule: "after an observation: the last 4 actions and observations repeat; or the last 3 actions repeat with 3 errors; or 3 equal agent messages with no observation between; or an A/B pattern over the last 6; or 10 condensations with two in a row",
+    profiles: &[Profile::Openhands],
+    params: &[ParamSpec::new(
+        "headless",
+        Kind::Flag,
+        Default::Flag(false),
+        "headless mode: the whole history, not just the events since the last user message",
+    )],
+    group: None,
+    build: |p| {
+        PromptScoped::boxed(Stuck {
+            headless: p.flag("headless"),
+            history: Vec::new(),
+            pending: Vec::new(),
+            request: None,
+        })
+    },
+};
+
+/// Shell tools whose string `command` makes a `CmdRunAction`.
+const SHELL_TOOLS: &[&str] = &[
+    "execute_bash",
+    "bash",
+    "run_shell_command",
+    "shell",
+    "execute_command",
+    "run_terminal_cmd",
+    "terminal",
+    "exec_command",
+];
+
+#[derive(Clone, Debug)]
+enum Action {
+    Cmd {
+        command: String,
+        is_input: bool,
+        thought: String,
+    },
+    Mcp {
+        name: String,
+        args: Value,
+        thought: String,
+    },
+    Message {
+        content: String,
+    },
+}
+
+#[derive(Clone, Debug)]
+enum Obs {
+    CmdOutput { command: String, exit_code: i32 },
+    Error { content: String },
+    Mcp { content: String, name: String, args: Value },
+    Condensation { content: String },
+}
+
+#[derive(Clone, Debug)]
+enum Item {
+    User,
+    Action(Action, usize),
+    Obs(Obs, usize),
+}
+
+/// A call waiting for its result: its id, and its shell command if it is one.
+#[derive(Clone, Debug)]
+struct Pending {
+    id: Option<String>,
+    shell: Option<String>,
+    name: String,
+    args: Value,
+}
+
+/// The request being streamed: its content, before and after its first call.
+#[derive(Clone, Debug, Default)]
+struct Request {
+    content: String,
+    thought: Option<String>,
+    calls: usize,
+}
+
+#[derive(Clone)]
+struct Stuck {
+    headless: bool,
+    history: Vec<Item>,
+    pending: Vec<Pending>,
+    request: Option<Request>,
+}
+
+/// Python `==` on JSON values: numbers and booleans by value (`True == 1`),
+/// objects regardless of key order, arrays in order.
+pub(crate) fn py_eq(a: &Value, b: &Value) -> bool {
+    let num = |v: &Value| match v {
+        Value::Number(n) => n.as_f64(),
+        Value::Bool(b) => Some(f64::from(u8::from(*b))),
+        _ => None,
+    };
+    match (a, b) {
+        (Value::Null, Value::Null) => true,
+        (Value::String(x), Value::String(y)) => x == y,
+        (Value::Array(x), Value::Array(y)) => x.len() == y.len() && x.iter().zip(y).all(|(p, q)| py_eq(p, q)),
+        (Value::Object(x), Value::Object(y)) => {
+            x.len() == y.len() && x.iter().all(|(k, v)| y.get(k).is_some_and(|w| py_eq(v, w)))
+        }
+        _ => matches!((num(a), num(b)), (Some(x), Some(y)) if x == y),
+    }
+}
+
+fn action_eq(a: &Action, b: &Action) -> bool {
+    match (a, b) {
+        (
+            Action::Cmd {
+                command: c1,
+                is_input: i1,
+                thought: t1,
+            },
+            Action::Cmd {
+                command: c2,
+                is_input: i2,
+                thought: t2,
+            },
+        ) => c1 == c2 && i1 == i2 && t1 == t2,
+        (
+            Action::Mcp {
+                name: n1,
+                args: a1,
+                thought: t1,
+            },
+            Action::Mcp {
+                name: n2,
+                args: a2,
+                thought: t2,
+            },
+        ) => n1 == n2 && t1 == t2 && py_eq(a1, a2),
+        (Action::Message { content: c1 }, Action::Message { content: c2 }) => c1 == c2,
+        _ => false,
+    }
+}
+
+fn obs_eq(a: &Obs, b: &Obs) -> bool {
+    match (a, b) {
+        // `_eq_no_pid`: the command and exit code; the output is ignored.
+        (
+            Obs::CmdOutput {
+                command: c1,
+                exit_code: e1,
+            },
+            Obs::CmdOutput {
+                command: c2,
+                exit_code: e2,
+            },
+        ) => c1 == c2 && e1 == e2,
+        (Obs::Error { content: c1 }, Obs::Error { content: c2 }) => c1 == c2,
+        (Obs::Condensation { content: c1 }, Obs::Condensation { content: c2 }) => c1 == c2,
+        (
+            Obs::Mcp {
+                content: c1,
+                name: n1,
+                args: a1,
+            },
+            Obs::Mcp {
+                content: c2,
+                name: n2,
+                args: a2,
+            },
+        ) => c1 == c2 && n1 == n2 && py_eq(a1, a2),
+        _ => false,
+    }
+}
+
+/// An observation's text: a string output as is, JSON with sorted keys otherwise.
+fn content_of(output: &Option<Value>) -> String {
+    match output {
+        None | Some(Value::Null) => String::new(),
+        Some(Value::String(s)) => s.clone(),
+        Some(v) => super::keys::json(v, super::keys::KeyStyle::Canonical),
+    }
+}
+
+impl Stuck {
+    /// Closes the request being streamed: one without a tool call becomes
+    /// the agent's message.
+    fn close_request(&mut self, index: usize) {
+        if let Some(r) = self.request.take() {
+            if r.calls == 0 {
+                self.history
+                    .push(Item::Action(Action::Message { content: r.content }, index));
+            }
+        }
+    }
+
+    /// `is_stuck`: the loop type and the events involved, if any.
+    fn is_stuck(&self) -> Option<(&'static str, Vec<usize>)> {
+        let start = if self.headless {
+            0
+        } else {
+            self.history
+                .iter()
+                .rposition(|i| matches!(i, Item::User))
+                .map_or(0, |i| i + 1)
+        };
+        let filtered: Vec<&Item> = self.history[start..]
+            .iter()
+            .filter(|i| !matches!(i, Item::User))
+            .collect();
+        if filtered.len() < 3 {
+            return None;
+        }
+        let (mut actions, mut obs) = (Vec::new(), Vec::new());
+        for item in filtered.iter().rev() {
+            match item {
+                Item::Action(a, e) if actions.len() < 4 => actions.push((a, *e)),
+                Item::Obs(o, e) if obs.len() < 4 => obs.push((o, *e)),
+                _ => {}
+            }
+            if actions.len() == 4 && obs.len() == 4 {
+                break;
+            }
+        }
+        let events = |a: &[(&Action, usize)], o: &[(&Obs, usize)]| {
+            let mut v: Vec<usize> = a.iter().map(|x| x.1).chain(o.iter().map(|x| x.1)).collect();
+            v.sort_unstable();
+            v.dedup();
+            v
+        };
+        // 1. The same action and observation four times.
+        if actions.len() == 4
+            && obs.len() == 4
+            && actions.iter().all(|a| action_eq(actions[0].0, a.0))
+            && obs.iter().all(|o| obs_eq(obs[0].0, o.0))
+        {
+            return Some(("repeating_action_observation", events(&actions, &obs)));
+        }
+        // 2. The same action three times, each answered by an error.
+        if actions.len() >= 3
+            && obs.len() >= 3
+            && actions[..3].iter().all(|a| action_eq(actions[0].0, a.0))
+            && obs[..3].iter().all(|o| matches!(o.0, Obs::Error { .. }))
+        {
+            return Some(("repeating_action_error", events(&actions[..3], &obs[..3])));
+        }
+        // 3. A monologue: three equal agent messages, no observation between.
+        let messages: Vec<(usize, &Action, usize)> = filtered
+            .iter()
+            .enumerate()
+            .filter_map(|(i, item)| match item {
+                Item::Action(a @ Action::Message { .. }, e) => Some((i, a, *e)),
+                _ => None,
+            })
+            .collect();
+        if messages.len() >= 3 {
+            let last = &messages[messages.len() - 3..];
+            if last.iter().all(|m| action_eq(last[0].1, m.1)) {
+                let between = &filtered[last[0].0 + 1..last[2].0];
+                if !between.iter().any(|i| matches!(i, Item::Obs(..))) {
+                    return Some(("monologue", last.iter().map(|m| m.2).collect()));
+                }
+            }
+        }
+        // 4. An A/B pattern over the last six actions and observations.
+        if filtered.len() >= 6 {
+            let (mut a6, mut o6) = (Vec::new(), Vec::new());
+            for item in filtered.iter().rev() {
+                match item {
+                    Item::Action(a, e) if a6.len() < 6 => a6.push((a, *e)),
+                    Item::Obs(o, e) if o6.len() < 6 => o6.push((o, *e)),
+                    _ => {}
+                }
+                if a6.len() == 6 && o6.len() == 6 {
+                    break;
+                }
+            }
+            if a6.len() == 6 && o6.len() == 6 {
+                let ab_a = action_eq(a6[0].0, a6[2].0)
+                    && action_eq(a6[0].0, a6[4].0)
+                    && action_eq(a6[1].0, a6[3].0)
+                    && action_eq(a6[1].0, a6[5].0);
+                let ab_o = obs_eq(o6[0].0, o6[2].0)
+                    && obs_eq(o6[0].0, o6[4].0)
+                    && obs_eq(o6[1].0, o6[3].0)
+                    && obs_eq(o6[1].0, o6[5].0);
+                if ab_a && ab_o {
+                    return Some(("repeating_action_observation_pattern", events(&a6, &o6)));
+                }
+            }
+        }
+        // 5. Condensations with nothing else between two of the last ten.
+        if filtered.len() >= 10 {
+            let cond: Vec<(usize, usize)> = filtered
+                .iter()
+                .enumerate()
+                .filter_map(|(i, item)| match item {
+                    Item::Obs(Obs::Condensation { .. }, e) => Some((i, *e)),
+                    _ => None,
+                })
+                .collect();
+            if cond.len() >= 10 {
+                let last = &cond[cond.len() - 10..];
+                for w in last.windows(2) {
+                    let between = &filtered[w[0].0 + 1..w[1].0];
+                    if !between
+                        .iter()
+                        .any(|i| !matches!(i, Item::Obs(Obs::Condensation { .. }, _)))
+                    {
+                        return Some(("context_window_error", last.iter().map(|c| c.1).collect()));
+                    }
+                }
+            }
+        }
+        None
+    }
+
+    fn check(&self, index: usize) -> Option<Detection> {
+        let (loop_type, events) = self.is_stuck()?;
+        let mut d = Detection::new(INFO.id, index, Channel::Tools, None);
+        let what = match loop_type {
+            "repeating_action_observation" => "the same action got the same observation 4 times".to_string(),
+            "repeating_action_error" => "the same action failed 3 times in a row".to_string(),
+            "monologue" => "the agent said the same thing 3 times with nothing observed between".to_string(),
+            "repeating_action_observation_pattern" => {
+                "two actions and their observations alternated 3 times".to_string()
+            }
+            _ => "the context was condensed again and again with nothing between".to_string(),
+        };
+        let last_action = self.history.iter().rev().find_map(|i| match i {
+            Item::Action(Action::Cmd { command, .. }, _) => Some(quote(command, 60)),
+            Item::Action(Action::Mcp { name, args, .. }, _) => Some(format!("{name} {}", quote(&args.to_string(), 60))),
+            _ => None,
+        });
+        d.repeats = Some(events.len());
+        d.events = events;
+        d.evidence = Evidence::Calls;
+        d.repeated = last_action.clone();
+        d.reason = format!(
+            "\"⚠️ Agent detected in a loop! Loop type: {loop_type}\" — {what}{}",
+            last_action.map_or(String::new(), |a| format!(" (last action: {a})"))
+        );
+        Some(d)
+    }
+}
+
+impl Rule for Stuck {
+    const ID: &'static str = "openhands-stuck";
+
+    fn observe(&mut self, obs: &Observation<'_>) -> Option<Detection> {
+        let index = obs.index;
+        match &obs.event.kind {
+            EventKind::Request { .. } => {
+                self.close_request(index);
+                self.request = Some(Request::default());
+                self.check(index)
+            }
+            EventKind::Content { text } => {
+                if let Some(r) = self.request.as_mut() {
+                    if r.calls == 0 {
+                        r.content.push_str(text);
+                    }
+                }
+                None
+            }
+            EventKind::ToolCall { name, args, id } => {
+                let thought = match self.request.as_mut() {
+                    Some(r) => {
+                        r.calls += 1;
+                        if r.calls == 1 {
+                            r.thought.get_or_insert_with(|| r.content.clone()).clone()
+                        } else {
+                            String::new()
+                        }
+                    }
+                    None => String::new(),
+                };
+                let args = if args.is_null() {
+                    Value::Object(serde_json::Map::new())
+                } else {
+                    args.clone()
+                };
+                let command = args.get("command").and_then(Value::as_str).map(str::to_string);
+                let shell = command.filter(|_| SHELL_TOOLS.contains(&name.as_str()));
+                let action = match &shell {
+                    Some(command) => Action::Cmd {
+                        command: command.clone(),
+                        is_input: args.get("is_input").and_then(Value::as_str) == Some("true"),
+                        thought,
+                    },
+                    None => Action::Mcp {
+                        name: name.clone(),
+                        args: args.clone(),
+                        thought,
+                    },
+                };
+                self.history.push(Item::Action(action, index));
+                self.pending.push(Pending {
+                    id: id.clone(),
+                    shell,
+                    name: name.clone(),
+                    args,
+                });
+                None
+            }
+            EventKind::ToolResult { id, ok, output } => {
+                let at = self
+                    .pending
+                    .iter()
+                    .position(|p| id.is_some() && p.id == *id)
+                    .or(if self.pending.is_empty() { None } else { Some(0) });
+                let call = at.map(|i| self.pending.remove(i));
+                let content = content_of(output);
+                let o = match call {
+                    Some(Pending {
+                        shell: Some(command), ..
+                    }) => Obs::CmdOutput {
+                        command,
+                        exit_code: if *ok { 0 } else { 1 },
+                    },
+                    _ if !ok => Obs::Error { content },
+                    Some(Pending { name, args, .. }) => Obs::Mcp { content, name, args },
+                    None => Obs::Mcp {
+                        content,
+                        name: String::new(),
+                        args: Value::Null,
+                    },
+                };
+                self.history.push(Item::Obs(o, index));
+                self.check(index)
+            }
+            EventKind::Note { text } if obs.event.extra.get("kind").and_then(Value::as_str) == Some("condensation") => {
+                self.history
+                    .push(Item::Obs(Obs::Condensation { content: text.clone() }, index));
+                self.check(index)
+            }
+            _ => None,
+        }
+    }
+
+    fn reset(&mut self) {
+        // A new task: the user's message starts the history that counts.
+        self.history.clear();
+        self.history.push(Item::User);
+        self.pending.clear();
+        self.request = None;
+    }
+
+    fn progress(&self, _: &Buffers) -> Status {
+        let n = self.history.iter().filter(|i| !matches!(i, Item::User)).count();
+        Status::Watching {
+            current: n.min(4),
+            threshold: 4,
+            detail: format!("{n} actions and observations since the user's message"),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    #[test]
+    fn python_equality_of_json_values() {
+        assert!(py_eq(&json!({"a": 1, "b": true}), &json!({"b": 1.0, "a": true})));
+        assert!(py_eq(&json!(0), &json!(false)));
+        assert!(!py_eq(&json!("1"), &json!(1)));
+        assert!(!py_eq(&json!([1, 2]), &json!([2, 1])));
+        assert!(!py_eq(&json!(null), &json!(0)));
+    }
+}
