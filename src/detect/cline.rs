@@ -89,11 +89,15 @@ pub(crate) fn cline_sig(args: &Value) -> String {
     }
 }
 
+/// Cline's state. A member that is not selected (`--detectors`) keeps its
+/// default and its part of the state, but never reports.
 #[derive(Clone)]
 struct Cline {
-    warn_at: Option<usize>,
-    stop_at: Option<usize>,
-    max_mistakes: Option<usize>,
+    warn_at: usize,
+    stop_at: usize,
+    max_mistakes: usize,
+    /// Which of warning, stop and mistake limit are selected.
+    speaks: [bool; 3],
     last_name: String,
     last_sig: String,
     count: usize,
@@ -108,11 +112,17 @@ struct Cline {
 
 impl Cline {
     fn new(members: &[&Configured]) -> Cline {
-        let param = |id: &str, name: &str| members.iter().find(|c| c.info.id == id).map(|c| c.params.count(name));
+        let member = |id: &str| members.iter().find(|c| c.info.id == id);
+        let param = |id: &str, name: &str, default: usize| member(id).map_or(default, |c| c.params.count(name));
         Cline {
-            warn_at: param("cline-loop-warning", "at"),
-            stop_at: param("cline-loop", "at"),
-            max_mistakes: param("cline-mistake-limit", "max"),
+            warn_at: param("cline-loop-warning", "at", 3),
+            stop_at: param("cline-loop", "at", 5),
+            max_mistakes: param("cline-mistake-limit", "max", 3),
+            speaks: [
+                member("cline-loop-warning").is_some(),
+                member("cline-loop").is_some(),
+                member("cline-mistake-limit").is_some(),
+            ],
             last_name: String::new(),
             last_sig: String::new(),
             count: 0,
@@ -127,18 +137,14 @@ impl Cline {
 
     /// A new task (`prompt`): everything but the parameters starts over.
     fn reset(&mut self) {
-        let (warn_at, stop_at, max_mistakes) = (self.warn_at, self.stop_at, self.max_mistakes);
+        let (warn_at, stop_at, max_mistakes, speaks) = (self.warn_at, self.stop_at, self.max_mistakes, self.speaks);
         *self = Cline {
             warn_at,
             stop_at,
             max_mistakes,
+            speaks,
             ..Cline::new(&[])
         };
-    }
-
-    /// The threshold the hard stop sets the mistakes to (Cline's maxConsecutiveMistakes).
-    fn mistake_max(&self) -> usize {
-        self.max_mistakes.unwrap_or(3)
     }
 
     fn call(&mut self, index: usize, name: &str, args: &Value, out: &mut Vec<Detection>) {
@@ -151,7 +157,7 @@ impl Cline {
         }
         self.run.push(index);
         let what = format!("{name} {}", quote(&sig, 60));
-        if Some(self.count) == self.warn_at {
+        if self.count == self.warn_at {
             let mut d = self.detection("cline-loop-warning", index);
             d.reason = format!(
                 "\"Tool [{name}] has been called {} times consecutively with identical arguments. This is not making progress.\" — {what}",
@@ -160,8 +166,8 @@ impl Cline {
             self.fired[0] = Some((index, d.reason.clone()));
             out.push(d);
         }
-        if Some(self.count) == self.stop_at {
-            self.mistakes = self.mistake_max();
+        if self.count == self.stop_at {
+            self.mistakes = self.max_mistakes;
             self.escalated = true;
             let mut d = self.detection("cline-loop", index);
             d.reason = format!(
@@ -178,7 +184,7 @@ impl Cline {
     fn detection(&self, id: &'static str, index: usize) -> Detection {
         let mut d = Detection::new(id, index, Channel::Tools, None);
         d.repeats = Some(self.count);
-        d.threshold = if id == "cline-loop" { self.stop_at } else { self.warn_at };
+        d.threshold = Some(if id == "cline-loop" { self.stop_at } else { self.warn_at });
         d.events = self.run.clone();
         d.evidence = Evidence::Calls;
         d.repeated = Some(format!("{}:{}", self.last_name, self.last_sig));
@@ -191,9 +197,7 @@ impl Cline {
         }
         self.in_request = true;
         self.request_used_tool = false;
-        let Some(max) = self.max_mistakes else {
-            return;
-        };
+        let max = self.max_mistakes;
         if self.escalated || self.mistakes >= max {
             let mut d = Detection::new("cline-mistake-limit", index, Channel::Tools, None);
             d.repeats = Some(self.mistakes);
@@ -242,9 +246,9 @@ impl Detector for Cline {
         }
         // Only the selected members speak; the state runs for all.
         out.extend(found.into_iter().filter(|d| match d.detector {
-            "cline-loop-warning" => self.warn_at.is_some(),
-            "cline-loop" => self.stop_at.is_some(),
-            _ => true,
+            "cline-loop-warning" => self.speaks[0],
+            "cline-loop" => self.speaks[1],
+            _ => self.speaks[2],
         }));
     }
 
@@ -265,19 +269,20 @@ impl Detector for Cline {
             detail: format!("{} identical calls in a row (fires at exactly {at})", self.count),
         };
         let mut out = Vec::new();
-        if let Some(at) = self.warn_at {
+        if self.speaks[0] {
             out.push(DetectorState {
                 id: "cline-loop-warning",
-                status: fired(0).unwrap_or_else(|| watching(at)),
+                status: fired(0).unwrap_or_else(|| watching(self.warn_at)),
             });
         }
-        if let Some(at) = self.stop_at {
+        if self.speaks[1] {
             out.push(DetectorState {
                 id: "cline-loop",
-                status: fired(1).unwrap_or_else(|| watching(at)),
+                status: fired(1).unwrap_or_else(|| watching(self.stop_at)),
             });
         }
-        if let Some(max) = self.max_mistakes {
+        if self.speaks[2] {
+            let max = self.max_mistakes;
             out.push(DetectorState {
                 id: "cline-mistake-limit",
                 status: fired(2).unwrap_or(Status::Watching {
