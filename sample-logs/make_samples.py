@@ -496,6 +496,65 @@ def fork_stutter_at_1000_zh():
     s.write("fork-stutter-1000-zh.jsonl")
 
 
+def qwen_tour():
+    s = Stream(34, "qwen-code's nine loop types, one per prompt (its service latches until the next prompt)")
+    # 1. Whitespace-only reasoning deltas: three in a row are "repetitive thoughts" (a qwen-only false positive).
+    s.prompt("Rename the config option.")
+    s.request()
+    s.think("I will rename it in the loader first.")
+    for piece in ["\n\n", "\n", " "]:
+        s.add("reasoning", text=piece)
+    s.call("edit", {"path": "src/config.rs", "old": "timeout", "new": "deadline"})
+    # 2. Five identical calls in a row.
+    s.prompt("Why is the cache cold after a restart?")
+    for _ in range(5):
+        s.request()
+        s.think("Checking the cache directory again.")
+        s.call("list_directory", {"path": "/var/cache/app"}, output="(empty)")
+    # 3. Eight git inspections in a row.
+    s.prompt("Commit the fix.")
+    for cmd in ["git status", "git diff", "git status -s", "git diff --stat", "git status",
+                "git --no-pager diff", "git status", "git diff HEAD"]:
+        s.request()
+        s.call("run_shell_command", {"command": cmd}, output="M src/cache.rs")
+    # 4. A list whose items share a long prefix chants (gemini-cli's periods check would not fire).
+    s.prompt("List the endpoints that need the new header.")
+    s.request()
+    words = ["users", "orders", "carts", "items", "notes", "files", "teams", "roles", "hooks", "plans", "quota", "audit"]
+    s.say("".join(f"The endpoint that needs the new authentication header is /{w}; " for w in words))
+    # 5. Reads only, after a first edit.
+    s.prompt("Find where the retry limit is set.")
+    s.request()
+    s.call("edit", {"path": "notes.md", "old": "", "new": "retry?"})
+    for i, path in enumerate(["src/a.rs", "src/b.rs", "src/c.rs", "src/d.rs", "src/e.rs", "src/f.rs", "src/g.rs", "src/h.rs"]):
+        s.request()
+        s.call("read_file" if i % 2 == 0 else "list_directory", {"path": path}, output="...")
+    # 6. One tool eight times with different arguments.
+    s.prompt("Fix the failing tests.")
+    for i in range(8):
+        s.request()
+        s.call("run_tests", {"filter": f"parser::case_{i}"}, ok=False, output="1 failed")
+    # 7. One call six times with others between.
+    s.prompt("Update the changelog.")
+    for i in range(6):
+        s.request()
+        s.call("grep_search", {"pattern": "## Unreleased"}, output="CHANGELOG.md:3")
+        s.call("write_file", {"path": "CHANGELOG.md", "content": f"draft {i}"})
+    # 8. Two calls alternating.
+    s.prompt("Make the build green.")
+    for i in range(3):
+        s.request()
+        s.call("edit", {"path": "build.rs", "old": "a", "new": "b"})
+        s.call("run_shell_command", {"command": "cargo build"}, ok=False, output="error[E0308]")
+    # 9. The turn cap: more than 10 x 100 different calls in one prompt.
+    s.prompt("Index every file of the monorepo.")
+    s.request()
+    tools = ["index_file", "hash_file", "stat_file", "tag_file", "scan_file", "map_file", "note_file"]
+    for i in range(1001):
+        s.add("tool_call", id=f"t{i}", name=tools[i % len(tools)], args={"path": f"pkg/{i}.ts"})
+    s.write("qwen-tour.jsonl")
+
+
 def sse(events):
     return "".join((f"event: {name}\n" if name else "") + f"data: {data if isinstance(data, str) else dumps(data)}\n\n"
                    for name, data in events)
@@ -629,7 +688,8 @@ def main():
                  error_streak, error_total_zh, max_turns, three_step_cycle, fp_code_block, fp_markdown_table,
                  fp_batch_edits, fp_user_repeats, fp_haha_zh, fp_dividers, miss_loop_after_5000,
                  miss_stutter_after_2000_zh, miss_paraphrase_loop_en, miss_long_paragraph_en, long_clean_session,
-                 oh_polling_build_log, roo_fourth_read, cline_nested_args, fork_stutter_at_1000_zh, openai_chat_sse, openai_responses_sse, anthropic_sse,
+                 oh_polling_build_log, roo_fourth_read, cline_nested_args, fork_stutter_at_1000_zh, qwen_tour,
+                 openai_chat_sse, openai_responses_sse, anthropic_sse,
                  gemini_sse, claude_code_jsonl, codex_rollout, gemini_cli_jsonl, cline_task]:
         make()
 

@@ -15,6 +15,7 @@ mod openhands;
 pub mod params;
 mod paraphrase;
 pub mod periodic;
+mod qwen;
 mod roo;
 mod roo_fork;
 mod short_repeat;
@@ -151,7 +152,7 @@ impl DetectorInfo {
 }
 
 /// Every detector, in the order they run and are listed.
-pub static DETECTORS: [&DetectorInfo; 20] = [
+pub static DETECTORS: [&DetectorInfo; 30] = [
     &short_repeat::INFO,
     &cycles::BLOCK_CYCLE,
     &cycles::LIST_CYCLE,
@@ -172,6 +173,16 @@ pub static DETECTORS: [&DetectorInfo; 20] = [
     &cline::MISTAKE_LIMIT,
     &openhands::INFO,
     &roo_fork::INFO,
+    &qwen::SERVICE,
+    &qwen::TOOL_REPEAT,
+    &qwen::SHELL_STAGNATION,
+    &qwen::TURN_CAP,
+    &qwen::CHANT,
+    &qwen::THOUGHTS,
+    &qwen::READ_LOOP,
+    &qwen::STAGNATION,
+    &qwen::GLOBAL_DUP,
+    &qwen::ALTERNATION,
 ];
 
 pub fn find(id: &str) -> Option<&'static DetectorInfo> {
@@ -349,6 +360,20 @@ impl<T> PerChannel<T> {
         f(&mut self.reasoning);
         f(&mut self.content);
     }
+}
+
+/// JavaScript's `\s` (and what `trim` removes): it has U+FEFF and lacks U+0085.
+pub(crate) fn js_space(c: char) -> bool {
+    matches!(
+        c,
+        '\t' | '\n' | '\u{b}' | '\u{c}' | '\r' | ' ' | '\u{a0}' | '\u{1680}' | '\u{2000}'
+            ..='\u{200a}' | '\u{2028}' | '\u{2029}' | '\u{202f}' | '\u{205f}' | '\u{3000}' | '\u{feff}'
+    )
+}
+
+/// JavaScript's `String.prototype.trim`.
+pub(crate) fn js_trim(s: &str) -> &str {
+    s.trim_matches(js_space)
 }
 
 /// `char::is_whitespace` for an ASCII byte (tab to carriage return, and

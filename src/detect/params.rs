@@ -14,6 +14,8 @@ pub enum Profile {
     /// loopscope's own detectors (extended.md): continuous, any period,
     /// result-aware tool loops.
     Extended,
+    /// qwen-code 0.24.4's LoopDetectionService, both tiers (qwen-code.md).
+    QwenCode,
     /// OpenHands V0's StuckDetector (compat.md).
     Openhands,
     /// Roo Code's tool repetition guard and mistake limit (compat.md).
@@ -25,10 +27,11 @@ pub enum Profile {
 }
 
 impl Profile {
-    pub const ALL: [Profile; 7] = [
+    pub const ALL: [Profile; 8] = [
         Profile::Seed,
         Profile::GeminiCli,
         Profile::Extended,
+        Profile::QwenCode,
         Profile::Openhands,
         Profile::RooCode,
         Profile::Cline,
@@ -40,6 +43,7 @@ impl Profile {
             Profile::Seed => "seed",
             Profile::GeminiCli => "gemini-cli",
             Profile::Extended => "extended",
+            Profile::QwenCode => "qwen-code",
             Profile::Openhands => "openhands",
             Profile::RooCode => "roo-code",
             Profile::Cline => "cline",
@@ -54,6 +58,7 @@ impl Profile {
             Profile::Seed => "The designs loopscope was specified from: checkpoint detectors over the reasoning (short-repeat, block-cycle, list-cycle at 2000/3000/5000 chars), gemini-cli-like tool-repeat and chunk-chant, and agent guards (turns, action windows and cycles, error streaks). Known false positives: code blocks and markdown tables of identical lines (block-cycle, list-cycle), divider lines and laughter (chunk-chant), polling (action-window).",
             Profile::GeminiCli => "gemini-cli at commit 5411f113, its LoopDetectionService exactly: 5 identical tool calls in a row (JavaScript key order), and a 50-unit content chunk seen 10 times within 250 units on average (UTF-16, its regex quirks). Never reads reasoning. Known false positives: repeated lines of a long answer; known misses: everything in reasoning, loops with per-delta structure resets.",
             Profile::Extended => "loopscope's own: text loops of any period found continuously on reasoning and content (exact, normalized, paraphrased), and result-aware tool loops. Built to catch what seed and gemini-cli miss without their false positives.",
+            Profile::QwenCode => "qwen-code 0.24.4's LoopDetectionService (npm @qwen-code/qwen-code@0.24.4), one service with one latch: always on, 5 identical calls in a row (canonical keys; task_list polling whose results change is productive), 8 git inspections in a row, the per-prompt tool-call cap (100, adaptive); with the heuristic tier (the CLI skips it by default: qwen-code.heuristics=false), 50-unit chanting over content and reasoning (UTF-16, 4000-unit window, clustered or periodic), 3 equal thoughts, read loops, 8 calls of one tool, 6 duplicates, A/B alternation. Known false positives: three whitespace-only reasoning deltas in a row are 'repetitive thoughts'; a list with a long shared prefix chants.",
             Profile::Openhands => "OpenHands V0's StuckDetector (All-Hands-AI/OpenHands@156d0686): after each observation it compares the last 4 actions and observations, the last 3 with errors, monologues, an A/B pattern over 6, and repeated condensations. A shell command's observation is compared by command and exit code only, so polling a build log with changing output is called a loop (its best-known false positive); other tools compare their whole output.",
             Profile::RooCode => "Roo Code (RooCodeInc/Roo-Code@cb836567): the 4th consecutive identical tool call (name + stable JSON of its arguments) is blocked and the user asked, re-armed at once (8th, 12th…); and the consecutive-mistake limit of 3 (tool errors, or two requests in a row without a tool). Alternating A/B calls are never caught.",
             Profile::Cline => "Cline (cline/cline@f3a3f30db5): a warning to the model at exactly 3 consecutive identical calls, a hard stop at exactly 5 (name + arguments serialized with only the top-level keys, at every depth), and the mistake limit of 3 (tool errors, requests without a tool). Calls that differ only below the top level look identical (a false positive shape).",
@@ -127,7 +132,7 @@ impl ParamSpec {
             // extended's detectors are its own: their one default is `seed`.
             Profile::Seed | Profile::Extended => self.seed,
             // The compat profiles' detectors are their own: one default each.
-            Profile::Openhands | Profile::RooCode | Profile::Cline | Profile::RooFork => self.seed,
+            Profile::QwenCode | Profile::Openhands | Profile::RooCode | Profile::Cline | Profile::RooFork => self.seed,
         };
         match d {
             Default::Count(n) => Value::Count(n),

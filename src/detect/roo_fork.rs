@@ -7,6 +7,7 @@
 //! need switches that change what the rule is.
 
 use super::params::{Default, Kind, ParamSpec, Profile};
+use super::{js_space, js_trim};
 use super::{Buffers, Detection, DetectorInfo, Evidence, Family, Observation, PromptScoped, Rule, Span, Status};
 use crate::event::{Channel, EventKind};
 
@@ -55,19 +56,6 @@ struct DeadLoop {
     /// UTF-16 length of the request's reasoning so far.
     units: usize,
     marked: [bool; 3],
-}
-
-/// JavaScript's `\s` (and `trim`): it has U+FEFF and lacks U+0085.
-fn js_space(c: char) -> bool {
-    matches!(
-        c,
-        '\t' | '\n' | '\u{b}' | '\u{c}' | '\r' | ' ' | '\u{a0}' | '\u{1680}' | '\u{2000}'
-            ..='\u{200a}' | '\u{2028}' | '\u{2029}' | '\u{202f}' | '\u{205f}' | '\u{3000}' | '\u{feff}'
-    )
-}
-
-fn js_trim(s: &str) -> &str {
-    s.trim_matches(js_space)
 }
 
 /// `^\s*\d+\.\s*` removed from a line.
