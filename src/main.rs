@@ -116,7 +116,7 @@ fn parse_size(s: &str) -> Result<(u16, u16), String> {
 #[derive(Args, Clone, Copy)]
 struct InputFlags {
     /// Input format: auto, native, openai-chat, openai-responses, anthropic, gemini,
-    /// claude-code, codex, gemini-cli or cline.
+    /// claude-code, qwen-code, codex, gemini-cli or cline.
     #[arg(long, default_value = "auto", value_parser = FormatChoice::parse)]
     format: FormatChoice,
     /// The longest record (line, event, array element, whole document) read;

@@ -26,6 +26,7 @@ const FIXTURES: &[(&str, Format)] = &[
     ("gemini-vertex.chunks.jsonl", Format::Gemini),
     ("claude-code.jsonl", Format::ClaudeCode),
     ("claude-code.stream.jsonl", Format::ClaudeCode),
+    ("qwen-code-session.jsonl", Format::QwenCode),
     ("rollout-2026-03-04T05-06-00-codex.jsonl", Format::Codex),
     ("codex-exec.jsonl", Format::Codex),
     ("codex-legacy.jsonl", Format::Codex),

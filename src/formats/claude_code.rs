@@ -16,6 +16,11 @@ pub fn decoder() -> JsonLinesDecoder<ClaudeCode> {
     JsonLinesDecoder::new(ClaudeCode::default(), Format::ClaudeCode)
 }
 
+/// qwen-code's session records: the same shape, Gemini parts inside.
+pub fn qwen_decoder() -> JsonLinesDecoder<ClaudeCode> {
+    JsonLinesDecoder::new(ClaudeCode::default(), Format::QwenCode)
+}
+
 #[derive(Default)]
 pub struct ClaudeCode {
     /// The API request the last assistant block belonged to.

@@ -21,6 +21,7 @@ pub enum Kind {
     Gemini,
     GeminiArray,
     ClaudeCode,
+    QwenCode,
     Codex,
     GeminiCliJsonl,
     GeminiCliLegacy,
@@ -40,6 +41,7 @@ impl Kind {
             Kind::Anthropic => Format::Anthropic,
             Kind::Gemini | Kind::GeminiArray => Format::Gemini,
             Kind::ClaudeCode => Format::ClaudeCode,
+            Kind::QwenCode => Format::QwenCode,
             Kind::Codex | Kind::Zstd => Format::Codex,
             Kind::GeminiCliJsonl | Kind::GeminiCliLegacy | Kind::GeminiContents => Format::GeminiCli,
             Kind::ClineUi | Kind::ClineApi => Format::Cline,
@@ -60,6 +62,7 @@ impl Kind {
             Kind::Gemini => Box::new(gemini::decoder()),
             Kind::GeminiArray => Box::new(gemini::array_decoder()),
             Kind::ClaudeCode => Box::new(claude_code::decoder()),
+            Kind::QwenCode => Box::new(claude_code::qwen_decoder()),
             Kind::Codex | Kind::Zstd => Box::new(codex::decoder()),
             Kind::GeminiCliJsonl => Box::new(gemini_cli::jsonl_decoder()),
             Kind::GeminiCliLegacy => Box::new(gemini_cli::legacy_decoder()),
@@ -79,6 +82,7 @@ impl Kind {
             Format::Anthropic => Kind::Anthropic,
             Format::Gemini => Kind::Gemini,
             Format::ClaudeCode => Kind::ClaudeCode,
+            Format::QwenCode => Kind::QwenCode,
             Format::Codex => Kind::Codex,
             Format::GeminiCli => Kind::GeminiCliJsonl,
             Format::Cline => Kind::ClineUi,
@@ -162,7 +166,9 @@ fn object_kind(v: &Value) -> Option<Kind> {
         )
         || (matches!(t, "system" | "stream_event" | "result") && (has("session_id") || has("sessionId")))
     {
-        return Some(Kind::ClaudeCode);
+        // qwen-code writes Claude Code's record shape with Gemini parts.
+        let gemini_parts = v.get("message").and_then(|m| m.get("parts")).is_some();
+        return Some(if gemini_parts { Kind::QwenCode } else { Kind::ClaudeCode });
     }
     if has("sessionId") && has("projectHash") {
         return Some(if has("messages") {

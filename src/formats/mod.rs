@@ -167,19 +167,23 @@ pub enum Format {
     Anthropic,
     Gemini,
     ClaudeCode,
+    /// qwen-code's session records (`~/.qwen/projects/<project>/chats/<session>.jsonl`):
+    /// Claude Code's record shape with Gemini `parts`.
+    QwenCode,
     Codex,
     GeminiCli,
     Cline,
 }
 
 impl Format {
-    pub const ALL: [Format; 9] = [
+    pub const ALL: [Format; 10] = [
         Format::Native,
         Format::OpenaiChat,
         Format::OpenaiResponses,
         Format::Anthropic,
         Format::Gemini,
         Format::ClaudeCode,
+        Format::QwenCode,
         Format::Codex,
         Format::GeminiCli,
         Format::Cline,
@@ -193,6 +197,7 @@ impl Format {
             Format::Anthropic => "anthropic",
             Format::Gemini => "gemini",
             Format::ClaudeCode => "claude-code",
+            Format::QwenCode => "qwen-code",
             Format::Codex => "codex",
             Format::GeminiCli => "gemini-cli",
             Format::Cline => "cline",
@@ -209,7 +214,7 @@ impl Format {
     pub fn has_deltas(self) -> bool {
         !matches!(
             self,
-            Format::ClaudeCode | Format::Codex | Format::GeminiCli | Format::Cline
+            Format::ClaudeCode | Format::QwenCode | Format::Codex | Format::GeminiCli | Format::Cline
         )
     }
 }
