@@ -335,3 +335,136 @@ fn the_new_profiles_and_their_parameters_on_the_command_line() {
     ]);
     assert!(matches!(code, 0 | 1), "{err}");
 }
+
+// ---------------------------------------------------------------- qwen-code
+
+fn qwen(events: &[Event], sets: &[&str]) -> Vec<(&'static str, usize)> {
+    let choices = loopscope::Choices {
+        profile: Some(Profile::QwenCode),
+        sets: sets.iter().map(|s| s.to_string()).collect(),
+        ..Default::default()
+    };
+    let setup = loopscope::Setup::resolve_with(&choices, "").unwrap();
+    run(&setup, events).iter().map(|d| (d.detector, d.event)).collect()
+}
+
+#[test]
+fn qwen_repeats_fire_at_five_and_polling_with_changing_results_does_not() {
+    let mut ev = vec![Event::prompt("go")];
+    for _ in 0..5 {
+        ev.push(tool("read_file", r#"{"path":"a"}"#));
+    }
+    assert_eq!(qwen(&ev, &[]), vec![("qwen-tool-repeat", 5)]);
+    assert_eq!(qwen(&ev[..5], &[]), vec![], "four are fine");
+    // task_list polled with ids and changing results: productive.
+    let mut poll = vec![Event::prompt("go")];
+    for i in 0..6 {
+        let mut call = tool("task_list", "{}");
+        if let loopscope::event::EventKind::ToolCall { id, .. } = &mut call.kind {
+            *id = Some(format!("c{i}"));
+        }
+        let mut res = Event::tool_result_with(true, json!(format!("{i} of 6 done")));
+        if let loopscope::event::EventKind::ToolResult { id, .. } = &mut res.kind {
+            *id = Some(format!("c{i}"));
+        }
+        poll.push(call);
+        poll.push(res);
+    }
+    assert_eq!(qwen(&poll, &[]), vec![]);
+}
+
+#[test]
+fn qwen_whitespace_thoughts_and_the_heuristics_switch() {
+    let ev = vec![
+        Event::prompt("go"),
+        Event::request(),
+        Event::reasoning("\n\n"),
+        Event::reasoning("\n"),
+        Event::reasoning(" "),
+    ];
+    assert_eq!(
+        qwen(&ev, &[]),
+        vec![("qwen-thoughts", 4)],
+        "the signature of each is '|'"
+    );
+    assert_eq!(qwen(&ev, &["qwen-code.heuristics=false"]), vec![]);
+    // A tool call clears the thoughts.
+    let mut cleared = ev.clone();
+    cleared.insert(4, tool("ls", "{}"));
+    assert_eq!(qwen(&cleared, &[]), vec![]);
+}
+
+#[test]
+fn qwen_latches_until_the_next_prompt_and_the_turn_cap_is_adaptive() {
+    let mut ev = vec![Event::prompt("go")];
+    for _ in 0..7 {
+        ev.push(tool("read_file", r#"{"path":"a"}"#));
+    }
+    assert_eq!(qwen(&ev, &[]).len(), 1, "one detection per prompt");
+    ev.push(Event::prompt("again"));
+    for _ in 0..5 {
+        ev.push(tool("read_file", r#"{"path":"a"}"#));
+    }
+    assert_eq!(qwen(&ev, &[]).len(), 2);
+    // Cap 10, adaptive: past 10 calls it halts once one call was seen 6 times.
+    let mut cap = vec![Event::prompt("go")];
+    for i in 0..12 {
+        let path = if i % 2 == 0 { "a".to_string() } else { format!("b{i}") };
+        cap.push(Event::tool_call("stat", json!({ "path": path })));
+    }
+    assert_eq!(
+        qwen(&cap, &["qwen-turn-cap.cap=10", "qwen-code.heuristics=false"]),
+        vec![("qwen-turn-cap", 11)]
+    );
+}
+
+proptest! {
+    /// qwen's repeat key and loopscope's canonical key agree (for object
+    /// arguments; qwen turns falsy arguments into `{}`).
+    #[test]
+    fn qwen_repeat_keys_match_canonical_keys(a in json_value(), b in json_value()) {
+        prop_assume!(a.is_object() && b.is_object());
+        let mut ev = vec![Event::prompt("go"), Event::tool_call("t", a.clone())];
+        for _ in 0..4 {
+            ev.push(Event::tool_call("t", b.clone()));
+        }
+        let fired = !qwen(&ev, &["qwen-code.heuristics=false"]).is_empty();
+        let same = loopscope::detect::keys::call_key("t", &a, loopscope::detect::keys::KeyStyle::Canonical)
+            == loopscope::detect::keys::call_key("t", &b, loopscope::detect::keys::KeyStyle::Canonical);
+        prop_assert_eq!(fired, same, "{} vs {}", a, b);
+    }
+}
+
+#[test]
+fn qwen_code_on_the_command_line() {
+    let (code, out, _) = cli(&["detectors", "--profile", "qwen-code"]);
+    assert_eq!(code, 0);
+    for id in ["qwen-tool-repeat", "qwen-chant", "qwen-turn-cap", "heuristics"] {
+        assert!(out.contains(id), "{out}");
+    }
+    let file = "sample-logs/qwen-tour.jsonl";
+    let (code, out, _) = cli(&[
+        "scan",
+        "--profile",
+        "qwen-code",
+        "--set",
+        "qwen-code.heuristics=false",
+        file,
+    ]);
+    assert_eq!(code, 1);
+    assert!(!out.contains("qwen-thoughts"), "the heuristic tier is off: {out}");
+    assert!(
+        out.contains("qwen-tool-repeat") && out.contains("A potential loop was detected"),
+        "{out}"
+    );
+    let (code, _, err) = cli(&[
+        "scan",
+        "--profile",
+        "qwen-code",
+        "--set",
+        "qwen-code.thoughts=cooked",
+        file,
+    ]);
+    assert_eq!(code, 2);
+    assert!(err.contains("raw, parsed"), "{err}");
+}
