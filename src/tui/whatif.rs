@@ -129,7 +129,10 @@ impl App {
                     self.change_setups(Setup::profile(p), None);
                     Ok(format!("profile {p}, its parameters at their defaults"))
                 }
-                None => Err(format!("no profile {arg:?} (seed, gemini-cli, extended)")),
+                None => {
+                    let names: Vec<&str> = Profile::ALL.iter().map(|p| p.name()).collect();
+                    Err(format!("no profile {arg:?} ({})", names.join(", ")))
+                }
             },
             "detectors" => self.command_detectors(arg),
             "diff" => {
