@@ -115,10 +115,14 @@ pub enum EventKind {
         ok: bool,
         output: Option<Value>,
     },
+    /// A recorded LLM-judge verdict; `confidence` is `None` when the judge
+    /// gave no usable answer. `stage` 1 is the first model, 2 the double check.
     LoopCheck {
-        confidence: f64,
+        confidence: Option<f64>,
         analysis: Option<String>,
         detector: Option<String>,
+        model: Option<String>,
+        stage: Option<u8>,
     },
     Note {
         text: String,
@@ -400,11 +404,21 @@ impl Event {
                 confidence,
                 analysis,
                 detector,
+                model,
+                stage,
             } => {
                 put(
                     "confidence",
-                    serde_json::Number::from_f64(*confidence).map_or(Value::Null, Value::Number),
+                    confidence
+                        .and_then(serde_json::Number::from_f64)
+                        .map_or(Value::Null, Value::Number),
                 );
+                if let Some(m) = model {
+                    put("model", s(m));
+                }
+                if let Some(st) = stage {
+                    put("stage", Value::from(*st));
+                }
                 if let Some(a) = analysis {
                     put("analysis", s(a));
                 }
@@ -484,11 +498,13 @@ fn read_kind(type_name: &str, fields: &Map<String, Value>) -> Result<(EventKind,
         ),
         "loop_check" => (
             EventKind::LoopCheck {
-                confidence: f.number("confidence")?,
+                confidence: f.opt_number("confidence")?,
                 analysis: f.opt_string("analysis")?,
                 detector: f.opt_string("detector")?,
+                model: f.opt_string("model")?,
+                stage: f.opt_number("stage")?.map(|n| n.clamp(0.0, 255.0) as u8),
             },
-            &["confidence", "analysis", "detector"],
+            &["confidence", "analysis", "detector", "model", "stage"],
         ),
         _ => (
             EventKind::Other {
@@ -538,13 +554,14 @@ impl Fields<'_> {
         }
     }
 
-    fn number(&self, key: &str) -> Result<f64, String> {
+    fn opt_number(&self, key: &str) -> Result<Option<f64>, String> {
         match self.fields.get(key) {
-            Some(Value::Number(n)) => Ok(n.as_f64().unwrap_or(0.0)),
-            Some(v) => Err(self.wrong(key, "a number", v)),
-            None => Err(format!("`{}` event without `{key}`", self.type_name)),
+            None | Some(Value::Null) => Ok(None),
+            Some(Value::Number(n)) => Ok(n.as_f64()),
+            Some(v) => Err(self.wrong(key, "a number or null", v)),
         }
     }
+
 }
 
 pub(crate) fn json_kind(v: &Value) -> &'static str {
@@ -585,7 +602,7 @@ mod tests {
         let r = read(json!({"type":"tool_result","ok":false}));
         assert!(matches!(r.kind, EventKind::ToolResult { ok: false, .. }));
         let c = read(json!({"type":"loop_check","confidence":0.95,"analysis":"x"}));
-        assert!(matches!(c.kind, EventKind::LoopCheck { confidence, .. } if confidence == 0.95));
+        assert!(matches!(c.kind, EventKind::LoopCheck { confidence, .. } if confidence == Some(0.95)));
     }
 
     #[test]

@@ -160,9 +160,14 @@ impl Inspector {
                         confidence,
                         analysis,
                         detector,
+                        model,
+                        stage,
                     } => parts.push(part(
                         format!(
-                            "judge verdict · confidence {confidence:.2}{}",
+                            "judge verdict · {}{}{}{}",
+                            confidence.map_or("no usable answer".to_string(), |c| format!("confidence {c:.2}")),
+                            stage.map_or(String::new(), |s| format!(" · stage {s}")),
+                            model.as_deref().map_or(String::new(), |m| format!(" · {m}")),
                             detector.as_deref().map_or(String::new(), |d| format!(" · {d}"))
                         ),
                         analysis.clone().unwrap_or_default(),

@@ -27,7 +27,8 @@ pub enum EntryKind {
         ok: bool,
     },
     Note(String),
-    Judge(f64),
+    /// A recorded judge verdict (`None`: no usable answer).
+    Judge(Option<f64>),
     Other(String),
     /// Detection number `index` of the stream (of every run's, merged).
     Detection {
@@ -216,7 +217,8 @@ pub fn describe(e: &Entry) -> String {
         }
         EntryKind::Result { ok } => format!("{} tool result", if *ok { "✓" } else { "✗" }),
         EntryKind::Note(t) => format!("✎ {t}"),
-        EntryKind::Judge(c) => format!("⚖ judge confidence {c:.2}"),
+        EntryKind::Judge(Some(c)) => format!("✦ judge confidence {c:.2}"),
+        EntryKind::Judge(None) => "✦ judge: no usable answer".to_string(),
         EntryKind::Other(t) => format!("· {t}"),
         EntryKind::Detection {
             detector,
