@@ -555,6 +555,27 @@ def qwen_tour():
     s.write("qwen-tour.jsonl")
 
 
+def judge_recorded_verdicts():
+    s = Stream(35, "A long session with the LLM judge's verdicts recorded (loop_check events)")
+    s.prompt("Make the flaky integration test pass reliably.")
+    ideas = ["add a retry around the HTTP call", "increase the timeout", "mock the clock",
+             "run the test serially", "seed the random generator", "wait for the port to open"]
+    for turn in range(1, 43):
+        s.request()
+        idea = ideas[turn % len(ideas)]
+        s.think(f"Maybe I should {idea}. Let me try that and run the test again.")
+        s.call("run_tests", {"filter": "integration::checkout"}, ok=False, output="1 failed: timed out")
+        if turn == 30:
+            s.add("loop_check", detector="llm-judge", model="gemini-2.5-flash", stage=1, confidence=0.55,
+                  analysis="The agent keeps trying different fixes; progress is slow but it is not repeating itself yet.")
+        if turn == 40:
+            s.add("loop_check", detector="llm-judge", model="gemini-2.5-flash", stage=1, confidence=0.93,
+                  analysis="The same six ideas come back in a fixed order and the test result never changes.")
+            s.add("loop_check", detector="llm-judge", model="gemini-2.5-pro", stage=2, confidence=0.95,
+                  analysis="Confirmed: the agent cycles through the same attempts with identical results.")
+    s.write("judge-recorded-verdicts.jsonl")
+
+
 def sse(events):
     return "".join((f"event: {name}\n" if name else "") + f"data: {data if isinstance(data, str) else dumps(data)}\n\n"
                    for name, data in events)
@@ -689,6 +710,7 @@ def main():
                  fp_batch_edits, fp_user_repeats, fp_haha_zh, fp_dividers, miss_loop_after_5000,
                  miss_stutter_after_2000_zh, miss_paraphrase_loop_en, miss_long_paragraph_en, long_clean_session,
                  oh_polling_build_log, roo_fourth_read, cline_nested_args, fork_stutter_at_1000_zh, qwen_tour,
+                 judge_recorded_verdicts,
                  openai_chat_sse, openai_responses_sse, anthropic_sse,
                  gemini_sse, claude_code_jsonl, codex_rollout, gemini_cli_jsonl, cline_task]:
         make()

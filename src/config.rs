@@ -381,9 +381,11 @@ mod tests {
     #[test]
     fn profiles_choose_detectors_and_defaults() {
         let seed = Setup::profile(Profile::Seed);
-        assert_eq!(seed.detectors.len(), 10);
+        assert_eq!(seed.detectors.len(), 11);
         let g = Setup::profile(Profile::GeminiCli);
-        assert_eq!(g.ids(), vec!["tool-repeat", "chunk-chant"]);
+        assert_eq!(g.ids(), vec!["tool-repeat", "chunk-chant", "llm-judge"]);
+        assert_eq!(value(&g, "llm-judge", "initial_interval"), Value::Count(10));
+        assert_eq!(value(&seed, "llm-judge", "initial_interval"), Value::Count(3));
         assert_eq!(value(&g, "tool-repeat", "max_cycle"), Value::Count(5));
         assert_eq!(value(&seed, "tool-repeat", "max_cycle"), Value::Count(1));
     }

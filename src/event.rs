@@ -561,7 +561,6 @@ impl Fields<'_> {
             Some(v) => Err(self.wrong(key, "a number or null", v)),
         }
     }
-
 }
 
 pub(crate) fn json_kind(v: &Value) -> &'static str {

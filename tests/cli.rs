@@ -389,7 +389,7 @@ fn detectors_lists_rules_parameters_and_profile_defaults() {
     let env = Env::new();
     let out = env.cmd().arg("detectors").assert().code(0).get_output().clone();
     let text = String::from_utf8(out.stdout).unwrap();
-    assert!(text.starts_with("profile seed (10 detectors)"), "{text}");
+    assert!(text.starts_with("profile seed (11 detectors)"), "{text}");
     assert!(text.contains("max_cycle"), "{text}");
     assert!(text.contains("(gemini-cli: 5)"), "{text}");
     let out = env
@@ -413,7 +413,7 @@ fn detectors_lists_rules_parameters_and_profile_defaults() {
         .iter()
         .map(|d| d["id"].as_str().unwrap())
         .collect();
-    assert_eq!(ids, vec!["tool-repeat", "chunk-chant"]);
+    assert_eq!(ids, vec!["tool-repeat", "chunk-chant", "llm-judge"]);
     let threshold = &v["detectors"][1]["params"][1];
     assert_eq!(threshold["name"], "threshold");
     assert_eq!(threshold["value"], 12);

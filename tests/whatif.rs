@@ -393,8 +393,10 @@ mod viewer_state {
         while app.focus != Pane::Detectors {
             key(&mut app, KeyCode::Tab, now);
         }
-        chars(&mut app, "G", now);
-        assert_eq!(app.states[app.detectors.selected].id, "chunk-chant");
+        chars(&mut app, "g", now);
+        while app.states[app.detectors.selected].id != "chunk-chant" {
+            chars(&mut app, "j", now);
+        }
         let note = app.rechunk_note().unwrap();
         assert!(
             note.contains("disappears (as recorded it fired at event 66, char 775)"),

@@ -10,6 +10,7 @@ mod content_classes;
 mod cycles;
 mod evidence;
 mod guards;
+pub mod judge;
 pub mod keys;
 mod openhands;
 pub mod params;
@@ -152,12 +153,13 @@ impl DetectorInfo {
 }
 
 /// Every detector, in the order they run and are listed.
-pub static DETECTORS: [&DetectorInfo; 30] = [
+pub static DETECTORS: [&DetectorInfo; 31] = [
     &short_repeat::INFO,
     &cycles::BLOCK_CYCLE,
     &cycles::LIST_CYCLE,
     &tool_repeat::INFO,
     &chunk_chant::INFO,
+    &judge::INFO,
     &guards::MAX_TURNS,
     &guards::ACTION_WINDOW,
     &guards::ACTION_CYCLE,

@@ -84,6 +84,8 @@ pub enum Default {
     Flag(bool),
     List(&'static [usize]),
     Word(&'static str),
+    /// A fraction from 0 to 1, in thousandths.
+    Milli(u32),
 }
 
 /// What values a parameter takes.
@@ -98,6 +100,8 @@ pub enum Kind {
     List,
     /// One of these words.
     Choice(&'static [&'static str]),
+    /// A number from 0 to 1 (kept to three decimals).
+    Fraction,
 }
 
 #[derive(Clone, Copy, Debug)]
@@ -139,6 +143,7 @@ impl ParamSpec {
             Default::Flag(b) => Value::Flag(b),
             Default::List(l) => Value::List(l.to_vec()),
             Default::Word(w) => Value::Word(w.to_string()),
+            Default::Milli(m) => Value::Milli(m),
         }
     }
 
@@ -173,6 +178,11 @@ impl ParamSpec {
                     Err(format!("expected one of {}, got {text:?}", words.join(", ")))
                 }
             }
+            Kind::Fraction => text
+                .parse::<f64>()
+                .ok()
+                .and_then(fraction)
+                .ok_or_else(|| format!("expected a number from 0 to 1, got {text:?}")),
         }
     }
 
@@ -193,6 +203,12 @@ impl ParamSpec {
                 check_list(list)
             }
             (Kind::Choice(_), toml::Value::String(s)) => self.parse(s),
+            (Kind::Fraction, toml::Value::Float(x)) => {
+                fraction(*x).ok_or_else(|| format!("expected a number from 0 to 1, got {x}"))
+            }
+            (Kind::Fraction, toml::Value::Integer(i)) => {
+                fraction(*i as f64).ok_or_else(|| format!("expected a number from 0 to 1, got {i}"))
+            }
             (_, other) => Err(format!("expected {}, got {other}", self.kind_name())),
         }
     }
@@ -213,8 +229,16 @@ impl ParamSpec {
             Kind::Flag => "true or false".to_string(),
             Kind::List => "a list of ascending whole numbers".to_string(),
             Kind::Choice(words) => format!("one of {}", words.join(", ")),
+            Kind::Fraction => "a number from 0 to 1".to_string(),
         }
     }
+}
+
+/// A fraction in thousandths, if `x` is in 0..=1.
+fn fraction(x: f64) -> Option<Value> {
+    (0.0..=1.0)
+        .contains(&x)
+        .then(|| Value::Milli((x * 1000.0).round() as u32))
 }
 
 /// The largest count any parameter takes. Sizes, windows and histories
@@ -248,6 +272,18 @@ pub enum Value {
     Flag(bool),
     List(Vec<usize>),
     Word(String),
+    /// A fraction in thousandths (0.9 is 900).
+    Milli(u32),
+}
+
+impl Value {
+    /// A fraction's value (0 for other kinds).
+    pub fn fraction(&self) -> f64 {
+        match self {
+            Value::Milli(m) => f64::from(*m) / 1000.0,
+            _ => 0.0,
+        }
+    }
 }
 
 impl fmt::Display for Value {
@@ -260,6 +296,7 @@ impl fmt::Display for Value {
                 write!(f, "{}", parts.join(","))
             }
             Value::Word(w) => f.write_str(w),
+            Value::Milli(m) => write!(f, "{}", f64::from(*m) / 1000.0),
         }
     }
 }
@@ -271,6 +308,7 @@ impl Value {
             Value::Flag(b) => (*b).into(),
             Value::List(l) => l.clone().into(),
             Value::Word(w) => w.clone().into(),
+            Value::Milli(m) => (f64::from(*m) / 1000.0).into(),
         }
     }
 }
@@ -327,6 +365,13 @@ impl Params {
             Value::List(l) => l.clone(),
             other => panic!("parameter {name} is not a list: {other:?}"),
         }
+    }
+
+    pub fn fraction(&self, name: &str) -> f64 {
+        self.values
+            .iter()
+            .find(|(n, _)| *n == name)
+            .map_or(0.0, |(_, v)| v.fraction())
     }
 
     pub fn word(&self, name: &str) -> &str {
