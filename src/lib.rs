@@ -14,6 +14,7 @@ pub mod engine;
 pub mod event;
 pub mod files;
 pub mod formats;
+pub mod judge;
 #[doc(hidden)]
 pub mod fuzzing;
 pub mod render;

@@ -268,6 +268,9 @@ enum Command {
     /// Try one parameter at many values over your logs: which files fire, and
     /// with --expect, recall and false positives per value.
     Tune(TuneArgs),
+    /// Ask an LLM judge (any OpenAI-compatible endpoint) at every check of a
+    /// recorded stream; write a copy with the verdicts as loop_check events.
+    Judge(JudgeArgs),
     /// Print a shell completion script (e.g. `loopscope completions bash > ~/.local/share/bash-completion/completions/loopscope`).
     Completions {
         #[arg(value_enum)]
@@ -320,6 +323,44 @@ struct TuneArgs {
     /// One JSON object per value.
     #[arg(long)]
     json: bool,
+    #[command(flatten)]
+    input: InputFlags,
+    #[command(flatten)]
+    detectors: DetectorFlags,
+}
+
+#[derive(Args)]
+struct JudgeArgs {
+    /// The recorded stream (any supported format).
+    file: PathBuf,
+    /// Where to write the stream with the verdicts (never FILE itself).
+    #[arg(short, long, value_name = "OUT", required_unless_present = "dry_run")]
+    output: Option<PathBuf>,
+    /// The endpoint's base URL, e.g. http://localhost:11434/v1 (ollama),
+    /// http://localhost:8000/v1 (vLLM); /chat/completions is appended.
+    #[arg(long, value_name = "URL")]
+    endpoint: String,
+    /// The model asked first ("flash").
+    #[arg(long)]
+    model: String,
+    /// The model that confirms a loop (gemini-cli's double check).
+    #[arg(long, value_name = "MODEL")]
+    double_check_model: Option<String>,
+    /// The environment variable holding the API key (the key is never printed).
+    #[arg(long, value_name = "VAR")]
+    api_key_env: Option<String>,
+    /// Seconds per request.
+    #[arg(long, default_value_t = 60, value_name = "SECS")]
+    timeout: u64,
+    /// Attempts per check before it counts as no answer.
+    #[arg(long, default_value_t = 2)]
+    attempts: usize,
+    /// The judge's instructions, instead of loopscope's own.
+    #[arg(long, value_name = "FILE")]
+    judge_prompt: Option<PathBuf>,
+    /// Print the requests it would send (JSON lines) and send none.
+    #[arg(long)]
+    dry_run: bool,
     #[command(flatten)]
     input: InputFlags,
     #[command(flatten)]
@@ -435,6 +476,7 @@ fn main() -> ExitCode {
         Some(Command::ReplayInto(a)) => Some(a.input),
         Some(Command::Scan(a)) => Some(a.input),
         Some(Command::Tune(a)) => Some(a.input),
+        Some(Command::Judge(a)) => Some(a.input),
         Some(Command::Detectors(_) | Command::Completions { .. } | Command::Man) => None,
         None => Some(cli.input),
     };
@@ -458,6 +500,7 @@ fn main() -> ExitCode {
         ),
         Some(Command::Detectors(args)) => run_detectors(&args),
         Some(Command::Tune(args)) => run_tune(args),
+        Some(Command::Judge(args)) => run_judge(&args),
         Some(Command::Completions { shell }) => print_generated(|out| {
             clap_complete::generate(shell, &mut Cli::command(), "loopscope", out);
             Ok(())
@@ -472,6 +515,57 @@ fn main() -> ExitCode {
             ExitCode::from(EXIT_ERROR as u8)
         }
     }
+}
+
+fn run_judge(args: &JudgeArgs) -> Result<i32, String> {
+    let setup = args.detectors.setup()?;
+    let judge = setup
+        .detectors
+        .iter()
+        .find(|c| c.info.id == "llm-judge")
+        .ok_or_else(|| format!("profile {} has no llm-judge (use --profile gemini-cli or seed)", setup.profile))?;
+    let params = loopscope::detect::judge::JudgeParams::from(&judge.params);
+    if let Some(out) = &args.output {
+        loopscope::files::refuse_if_input(out, &[&args.file])?;
+    }
+    let prompt = match &args.judge_prompt {
+        Some(p) => std::fs::read_to_string(p).map_err(|e| format!("{}: {}", p.display(), loopscope::io_reason(&e)))?,
+        None => loopscope::judge::DEFAULT_PROMPT.to_string(),
+    };
+    let api_key = match &args.api_key_env {
+        Some(var) => Some(std::env::var(var).map_err(|_| format!("--api-key-env {var}: the variable is not set"))?),
+        None => None,
+    };
+    let endpoint = loopscope::judge::Endpoint {
+        base_url: args.endpoint.clone(),
+        model: args.model.clone(),
+        double_check_model: args.double_check_model.clone(),
+        api_key,
+        timeout: std::time::Duration::from_secs(args.timeout.max(1)),
+        attempts: args.attempts.max(1),
+        prompt,
+    };
+    let (events, format) = read_events(&args.file, args.input.format)?;
+    let cmd = loopscope::judge::command::JudgeCommand {
+        input: args.file.clone(),
+        output: args.output.clone(),
+        endpoint,
+        params,
+        dry_run: args.dry_run,
+    };
+    let (mut out, mut err) = (Terminal::new(io::stdout().lock()), Terminal::new(io::stderr().lock()));
+    let written = loopscope::judge::command::run(&cmd, events, &mut out, &mut err)?;
+    if let (Some(path), false) = (&args.output, args.dry_run) {
+        loopscope::files::write_atomically(path, |w| {
+            let meta = serde_json::json!({"type": "meta", "format": "loopscope", "version": 1, "source": format.name(), "judged": true});
+            writeln!(w, "{meta}")?;
+            for e in &written {
+                writeln!(w, "{}", e.to_json())?;
+            }
+            Ok(())
+        })?;
+    }
+    Ok(0)
 }
 
 fn run_tune(args: TuneArgs) -> Result<i32, String> {
