@@ -14,9 +14,9 @@ pub mod engine;
 pub mod event;
 pub mod files;
 pub mod formats;
-pub mod judge;
 #[doc(hidden)]
 pub mod fuzzing;
+pub mod judge;
 pub mod render;
 pub mod replay;
 pub mod sanitize;

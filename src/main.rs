@@ -523,7 +523,12 @@ fn run_judge(args: &JudgeArgs) -> Result<i32, String> {
         .detectors
         .iter()
         .find(|c| c.info.id == "llm-judge")
-        .ok_or_else(|| format!("profile {} has no llm-judge (use --profile gemini-cli or seed)", setup.profile))?;
+        .ok_or_else(|| {
+            format!(
+                "profile {} has no llm-judge (use --profile gemini-cli or seed)",
+                setup.profile
+            )
+        })?;
     let params = loopscope::detect::judge::JudgeParams::from(&judge.params);
     if let Some(out) = &args.output {
         loopscope::files::refuse_if_input(out, &[&args.file])?;

@@ -49,7 +49,12 @@ fn turns_per_prompt(events: &[Event]) -> Vec<usize> {
 
 /// Runs the command over `events` (already read); returns the events to
 /// write (none for a dry run).
-pub fn run(cmd: &JudgeCommand, events: Vec<Event>, out: &mut dyn Write, err: &mut dyn Write) -> Result<Vec<Event>, String> {
+pub fn run(
+    cmd: &JudgeCommand,
+    events: Vec<Event>,
+    out: &mut dyn Write,
+    err: &mut dyn Write,
+) -> Result<Vec<Event>, String> {
     let turns = turns_per_prompt(&events);
     let most = max_checks(&cmd.params, &turns);
     let per = if cmd.endpoint.double_check_model.is_some() && cmd.params.double_check {
@@ -111,5 +116,11 @@ pub fn run(cmd: &JudgeCommand, events: Vec<Event>, out: &mut dyn Write, err: &mu
         "loopscope: {} checks, {loops} verdicts at or above {}",
         inserter.checks, cmd.params.threshold
     );
+    if cmd.params.double_check && cmd.endpoint.double_check_model.is_none() {
+        let _ = writeln!(
+            err,
+            "loopscope: no --double-check-model, so the first model decided; replay with --set llm-judge.double_check=false"
+        );
+    }
     Ok(written)
 }

@@ -39,7 +39,10 @@ pub struct Endpoint {
 /// What one request got.
 #[derive(Clone, Debug, PartialEq)]
 pub enum Answer {
-    Verdict { confidence: f64, analysis: String },
+    Verdict {
+        confidence: f64,
+        analysis: String,
+    },
     /// No usable answer, and why (for the warning).
     Nothing(String),
 }
@@ -58,7 +61,10 @@ pub struct Conversation {
 enum Entry {
     User(String),
     /// Model text and the tool calls it made.
-    Model { text: String, calls: Vec<String> },
+    Model {
+        text: String,
+        calls: Vec<String>,
+    },
     ToolResponse(String),
 }
 
@@ -141,7 +147,9 @@ impl Conversation {
                 Entry::ToolResponse(r) => json!({"role": "user", "content": format!("[tool response] {r}")}),
             });
         }
-        m.push(json!({"role": "user", "content": "Is the agent above stuck in a loop? Answer with the JSON object only."}));
+        m.push(
+            json!({"role": "user", "content": "Is the agent above stuck in a loop? Answer with the JSON object only."}),
+        );
         m
     }
 }
@@ -195,7 +203,11 @@ pub fn parse_answer(text: &str) -> Answer {
     match v.get("confidence").and_then(Value::as_f64) {
         Some(c) if (0.0..=1.0).contains(&c) => Answer::Verdict {
             confidence: c,
-            analysis: v.get("analysis").and_then(Value::as_str).unwrap_or_default().to_string(),
+            analysis: v
+                .get("analysis")
+                .and_then(Value::as_str)
+                .unwrap_or_default()
+                .to_string(),
         },
         Some(c) => Answer::Nothing(format!("confidence {c} is outside 0..1")),
         None => Answer::Nothing("the answer has no numeric confidence".to_string()),
@@ -278,7 +290,13 @@ pub struct Inserter<A: Asker> {
 }
 
 impl<A: Asker> Inserter<A> {
-    pub fn new(params: &JudgeParams, asker: A, model: String, double_check_model: Option<String>, prompt: String) -> Inserter<A> {
+    pub fn new(
+        params: &JudgeParams,
+        asker: A,
+        model: String,
+        double_check_model: Option<String>,
+        prompt: String,
+    ) -> Inserter<A> {
         let mut params = *params;
         // With no double-check model, the first model decides (as gemini-cli does).
         params.double_check = params.double_check && double_check_model.is_some();
@@ -368,7 +386,13 @@ pub fn max_checks(params: &JudgeParams, turns_per_prompt: &[usize]) -> usize {
     let step = params.initial_interval.min(params.interval_min).max(1);
     turns_per_prompt
         .iter()
-        .map(|&t| if t < params.after_turns { 0 } else { 1 + (t - params.after_turns) / step })
+        .map(|&t| {
+            if t < params.after_turns {
+                0
+            } else {
+                1 + (t - params.after_turns) / step
+            }
+        })
         .sum()
 }
 

@@ -1,0 +1,268 @@
+//! The LLM judge against a real HTTP server on 127.0.0.1 that answers like
+//! an OpenAI-compatible endpoint with scripted confidences (issue 14): the
+//! schedule, both stages, every failure mode, the request bodies, and the
+//! written file replaying to the same detections.
+
+mod common;
+
+use std::io::{BufRead, BufReader, Read, Write};
+use std::net::TcpListener;
+use std::sync::{Arc, Mutex};
+use std::thread;
+use std::time::Duration;
+
+use common::loopscope_at_root as loopscope;
+use serde_json::{json, Value};
+
+/// What the server does for one request.
+#[derive(Clone)]
+enum Reply {
+    Confidence(f64),
+    Status(u16),
+    Text(&'static str),
+    NoConfidence,
+    Slow,
+}
+
+/// Serves `script` in order (then 500s); returns the base URL and the bodies received.
+fn server(script: Vec<Reply>) -> (String, Arc<Mutex<Vec<Value>>>) {
+    let listener = TcpListener::bind("127.0.0.1:0").unwrap();
+    let url = format!("http://{}/v1", listener.local_addr().unwrap());
+    let bodies = Arc::new(Mutex::new(Vec::new()));
+    let seen = Arc::clone(&bodies);
+    thread::spawn(move || {
+        let mut script = script.into_iter();
+        for stream in listener.incoming() {
+            let Ok(mut stream) = stream else { break };
+            let mut reader = BufReader::new(stream.try_clone().unwrap());
+            let mut len = 0;
+            loop {
+                let mut line = String::new();
+                if reader.read_line(&mut line).unwrap_or(0) == 0 || line == "\r\n" {
+                    break;
+                }
+                if let Some(v) = line.to_ascii_lowercase().strip_prefix("content-length:") {
+                    len = v.trim().parse().unwrap_or(0);
+                }
+            }
+            let mut body = vec![0; len];
+            let _ = reader.read_exact(&mut body);
+            seen.lock()
+                .unwrap()
+                .push(serde_json::from_slice(&body).unwrap_or(Value::Null));
+            let reply = script.next().unwrap_or(Reply::Status(500));
+            let (status, text) = match reply {
+                Reply::Confidence(c) => {
+                    let content = json!({"analysis": format!("scripted {c}"), "confidence": c}).to_string();
+                    (
+                        200,
+                        json!({"choices": [{"message": {"role": "assistant", "content": content}}]}).to_string(),
+                    )
+                }
+                Reply::Status(s) => (s, "{\"error\":\"scripted\"}".to_string()),
+                Reply::Text(t) => (200, t.to_string()),
+                Reply::NoConfidence => (
+                    200,
+                    json!({"choices": [{"message": {"content": "{\"analysis\":\"hmm\"}"}}]}).to_string(),
+                ),
+                Reply::Slow => {
+                    thread::sleep(Duration::from_secs(3));
+                    (200, "{}".to_string())
+                }
+            };
+            let _ = write!(
+                stream,
+                "HTTP/1.1 {status} X\r\nContent-Type: application/json\r\nContent-Length: {}\r\nConnection: close\r\n\r\n{text}",
+                text.len()
+            );
+        }
+    });
+    (url, bodies)
+}
+
+/// A prompt and `turns` turns, each a bit of text and one failing test run.
+fn stream(dir: &std::path::Path, turns: usize) -> std::path::PathBuf {
+    let mut lines = vec![json!({"type": "prompt", "text": "make the test pass"})];
+    for i in 0..turns {
+        lines.push(json!({"type": "request"}));
+        lines.push(json!({"type": "content", "text": format!("attempt {i}: retry the test")}));
+        lines.push(json!({"type": "tool_call", "id": format!("c{i}"), "name": "run_tests", "args": {"filter": "it"}}));
+        lines.push(json!({"type": "tool_result", "id": format!("c{i}"), "ok": false, "output": "1 failed"}));
+    }
+    let path = dir.join("in.jsonl");
+    let text: String = lines.iter().map(|l| l.to_string() + "\n").collect();
+    std::fs::write(&path, text).unwrap();
+    path
+}
+
+fn judge(input: &std::path::Path, out: &std::path::Path, url: &str, extra: &[&str]) -> (i32, String) {
+    let o = loopscope()
+        .args([
+            "judge",
+            "--profile",
+            "gemini-cli",
+            "--model",
+            "flash",
+            "--timeout",
+            "1",
+            "--attempts",
+            "1",
+        ])
+        .arg("--endpoint")
+        .arg(url)
+        .arg("-o")
+        .arg(out)
+        .arg(input)
+        .args(extra)
+        .output()
+        .unwrap();
+    (o.status.code().unwrap(), String::from_utf8(o.stderr).unwrap())
+}
+
+fn verdicts(path: &std::path::Path) -> Vec<(Option<f64>, u64)> {
+    std::fs::read_to_string(path)
+        .unwrap()
+        .lines()
+        .map(|l| serde_json::from_str::<Value>(l).unwrap())
+        .filter(|v| v["type"] == "loop_check")
+        .map(|v| (v["confidence"].as_f64(), v["stage"].as_u64().unwrap()))
+        .collect()
+}
+
+fn scan(path: &std::path::Path, extra: &[&str]) -> Vec<Value> {
+    let o = loopscope()
+        .args(["scan", "--json", "--profile", "gemini-cli", "--detectors", "llm-judge"])
+        .args(extra)
+        .arg(path)
+        .output()
+        .unwrap();
+    String::from_utf8(o.stdout)
+        .unwrap()
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect()
+}
+
+#[test]
+fn checks_at_30_then_by_the_interval_and_a_double_checked_loop() {
+    let dir = tempfile::tempdir().unwrap();
+    let input = stream(dir.path(), 45);
+    let out = dir.path().join("out.jsonl");
+    let (url, bodies) = server(vec![
+        Reply::Confidence(0.5),
+        Reply::Confidence(0.95),
+        Reply::Confidence(0.97),
+    ]);
+    let (code, err) = judge(&input, &out, &url, &["--double-check-model", "pro"]);
+    assert_eq!(code, 0, "{err}");
+    assert!(err.contains("at most"), "the count of checks comes first: {err}");
+    // Turn 30: 0.5, so round(5 + 10 x 0.5) = 10 turns to the next, at 40:
+    // 0.95 asks the double check, 0.97 confirms.
+    assert_eq!(verdicts(&out), vec![(Some(0.5), 1), (Some(0.95), 1), (Some(0.97), 2)]);
+    let bodies = bodies.lock().unwrap();
+    assert_eq!(bodies.len(), 3);
+    assert_eq!(bodies[0]["model"], "flash");
+    assert_eq!(bodies[2]["model"], "pro");
+    assert_eq!(
+        bodies[0]["response_format"]["json_schema"]["schema"]["required"],
+        json!(["analysis", "confidence"])
+    );
+    let messages = bodies[0]["messages"].as_array().unwrap();
+    assert!(messages[1]["content"].as_str().unwrap().contains("<original_request>"));
+    assert!(messages.len() <= 20 + 3, "the 20-entry window: {}", messages.len());
+    // Replaying the written file gives the loop at the confirming verdict.
+    let found = scan(&out, &[]);
+    assert_eq!(found.len(), 1);
+    assert!(found[0]["reason"].as_str().unwrap().contains("turn 40"), "{}", found[0]);
+    // The input is untouched.
+    assert!(verdicts(&input).is_empty());
+}
+
+#[test]
+fn without_a_double_check_model_the_first_model_decides() {
+    let dir = tempfile::tempdir().unwrap();
+    let input = stream(dir.path(), 35);
+    let out = dir.path().join("out.jsonl");
+    let (url, _) = server(vec![Reply::Confidence(0.92)]);
+    let (code, err) = judge(&input, &out, &url, &[]);
+    assert_eq!(code, 0, "{err}");
+    assert_eq!(verdicts(&out), vec![(Some(0.92), 1)]);
+    assert!(err.contains("llm-judge.double_check=false"), "the replay hint: {err}");
+    // Replayed with the parameters of the live run, the first model decided.
+    assert_eq!(scan(&out, &["--set", "llm-judge.double_check=false"]).len(), 1);
+    assert_eq!(
+        scan(&out, &[]).len(),
+        0,
+        "gemini-cli's defaults wait for a double check"
+    );
+}
+
+#[test]
+fn bad_answers_are_warnings_and_count_as_no_answer() {
+    let dir = tempfile::tempdir().unwrap();
+    // Turns 30, 40, 50, 60, 70, 80: each check fails in another way, so the
+    // interval stays 10 throughout.
+    let input = stream(dir.path(), 85);
+    let out = dir.path().join("out.jsonl");
+    let (url, _) = server(vec![
+        Reply::Status(500),
+        Reply::Status(404),
+        Reply::Text("not json at all"),
+        Reply::NoConfidence,
+        Reply::Text("{\"choices\":[{\"message\":{\"content\":\"{\\\"confidence\\\": 3}\"}}]}"),
+        Reply::Slow,
+    ]);
+    let (code, err) = judge(&input, &out, &url, &[]);
+    assert_eq!(code, 0, "{err}");
+    let v = verdicts(&out);
+    assert_eq!(v.len(), 6, "{v:?}");
+    assert!(v.iter().all(|(c, _)| c.is_none()));
+    for needle in [
+        "HTTP 500",
+        "HTTP 404",
+        "not JSON",
+        "no numeric confidence",
+        "outside 0..1",
+        "request failed",
+    ] {
+        assert!(err.contains(needle), "{needle} in {err}");
+    }
+    assert!(scan(&out, &[]).is_empty());
+    // Connection refused: the server is gone.
+    let gone = {
+        let l = TcpListener::bind("127.0.0.1:0").unwrap();
+        format!("http://{}/v1", l.local_addr().unwrap())
+    };
+    let (code, err) = judge(&input, &out, &gone, &[]);
+    assert_eq!(code, 0);
+    assert!(err.contains("refused") || err.contains("request failed"), "{err}");
+}
+
+#[test]
+fn dry_run_prints_requests_and_sends_none() {
+    let dir = tempfile::tempdir().unwrap();
+    let input = stream(dir.path(), 31);
+    let o = loopscope()
+        .args([
+            "judge",
+            "--dry-run",
+            "--profile",
+            "gemini-cli",
+            "--model",
+            "flash",
+            "--endpoint",
+            "http://127.0.0.1:9/v1",
+        ])
+        .arg(&input)
+        .output()
+        .unwrap();
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let text = String::from_utf8(o.stdout).unwrap();
+    let bodies: Vec<Value> = text.lines().map(|l| serde_json::from_str(l).unwrap()).collect();
+    assert_eq!(bodies.len(), 1, "one check at turn 30");
+    assert_eq!(bodies[0]["model"], "flash");
+    // Writing into the input is refused.
+    let (code, err) = judge(&input, &input, "http://127.0.0.1:9/v1", &[]);
+    assert_eq!(code, 2);
+    assert_eq!(err.lines().count(), 1, "{err}");
+}
