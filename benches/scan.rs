@@ -69,7 +69,7 @@ fn scan(c: &mut Criterion) {
                         &bytes[..],
                         &mut *decoder,
                         std::slice::from_ref(&setup),
-                        None,
+                        &Default::default(),
                         |_| {},
                         |_| {},
                     )

@@ -564,7 +564,8 @@ def judge_recorded_verdicts():
         s.request()
         idea = ideas[turn % len(ideas)]
         s.think(f"Maybe I should {idea}. Let me try that and run the test again.")
-        s.call("run_tests", {"filter": "integration::checkout"}, ok=False, output="1 failed: timed out")
+        s.call("run_tests", {"filter": "integration::checkout", "variant": idea}, ok=False,
+               output="1 failed: timed out")
         if turn == 30:
             s.add("loop_check", detector="llm-judge", model="gemini-2.5-flash", stage=1, confidence=0.55,
                   analysis="The agent keeps trying different fixes; progress is slow but it is not repeating itself yet.")

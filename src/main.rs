@@ -294,9 +294,65 @@ struct ScanArgs {
     #[arg(long, value_name = "N", value_parser = parse_chunk)]
     rechunk: Option<usize>,
     #[command(flatten)]
+    judge: LiveJudgeFlags,
+    #[command(flatten)]
     input: InputFlags,
     #[command(flatten)]
     detectors: DetectorFlags,
+}
+
+/// The LLM judge of `scan`: its recorded verdicts, a live endpoint, or none.
+#[derive(Args, Clone)]
+struct LiveJudgeFlags {
+    /// replay: the loop_check verdicts recorded in the stream; live: ask
+    /// --judge-endpoint at each check (verdicts counted as if recorded);
+    /// off: no llm-judge.
+    #[arg(long, value_parser = ["replay", "live", "off"], default_value = "replay")]
+    judge: String,
+    /// With --judge live: the OpenAI-compatible base URL (e.g. http://localhost:11434/v1).
+    #[arg(long, value_name = "URL")]
+    judge_endpoint: Option<String>,
+    /// With --judge live: the model asked first.
+    #[arg(long, value_name = "MODEL")]
+    judge_model: Option<String>,
+    /// With --judge live: the model that confirms a loop.
+    #[arg(long, value_name = "MODEL")]
+    judge_double_check_model: Option<String>,
+    /// With --judge live: the environment variable holding the API key.
+    #[arg(long, value_name = "VAR")]
+    judge_api_key_env: Option<String>,
+    /// The judge's instructions, instead of loopscope's own.
+    #[arg(long, value_name = "FILE")]
+    judge_prompt: Option<PathBuf>,
+}
+
+/// An endpoint from flags; the API key is read from the named variable.
+fn endpoint(
+    url: &str,
+    model: &str,
+    double_check: Option<&str>,
+    key_env: Option<&str>,
+    timeout: u64,
+    attempts: usize,
+    prompt: Option<&std::path::Path>,
+) -> Result<loopscope::judge::Endpoint, String> {
+    let prompt = match prompt {
+        Some(p) => std::fs::read_to_string(p).map_err(|e| format!("{}: {}", p.display(), loopscope::io_reason(&e)))?,
+        None => loopscope::judge::DEFAULT_PROMPT.to_string(),
+    };
+    let api_key = match key_env {
+        Some(var) => Some(std::env::var(var).map_err(|_| format!("the API key variable {var} is not set"))?),
+        None => None,
+    };
+    Ok(loopscope::judge::Endpoint {
+        base_url: url.to_string(),
+        model: model.to_string(),
+        double_check_model: double_check.map(str::to_string),
+        api_key,
+        timeout: std::time::Duration::from_secs(timeout.max(1)),
+        attempts: attempts.max(1),
+        prompt,
+    })
 }
 
 /// `--rechunk N`: 1 to 1,000,000 chars.
@@ -495,6 +551,7 @@ fn main() -> ExitCode {
             args.files.into_iter().map(Input::Path).collect(),
             args.json,
             args.rechunk,
+            &args.judge,
             args.input,
             &args.detectors,
         ),
@@ -533,23 +590,15 @@ fn run_judge(args: &JudgeArgs) -> Result<i32, String> {
     if let Some(out) = &args.output {
         loopscope::files::refuse_if_input(out, &[&args.file])?;
     }
-    let prompt = match &args.judge_prompt {
-        Some(p) => std::fs::read_to_string(p).map_err(|e| format!("{}: {}", p.display(), loopscope::io_reason(&e)))?,
-        None => loopscope::judge::DEFAULT_PROMPT.to_string(),
-    };
-    let api_key = match &args.api_key_env {
-        Some(var) => Some(std::env::var(var).map_err(|_| format!("--api-key-env {var}: the variable is not set"))?),
-        None => None,
-    };
-    let endpoint = loopscope::judge::Endpoint {
-        base_url: args.endpoint.clone(),
-        model: args.model.clone(),
-        double_check_model: args.double_check_model.clone(),
-        api_key,
-        timeout: std::time::Duration::from_secs(args.timeout.max(1)),
-        attempts: args.attempts.max(1),
-        prompt,
-    };
+    let endpoint = endpoint(
+        &args.endpoint,
+        &args.model,
+        args.double_check_model.as_deref(),
+        args.api_key_env.as_deref(),
+        args.timeout,
+        args.attempts,
+        args.judge_prompt.as_deref(),
+    )?;
     let (events, format) = read_events(&args.file, args.input.format)?;
     let cmd = loopscope::judge::command::JudgeCommand {
         input: args.file.clone(),
@@ -820,14 +869,53 @@ fn run_scan(
     inputs: Vec<Input>,
     json: bool,
     rechunk: Option<usize>,
+    judge: &LiveJudgeFlags,
     input: InputFlags,
     flags: &DetectorFlags,
 ) -> Result<i32, String> {
+    let mut setups = flags.setups()?;
+    let live = match judge.judge.as_str() {
+        "off" => {
+            for s in &mut setups {
+                s.detectors.retain(|c| c.info.id != "llm-judge");
+            }
+            None
+        }
+        "live" => {
+            let conf = setups[0]
+                .detectors
+                .iter()
+                .find(|c| c.info.id == "llm-judge")
+                .ok_or_else(|| format!("--judge live: profile {} has no llm-judge", setups[0].profile))?;
+            let (Some(url), Some(model)) = (&judge.judge_endpoint, &judge.judge_model) else {
+                return Err("--judge live needs --judge-endpoint URL and --judge-model MODEL".to_string());
+            };
+            let mut params = loopscope::detect::judge::JudgeParams::from(&conf.params);
+            let ep = endpoint(
+                url,
+                model,
+                judge.judge_double_check_model.as_deref(),
+                judge.judge_api_key_env.as_deref(),
+                60,
+                2,
+                judge.judge_prompt.as_deref(),
+            )?;
+            if ep.double_check_model.is_none() && params.double_check {
+                // The first model decides; the replay of its verdicts must agree.
+                params.double_check = false;
+                for s in &mut setups {
+                    let _ = s.apply_set("llm-judge.double_check=false");
+                }
+            }
+            Some(scan::LiveJudge { endpoint: ep, params })
+        }
+        _ => None,
+    };
     let opts = ScanOptions {
-        setups: flags.setups()?,
+        setups,
         format: input.format,
         json,
-        rechunk,
+        transform: scan::Transform { rechunk, judge: live },
     };
     let paths: Vec<&std::path::Path> = inputs
         .iter()

@@ -11,6 +11,7 @@ use crate::detect::Detection;
 use crate::engine::Engine;
 use crate::event::{Event, EventKind};
 use crate::formats::{self, Decoder, FormatChoice, Item};
+use crate::judge::Inserter;
 use crate::whatif::{Rechunker, RunSummary, Summarizer};
 
 /// Exit status: no detection.
@@ -25,8 +26,23 @@ pub struct ScanOptions {
     pub setups: Vec<Setup>,
     pub format: FormatChoice,
     pub json: bool,
-    /// Re-cut the text into deltas of this many chars first.
+    pub transform: Transform,
+}
+
+/// What is done to a stream before the detectors see it.
+#[derive(Clone, Debug, Default)]
+pub struct Transform {
+    /// Re-cut the text into deltas of this many chars.
     pub rechunk: Option<usize>,
+    /// Ask a live LLM judge at its checks and insert the verdicts.
+    pub judge: Option<LiveJudge>,
+}
+
+/// `--judge live`: where to ask, and the schedule's parameters.
+#[derive(Clone, Debug)]
+pub struct LiveJudge {
+    pub endpoint: crate::judge::Endpoint,
+    pub params: crate::detect::judge::JudgeParams,
 }
 
 impl ScanOptions {
@@ -85,10 +101,20 @@ pub fn scan_one(
     input: impl Read,
     decoder: &mut dyn Decoder,
     setups: &[Setup],
-    rechunk: Option<usize>,
+    transform: &Transform,
     mut on_detection: impl FnMut(&Detection),
     mut on_problem: impl FnMut(&formats::Problem),
 ) -> io::Result<FileScan> {
+    let rechunk = transform.rechunk;
+    let mut inserter = transform.judge.as_ref().map(|j| {
+        Inserter::new(
+            &j.params,
+            j.endpoint.clone(),
+            j.endpoint.model.clone(),
+            j.endpoint.double_check_model.clone(),
+            j.endpoint.prompt.clone(),
+        )
+    });
     let mut engines: Vec<Engine> = setups.iter().map(Engine::new).collect();
     let labels: Vec<String> = setups.iter().map(|s| s.profile.name().to_string()).collect();
     let mut summary = Summarizer::new(&labels);
@@ -127,24 +153,42 @@ pub fn scan_one(
     let mut text_line = 0;
     formats::decode_all(input, decoder, |item| match item {
         Item::Event(event, line) => {
-            result.events += 1;
-            result.stream_events += usize::from(formats::carries_stream(&event));
-            beyond_line_one |= line > 1;
-            match rechunker.as_mut() {
-                Some(r) => {
-                    let text = matches!(event.kind, EventKind::Reasoning { .. } | EventKind::Content { .. });
-                    r.push(index, event, &mut pieces);
-                    for (e, origin) in pieces.drain(..) {
-                        let l = if origin == index { line } else { text_line };
-                        run(&e, origin, l, &mut result);
+            // A live judge inserts its verdicts after the turns it checks.
+            let batch = match inserter.as_mut() {
+                Some(ins) => {
+                    let mut out = Vec::new();
+                    ins.push(event, &mut out);
+                    for w in ins.warnings.drain(..) {
+                        on_problem(&formats::Problem {
+                            line,
+                            reason: format!("judge: {w}"),
+                            skipped: false,
+                        });
                     }
-                    if text {
-                        text_line = line;
-                    }
+                    out
                 }
-                None => run(&event, index, line, &mut result),
+                None => vec![event],
+            };
+            for event in batch {
+                result.events += 1;
+                result.stream_events += usize::from(formats::carries_stream(&event));
+                beyond_line_one |= line > 1;
+                match rechunker.as_mut() {
+                    Some(r) => {
+                        let text = matches!(event.kind, EventKind::Reasoning { .. } | EventKind::Content { .. });
+                        r.push(index, event, &mut pieces);
+                        for (e, origin) in pieces.drain(..) {
+                            let l = if origin == index { line } else { text_line };
+                            run(&e, origin, l, &mut result);
+                        }
+                        if text {
+                            text_line = line;
+                        }
+                    }
+                    None => run(&event, index, line, &mut result),
+                }
+                index += 1;
             }
-            index += 1;
         }
         Item::Problem(p) => {
             result.bad_lines += usize::from(p.skipped);
@@ -183,7 +227,7 @@ pub fn run(inputs: &[Input], opts: &ScanOptions, out: &mut dyn Write, err: &mut 
             opened.reader,
             &mut *opened.decoder,
             &opts.setups,
-            opts.rechunk,
+            &opts.transform,
             |d| {
                 if opts.json && !opts.comparing() && write_error.is_none() {
                     if let Err(e) = writeln!(out, "{}", crate::sanitize::json(&json_line(&name, d).to_string()))

@@ -83,7 +83,14 @@ pub fn trials(opts: &TuneOptions, err: &mut dyn Write) -> Result<(String, Vec<Tr
         let mut firsts = vec![None; setups.len()];
         match input.open(opts.format) {
             Ok(mut opened) => {
-                let scanned = scan_one(opened.reader, &mut *opened.decoder, &setups, None, |_| {}, |_| {});
+                let scanned = scan_one(
+                    opened.reader,
+                    &mut *opened.decoder,
+                    &setups,
+                    &Default::default(),
+                    |_| {},
+                    |_| {},
+                );
                 match scanned {
                     Ok(s) => {
                         for d in &s.detections {

@@ -266,3 +266,48 @@ fn dry_run_prints_requests_and_sends_none() {
     assert_eq!(code, 2);
     assert_eq!(err.lines().count(), 1, "{err}");
 }
+
+#[test]
+fn scan_asks_a_live_judge_or_none() {
+    let dir = tempfile::tempdir().unwrap();
+    let input = stream(dir.path(), 35);
+    let (url, bodies) = server(vec![Reply::Confidence(0.92)]);
+    let o = loopscope()
+        .args([
+            "scan",
+            "--json",
+            "--profile",
+            "gemini-cli",
+            "--detectors",
+            "llm-judge",
+            "--judge",
+            "live",
+        ])
+        .args(["--judge-endpoint", &url, "--judge-model", "flash"])
+        .arg(&input)
+        .output()
+        .unwrap();
+    assert_eq!(o.status.code(), Some(1), "{}", String::from_utf8_lossy(&o.stderr));
+    let d: Value = serde_json::from_slice(o.stdout.split(|b| *b == b'\n').next().unwrap()).unwrap();
+    assert_eq!(d["detector"], "llm-judge");
+    assert_eq!(bodies.lock().unwrap().len(), 1);
+    // Off: recorded verdicts are ignored.
+    let o = loopscope()
+        .args([
+            "scan",
+            "--profile",
+            "gemini-cli",
+            "--judge",
+            "off",
+            "sample-logs/judge-recorded-verdicts.jsonl",
+        ])
+        .output()
+        .unwrap();
+    assert!(!String::from_utf8_lossy(&o.stdout).contains("llm-judge"));
+    let o = loopscope()
+        .args(["scan", "--judge", "live", "sample-logs/demo.jsonl"])
+        .output()
+        .unwrap();
+    assert_eq!(o.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&o.stderr).contains("--judge-endpoint"));
+}

@@ -27,8 +27,13 @@ pub enum EntryKind {
         ok: bool,
     },
     Note(String),
-    /// A recorded judge verdict (`None`: no usable answer).
-    Judge(Option<f64>),
+    /// A recorded judge verdict at a turn of the prompt (`None`: no usable answer).
+    Judge {
+        turn: usize,
+        stage: Option<u8>,
+        confidence: Option<f64>,
+        model: Option<String>,
+    },
     Other(String),
     /// Detection number `index` of the stream (of every run's, merged).
     Detection {
@@ -70,6 +75,8 @@ pub struct Timeline {
     detections: usize,
     /// Entries of calls still waiting for their result, oldest first.
     open_calls: Vec<usize>,
+    /// Requests (turns) since the last prompt, for the judge's entries.
+    turns: usize,
 }
 
 /// Calls waiting for a result that a result can still be paired with.
@@ -92,6 +99,11 @@ impl Timeline {
     }
 
     pub fn push(&mut self, index: usize, event: &Event) {
+        match event.kind {
+            EventKind::Prompt { .. } => self.turns = 0,
+            EventKind::Request { .. } => self.turns += 1,
+            _ => {}
+        }
         let kind = match &event.kind {
             EventKind::Reasoning { text } | EventKind::Content { text } => {
                 let channel = if matches!(event.kind, EventKind::Reasoning { .. }) {
@@ -150,7 +162,17 @@ impl Timeline {
                 result: None,
             },
             EventKind::Note { text } => EntryKind::Note(label_text(text)),
-            EventKind::LoopCheck { confidence, .. } => EntryKind::Judge(*confidence),
+            EventKind::LoopCheck {
+                confidence,
+                stage,
+                model,
+                ..
+            } => EntryKind::Judge {
+                turn: self.turns,
+                stage: *stage,
+                confidence: *confidence,
+                model: model.as_deref().map(label_text),
+            },
             EventKind::Other { type_name } => EntryKind::Other(type_name.clone()),
         };
         if matches!(kind, EntryKind::Call { .. }) {
@@ -217,8 +239,17 @@ pub fn describe(e: &Entry) -> String {
         }
         EntryKind::Result { ok } => format!("{} tool result", if *ok { "✓" } else { "✗" }),
         EntryKind::Note(t) => format!("✎ {t}"),
-        EntryKind::Judge(Some(c)) => format!("✦ judge confidence {c:.2}"),
-        EntryKind::Judge(None) => "✦ judge: no usable answer".to_string(),
+        EntryKind::Judge {
+            turn,
+            stage,
+            confidence,
+            model,
+        } => {
+            let verdict = confidence.map_or("no usable answer".to_string(), |c| format!("{c:.2}"));
+            let stage = stage.map_or(String::new(), |s| format!(" · stage {s}"));
+            let model = model.as_deref().map_or(String::new(), |m| format!(" · {m}"));
+            format!("✦ judge at turn {turn}{stage}: {verdict}{model}")
+        }
         EntryKind::Other(t) => format!("· {t}"),
         EntryKind::Detection {
             detector,
