@@ -28,6 +28,8 @@ pub struct Configured {
 pub struct Setup {
     pub profile: Profile,
     pub detectors: Vec<Configured>,
+    /// The judge endpoint of the config file (`[judge]`).
+    pub judge: JudgeEndpoint,
     /// The config file that was read, if any.
     pub config_file: Option<PathBuf>,
 }
@@ -43,9 +45,62 @@ pub struct Choices {
     pub sets: Vec<String>,
 }
 
+/// `[judge]` in the config file: the endpoint `--judge live` and
+/// `loopscope judge` use when no flag names one. The API key itself is
+/// never in the file: `api_key_env` names the variable that holds it.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct JudgeEndpoint {
+    pub base_url: Option<String>,
+    pub model: Option<String>,
+    pub double_check_model: Option<String>,
+    pub api_key_env: Option<String>,
+    pub timeout: Option<u64>,
+    pub attempts: Option<usize>,
+    pub prompt_file: Option<PathBuf>,
+}
+
+impl JudgeEndpoint {
+    fn from_toml(v: &toml::Value) -> Result<JudgeEndpoint, String> {
+        let toml::Value::Table(t) = v else {
+            return Err("[judge] must be a table".to_string());
+        };
+        let mut j = JudgeEndpoint::default();
+        for (k, v) in t {
+            let text = || {
+                v.as_str()
+                    .map(str::to_string)
+                    .ok_or_else(|| format!("[judge] {k} must be a string"))
+            };
+            let number = || {
+                v.as_integer()
+                    .and_then(|n| u64::try_from(n).ok())
+                    .filter(|n| (1..=3600).contains(n))
+                    .ok_or_else(|| format!("[judge] {k} must be a whole number from 1 to 3600"))
+            };
+            match k.as_str() {
+                "base_url" => j.base_url = Some(text()?),
+                "model" => j.model = Some(text()?),
+                "double_check_model" => j.double_check_model = Some(text()?),
+                "api_key_env" => j.api_key_env = Some(text()?),
+                "timeout" => j.timeout = Some(number()?),
+                "attempts" => j.attempts = Some(number()? as usize),
+                "prompt_file" => j.prompt_file = Some(PathBuf::from(text()?)),
+                "api_key" => return Err("[judge] api_key: keys are not kept in config files; name the environment variable that holds it with api_key_env".to_string()),
+                other => {
+                    return Err(format!(
+                        "[judge] unknown key {other:?} (base_url, model, double_check_model, api_key_env, timeout, attempts, prompt_file)"
+                    ))
+                }
+            }
+        }
+        Ok(j)
+    }
+}
+
 /// The parsed config file.
 #[derive(Debug, Default)]
 struct ConfigFile {
+    judge: Option<JudgeEndpoint>,
     profile: Option<Profile>,
     detectors: Option<Vec<String>>,
     /// Parameter values per detector, already checked against their specs.
@@ -66,6 +121,7 @@ impl Setup {
                 })
                 .collect(),
             config_file: None,
+            judge: JudgeEndpoint::default(),
         }
     }
 
@@ -146,6 +202,7 @@ impl Setup {
     fn from_parts(choices: &Choices, file: ConfigFile) -> Result<Setup, String> {
         let profile = choices.profile.or(file.profile).unwrap_or(Profile::Seed);
         let mut setup = Setup::profile(profile);
+        setup.judge = file.judge.clone().unwrap_or_default();
         if let Some(ids) = choices.detectors.as_ref().or(file.detectors.as_ref()) {
             setup.select(ids)?;
         }
@@ -322,10 +379,10 @@ fn parse_config(text: &str) -> Result<ConfigFile, String> {
         match key.as_str() {
             "profile" => {
                 let name = value.as_str().ok_or("`profile` must be a string")?;
-                file.profile = Some(
-                    Profile::from_name(name)
-                        .ok_or_else(|| format!("unknown profile {name:?} (known: seed, gemini-cli)"))?,
-                );
+                file.profile = Some(Profile::from_name(name).ok_or_else(|| {
+                    let names: Vec<&str> = Profile::ALL.iter().map(|p| p.name()).collect();
+                    format!("unknown profile {name:?} (known: {})", names.join(", "))
+                })?);
             }
             "detectors" => {
                 let list = value
@@ -338,9 +395,11 @@ fn parse_config(text: &str) -> Result<ConfigFile, String> {
                     .ok_or("`detectors` must be an array of detector ids")?;
                 file.detectors = Some(list);
             }
+            "judge" => file.judge = Some(JudgeEndpoint::from_toml(&value)?),
             id => {
-                let info = detect::find(id)
-                    .ok_or_else(|| format!("unknown key {id:?} (expected profile, detectors, or a detector id)"))?;
+                let info = detect::find(id).ok_or_else(|| {
+                    format!("unknown key {id:?} (expected profile, detectors, judge, or a detector id)")
+                })?;
                 let toml::Value::Table(t) = value else {
                     return Err(format!("[{id}] must be a table of parameters"));
                 };

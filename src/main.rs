@@ -326,28 +326,56 @@ struct LiveJudgeFlags {
     judge_prompt: Option<PathBuf>,
 }
 
-/// An endpoint from flags; the API key is read from the named variable.
+/// The judge endpoint the flags name, over the config file's `[judge]`.
+#[derive(Default)]
+struct EndpointFlags<'a> {
+    url: Option<&'a str>,
+    model: Option<&'a str>,
+    double_check: Option<&'a str>,
+    key_env: Option<&'a str>,
+    timeout: Option<u64>,
+    attempts: Option<usize>,
+    prompt: Option<&'a std::path::Path>,
+}
+
+/// An endpoint from flags over the config; the API key is read from the named variable.
 fn endpoint(
-    url: &str,
-    model: &str,
-    double_check: Option<&str>,
-    key_env: Option<&str>,
-    timeout: u64,
-    attempts: usize,
-    prompt: Option<&std::path::Path>,
+    flags: EndpointFlags<'_>,
+    config: &loopscope::config::JudgeEndpoint,
 ) -> Result<loopscope::judge::Endpoint, String> {
-    let prompt = match prompt {
+    let url = flags
+        .url
+        .map(str::to_string)
+        .or(config.base_url.clone())
+        .ok_or("no judge endpoint: give --endpoint (--judge-endpoint) or base_url in the config's [judge]")?;
+    let model = flags
+        .model
+        .map(str::to_string)
+        .or(config.model.clone())
+        .ok_or("no judge model: give --model (--judge-model) or model in the config's [judge]")?;
+    let double_check = flags
+        .double_check
+        .map(str::to_string)
+        .or(config.double_check_model.clone());
+    let key_env = flags.key_env.map(str::to_string).or(config.api_key_env.clone());
+    let timeout = flags.timeout.or(config.timeout).unwrap_or(60);
+    let attempts = flags.attempts.or(config.attempts).unwrap_or(2);
+    let prompt_path = flags
+        .prompt
+        .map(std::path::Path::to_path_buf)
+        .or(config.prompt_file.clone());
+    let prompt = match prompt_path.as_deref() {
         Some(p) => std::fs::read_to_string(p).map_err(|e| format!("{}: {}", p.display(), loopscope::io_reason(&e)))?,
         None => loopscope::judge::DEFAULT_PROMPT.to_string(),
     };
     let api_key = match key_env {
-        Some(var) => Some(std::env::var(var).map_err(|_| format!("the API key variable {var} is not set"))?),
+        Some(var) => Some(std::env::var(&var).map_err(|_| format!("the API key variable {var} is not set"))?),
         None => None,
     };
     Ok(loopscope::judge::Endpoint {
-        base_url: url.to_string(),
-        model: model.to_string(),
-        double_check_model: double_check.map(str::to_string),
+        base_url: url,
+        model,
+        double_check_model: double_check,
         api_key,
         timeout: std::time::Duration::from_secs(timeout.max(1)),
         attempts: attempts.max(1),
@@ -393,24 +421,25 @@ struct JudgeArgs {
     #[arg(short, long, value_name = "OUT", required_unless_present = "dry_run")]
     output: Option<PathBuf>,
     /// The endpoint's base URL, e.g. http://localhost:11434/v1 (ollama),
-    /// http://localhost:8000/v1 (vLLM); /chat/completions is appended.
+    /// http://localhost:8000/v1 (vLLM); /chat/completions is appended
+    /// [default: base_url in the config's [judge]].
     #[arg(long, value_name = "URL")]
-    endpoint: String,
-    /// The model asked first ("flash").
+    endpoint: Option<String>,
+    /// The model asked first ("flash") [default: model in [judge]].
     #[arg(long)]
-    model: String,
+    model: Option<String>,
     /// The model that confirms a loop (gemini-cli's double check).
     #[arg(long, value_name = "MODEL")]
     double_check_model: Option<String>,
     /// The environment variable holding the API key (the key is never printed).
     #[arg(long, value_name = "VAR")]
     api_key_env: Option<String>,
-    /// Seconds per request.
-    #[arg(long, default_value_t = 60, value_name = "SECS")]
-    timeout: u64,
-    /// Attempts per check before it counts as no answer.
-    #[arg(long, default_value_t = 2)]
-    attempts: usize,
+    /// Seconds per request [default: 60, or timeout in [judge]].
+    #[arg(long, value_name = "SECS")]
+    timeout: Option<u64>,
+    /// Attempts per check before it counts as no answer [default: 2, or attempts in [judge]].
+    #[arg(long)]
+    attempts: Option<usize>,
     /// The judge's instructions, instead of loopscope's own.
     #[arg(long, value_name = "FILE")]
     judge_prompt: Option<PathBuf>,
@@ -591,13 +620,16 @@ fn run_judge(args: &JudgeArgs) -> Result<i32, String> {
         loopscope::files::refuse_if_input(out, &[&args.file])?;
     }
     let endpoint = endpoint(
-        &args.endpoint,
-        &args.model,
-        args.double_check_model.as_deref(),
-        args.api_key_env.as_deref(),
-        args.timeout,
-        args.attempts,
-        args.judge_prompt.as_deref(),
+        EndpointFlags {
+            url: args.endpoint.as_deref(),
+            model: args.model.as_deref(),
+            double_check: args.double_check_model.as_deref(),
+            key_env: args.api_key_env.as_deref(),
+            timeout: args.timeout,
+            attempts: args.attempts,
+            prompt: args.judge_prompt.as_deref(),
+        },
+        &setup.judge,
     )?;
     let (events, format) = read_events(&args.file, args.input.format)?;
     let cmd = loopscope::judge::command::JudgeCommand {
@@ -887,18 +919,17 @@ fn run_scan(
                 .iter()
                 .find(|c| c.info.id == "llm-judge")
                 .ok_or_else(|| format!("--judge live: profile {} has no llm-judge", setups[0].profile))?;
-            let (Some(url), Some(model)) = (&judge.judge_endpoint, &judge.judge_model) else {
-                return Err("--judge live needs --judge-endpoint URL and --judge-model MODEL".to_string());
-            };
             let mut params = loopscope::detect::judge::JudgeParams::from(&conf.params);
             let ep = endpoint(
-                url,
-                model,
-                judge.judge_double_check_model.as_deref(),
-                judge.judge_api_key_env.as_deref(),
-                60,
-                2,
-                judge.judge_prompt.as_deref(),
+                EndpointFlags {
+                    url: judge.judge_endpoint.as_deref(),
+                    model: judge.judge_model.as_deref(),
+                    double_check: judge.judge_double_check_model.as_deref(),
+                    key_env: judge.judge_api_key_env.as_deref(),
+                    prompt: judge.judge_prompt.as_deref(),
+                    ..EndpointFlags::default()
+                },
+                &setups[0].judge,
             )?;
             if ep.double_check_model.is_none() && params.double_check {
                 // The first model decides; the replay of its verdicts must agree.

@@ -311,3 +311,38 @@ fn scan_asks_a_live_judge_or_none() {
     assert_eq!(o.status.code(), Some(2));
     assert!(String::from_utf8_lossy(&o.stderr).contains("--judge-endpoint"));
 }
+
+#[test]
+fn the_endpoint_can_come_from_the_config_file_and_keys_stay_out_of_it() {
+    let dir = tempfile::tempdir().unwrap();
+    let input = stream(dir.path(), 35);
+    let out = dir.path().join("out.jsonl");
+    let (url, bodies) = server(vec![Reply::Confidence(0.4)]);
+    let config = dir.path().join("config.toml");
+    std::fs::write(
+        &config,
+        format!("profile = \"gemini-cli\"\n[judge]\nbase_url = \"{url}\"\nmodel = \"from-config\"\ntimeout = 5\n"),
+    )
+    .unwrap();
+    let o = loopscope()
+        .arg("judge")
+        .arg("--config")
+        .arg(&config)
+        .arg("-o")
+        .arg(&out)
+        .arg(&input)
+        .output()
+        .unwrap();
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    assert_eq!(bodies.lock().unwrap()[0]["model"], "from-config");
+    std::fs::write(&config, "[judge]\napi_key = \"sk-secret\"\n").unwrap();
+    let o = loopscope()
+        .args(["scan", "--config"])
+        .arg(&config)
+        .arg(&input)
+        .output()
+        .unwrap();
+    assert_eq!(o.status.code(), Some(2));
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(err.contains("api_key_env") && !err.contains("sk-secret"), "{err}");
+}
