@@ -33,6 +33,8 @@ struct Cli {
     #[command(flatten)]
     replay: ReplayFlags,
     #[command(flatten)]
+    judge: LiveJudgeFlags,
+    #[command(flatten)]
     input: InputFlags,
     #[command(flatten)]
     detectors: DetectorFlags,
@@ -132,6 +134,8 @@ struct ViewArgs {
     files: Vec<PathBuf>,
     #[command(flatten)]
     replay: ReplayFlags,
+    #[command(flatten)]
+    judge: LiveJudgeFlags,
     #[command(flatten)]
     input: InputFlags,
     #[command(flatten)]
@@ -570,7 +574,7 @@ fn main() -> ExitCode {
     }
     let result = match cli.command {
         Some(Command::View(args)) => {
-            one_stream(args.files).and_then(|f| run_view(f, &args.replay, args.input, &args.detectors))
+            one_stream(args.files).and_then(|f| run_view(f, &args.replay, &args.judge, args.input, &args.detectors))
         }
         Some(Command::Tail(args)) => run_tail(&args),
         Some(Command::Convert(args)) => run_convert(&args),
@@ -592,7 +596,7 @@ fn main() -> ExitCode {
             Ok(())
         }),
         Some(Command::Man) => print_generated(|out| clap_mangen::Man::new(Cli::command()).render(out)),
-        None => one_stream(cli.files).and_then(|f| run_view(f, &cli.replay, cli.input, &cli.detectors)),
+        None => one_stream(cli.files).and_then(|f| run_view(f, &cli.replay, &cli.judge, cli.input, &cli.detectors)),
     };
     match result {
         Ok(code) => ExitCode::from(code as u8),
@@ -698,11 +702,13 @@ fn print_generated(write: impl FnOnce(&mut dyn Write) -> io::Result<()>) -> Resu
 fn run_view(
     file: Option<PathBuf>,
     replay: &ReplayFlags,
+    judge: &LiveJudgeFlags,
     input: InputFlags,
     flags: &DetectorFlags,
 ) -> Result<i32, String> {
     // Several profiles: the first is shown, the others compared with it.
     let mut setups = flags.setups()?;
+    let live = live_judge(judge, &mut setups)?;
     let setup = setups.remove(0);
     let mut opts = replay.options();
     opts.compare = setups;
@@ -715,6 +721,19 @@ fn run_view(
         ),
     };
     tui::run(&name, setup, opts, |sink| {
+        let sink = match live {
+            Some(j) => loopscope::judge::judging(
+                loopscope::judge::Inserter::new(
+                    &j.params,
+                    j.endpoint.clone(),
+                    j.endpoint.model.clone(),
+                    j.endpoint.double_check_model.clone(),
+                    j.endpoint.prompt.clone(),
+                ),
+                sink,
+            ),
+            None => sink,
+        };
         feed::read(opened.reader, opened.decoder, false, sink)
     })?;
     Ok(0)
@@ -897,18 +916,12 @@ fn run_replay_into(args: &ReplayIntoArgs) -> Result<i32, String> {
     Ok(0)
 }
 
-fn run_scan(
-    inputs: Vec<Input>,
-    json: bool,
-    rechunk: Option<usize>,
-    judge: &LiveJudgeFlags,
-    input: InputFlags,
-    flags: &DetectorFlags,
-) -> Result<i32, String> {
-    let mut setups = flags.setups()?;
-    let live = match judge.judge.as_str() {
+/// `--judge`: `off` takes llm-judge out of the setups; `live` gives the
+/// endpoint and schedule to ask while reading.
+fn live_judge(judge: &LiveJudgeFlags, setups: &mut [Setup]) -> Result<Option<scan::LiveJudge>, String> {
+    Ok(match judge.judge.as_str() {
         "off" => {
-            for s in &mut setups {
+            for s in setups.iter_mut() {
                 s.detectors.retain(|c| c.info.id != "llm-judge");
             }
             None
@@ -934,14 +947,26 @@ fn run_scan(
             if ep.double_check_model.is_none() && params.double_check {
                 // The first model decides; the replay of its verdicts must agree.
                 params.double_check = false;
-                for s in &mut setups {
+                for s in setups.iter_mut() {
                     let _ = s.apply_set("llm-judge.double_check=false");
                 }
             }
             Some(scan::LiveJudge { endpoint: ep, params })
         }
         _ => None,
-    };
+    })
+}
+
+fn run_scan(
+    inputs: Vec<Input>,
+    json: bool,
+    rechunk: Option<usize>,
+    judge: &LiveJudgeFlags,
+    input: InputFlags,
+    flags: &DetectorFlags,
+) -> Result<i32, String> {
+    let mut setups = flags.setups()?;
+    let live = live_judge(judge, &mut setups)?;
     let opts = ScanOptions {
         setups,
         format: input.format,

@@ -235,6 +235,7 @@ pub fn run_headless(
                 }
             }
             Feed::Failed(msg) => writeln!(err, "loopscope: {msg}")?,
+            Feed::Warning(msg) => writeln!(err, "loopscope: warning: {msg}")?,
             Feed::Format(_) => {}
             Feed::Ended => break,
         }

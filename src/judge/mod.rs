@@ -380,6 +380,30 @@ impl<A: Asker> Inserter<A> {
     }
 }
 
+/// A feed sink that asks the judge as events pass (on the reading thread,
+/// so the viewer never waits) and forwards them with the verdicts.
+pub fn judging<A: Asker + Send + 'static>(
+    mut inserter: Inserter<A>,
+    mut sink: crate::replay::feed::Sink,
+) -> crate::replay::feed::Sink {
+    use crate::replay::feed::Feed;
+    Box::new(move |f| match f {
+        Feed::Events(batch) => {
+            let mut out = Vec::with_capacity(batch.len());
+            for e in batch {
+                inserter.push(e, &mut out);
+            }
+            for w in inserter.warnings.drain(..) {
+                if !sink(Feed::Warning(format!("judge: {w}"))) {
+                    return false;
+                }
+            }
+            sink(Feed::Events(out))
+        }
+        other => sink(other),
+    })
+}
+
 /// The most checks a stream of `turns` turns per prompt can get: every
 /// interval at its shortest.
 pub fn max_checks(params: &JudgeParams, turns_per_prompt: &[usize]) -> usize {

@@ -33,6 +33,8 @@ pub enum Feed {
     /// The input ended (a whole file, or standard input closed).
     Ended,
     Failed(String),
+    /// Something to tell the user that stops nothing (a judge that did not answer).
+    Warning(String),
 }
 
 /// Receives feed messages; returns false when nobody listens any more.
