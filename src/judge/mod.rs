@@ -424,6 +424,58 @@ pub fn max_checks(params: &JudgeParams, turns_per_prompt: &[usize]) -> usize {
 mod tests {
     use super::*;
 
+    /// Answers from a script, in order.
+    struct Script(Vec<Answer>);
+
+    impl Asker for Script {
+        fn ask(&mut self, _stage: u8, _model: &str, _messages: &[Value]) -> Answer {
+            if self.0.is_empty() {
+                Answer::Nothing("script ended".into())
+            } else {
+                self.0.remove(0)
+            }
+        }
+    }
+
+    #[test]
+    fn the_viewers_feed_gets_verdicts_and_warnings_as_events_pass() {
+        use crate::replay::feed::Feed;
+        use std::sync::{Arc, Mutex};
+        let params = JudgeParams {
+            after_turns: 2,
+            history: 20,
+            threshold: 0.9,
+            strict: false,
+            interval_min: 5,
+            interval_max: 15,
+            initial_interval: 1,
+            double_check: false,
+        };
+        let script = Script(vec![Answer::Nothing("HTTP 500".into())]);
+        let ins = Inserter::new(&params, script, "flash".into(), None, "P".into());
+        let got: Arc<Mutex<Vec<Feed>>> = Arc::default();
+        let seen = Arc::clone(&got);
+        let mut sink = judging(
+            ins,
+            Box::new(move |f| {
+                seen.lock().unwrap().push(f);
+                true
+            }),
+        );
+        let events = vec![
+            Event::prompt("go"),
+            Event::request(),
+            Event::request(),
+            Event::content("x"),
+        ];
+        assert!(sink(Feed::Events(events)));
+        let got = got.lock().unwrap();
+        assert!(matches!(&got[0], Feed::Warning(w) if w.contains("turn 2") && w.contains("HTTP 500")));
+        let Feed::Events(out) = &got[1] else { panic!("events") };
+        assert_eq!(out.len(), 5, "the verdict after the second request");
+        assert!(matches!(out[3].kind, EventKind::LoopCheck { confidence: None, .. }));
+    }
+
     #[test]
     fn answers_are_read_leniently_and_checked() {
         assert_eq!(
