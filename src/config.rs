@@ -16,6 +16,10 @@ use std::path::{Path, PathBuf};
 use crate::detect::params::{ParamSpec, Value};
 use crate::detect::{self, DetectorInfo, Params, Profile, DETECTORS};
 
+/// Detectors a profile offers but does not run unless named (`--detectors`,
+/// or `detectors` in the config): the judge costs calls to a model.
+const OFF_BY_DEFAULT: [(&str, Profile); 1] = [("llm-judge", Profile::Extended)];
+
 /// One detector of a run, with its resolved parameters.
 #[derive(Clone, Debug)]
 pub struct Configured {
@@ -114,7 +118,7 @@ impl Setup {
             profile,
             detectors: DETECTORS
                 .iter()
-                .filter(|d| d.in_profile(profile))
+                .filter(|d| d.in_profile(profile) && !OFF_BY_DEFAULT.contains(&(d.id, profile)))
                 .map(|&info| Configured {
                     info,
                     params: Params::defaults(info.params, profile),
@@ -239,7 +243,8 @@ impl Setup {
         out
     }
 
-    /// Keeps only these detectors (in registry order).
+    /// Keeps only these detectors (in registry order), adding a profile's
+    /// off-by-default ones when named.
     pub fn select(&mut self, ids: &[String]) -> Result<(), String> {
         if ids.is_empty() {
             return Err("no detector selected".to_string());
@@ -254,6 +259,18 @@ impl Setup {
                 ));
             }
         }
+        let profile = self.profile;
+        for info in DETECTORS.iter().filter(|d| OFF_BY_DEFAULT.contains(&(d.id, profile))) {
+            if ids.iter().any(|id| id == info.id) && !self.detectors.iter().any(|c| c.info.id == info.id) {
+                self.detectors.push(Configured {
+                    info,
+                    params: Params::defaults(info.params, profile),
+                });
+            }
+        }
+        // Registry order, whatever order they were named in.
+        self.detectors
+            .sort_by_key(|c| DETECTORS.iter().position(|d| d.id == c.info.id).unwrap_or(usize::MAX));
         self.detectors.retain(|c| ids.iter().any(|id| id == c.info.id));
         Ok(())
     }

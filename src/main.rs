@@ -146,6 +146,8 @@ struct ViewArgs {
 struct TailArgs {
     /// The file to follow ("-" reads standard input); it may not exist yet.
     file: PathBuf,
+    #[command(flatten)]
+    judge: LiveJudgeFlags,
     /// Print each detection as it happens instead of opening the viewer.
     #[arg(long)]
     no_tui: bool,
@@ -769,7 +771,25 @@ fn refuse_writing_into(output: Option<&std::path::Path>, inputs: &[&std::path::P
 }
 
 fn run_tail(args: &TailArgs) -> Result<i32, String> {
-    let setup = args.detectors.setup()?;
+    let mut setups = vec![args.detectors.setup()?];
+    let live = live_judge(&args.judge, &mut setups)?;
+    let setup = setups.remove(0);
+    // A live judge asks on the reading thread and inserts its verdicts.
+    let wrap = move |sink: feed::Sink| -> feed::Sink {
+        match &live {
+            Some(j) => loopscope::judge::judging(
+                loopscope::judge::Inserter::new(
+                    &j.params,
+                    j.endpoint.clone(),
+                    j.endpoint.model.clone(),
+                    j.endpoint.double_check_model.clone(),
+                    j.endpoint.prompt.clone(),
+                ),
+                sink,
+            ),
+            None => sink,
+        }
+    };
     let target = if loopscope::config::is_stdin(&args.file) {
         Target::Stdin
     } else {
@@ -788,6 +808,7 @@ fn run_tail(args: &TailArgs) -> Result<i32, String> {
             from_start: args.from_start,
             bell: args.bell,
             on_detect: args.on_detect.clone(),
+            wrap_sink: Box::new(wrap),
         };
         if let Target::File(path) = &target {
             refuse_writing_into(None, &[path])?;
@@ -808,7 +829,7 @@ fn run_tail(args: &TailArgs) -> Result<i32, String> {
         ..args.look.options()
     };
     let format = args.input.format;
-    tui::run(&target.name(), setup, opts, |sink| target.start(format, sink))?;
+    tui::run(&target.name(), setup, opts, |sink| target.start(format, wrap(sink)))?;
     Ok(0)
 }
 

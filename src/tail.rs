@@ -153,6 +153,8 @@ pub struct HeadlessOptions {
     pub from_start: bool,
     pub bell: bool,
     pub on_detect: Option<String>,
+    /// Wraps the feed before the detectors see it (a live judge inserting verdicts).
+    pub wrap_sink: Box<dyn Fn(Sink) -> Sink>,
 }
 
 /// One detection as a human line (unaligned: lines are printed as they come).
@@ -178,7 +180,8 @@ pub fn run_headless(
     let name = target.name();
     let (tx, rx) = mpsc::channel::<Feed>();
     let feed_tx = tx.clone();
-    target.start(opts.format, Box::new(move |f| feed_tx.send(f).is_ok()));
+    let sink: Sink = Box::new(move |f| feed_tx.send(f).is_ok());
+    target.start(opts.format, (opts.wrap_sink)(sink));
     stop_on_signals(tx);
     let hook = opts.on_detect.as_ref().map(|command| OnDetect {
         command: command.clone(),

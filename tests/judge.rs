@@ -346,3 +346,31 @@ fn the_endpoint_can_come_from_the_config_file_and_keys_stay_out_of_it() {
     let err = String::from_utf8_lossy(&o.stderr);
     assert!(err.contains("api_key_env") && !err.contains("sk-secret"), "{err}");
 }
+
+#[test]
+fn tail_asks_a_live_judge_as_the_file_grows() {
+    let dir = tempfile::tempdir().unwrap();
+    let input = stream(dir.path(), 35);
+    let (url, _) = server(vec![Reply::Confidence(0.95)]);
+    let mut child = loopscope()
+        .args([
+            "tail",
+            "--no-tui",
+            "--from-start",
+            "--profile",
+            "gemini-cli",
+            "--detectors",
+            "llm-judge",
+        ])
+        .args(["--judge", "live", "--judge-endpoint", &url, "--judge-model", "flash"])
+        .arg(&input)
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    let lines = common::lines_of(child.stdout.take().unwrap());
+    let line = lines.recv_timeout(Duration::from_secs(20)).expect("a detection line");
+    assert!(line.contains("llm-judge"), "{line}");
+    let _ = child.kill();
+    let _ = child.wait();
+}

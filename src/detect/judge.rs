@@ -14,7 +14,8 @@ pub(crate) static INFO: DetectorInfo = DetectorInfo {
     family: Family::ContentStream,
     channel: Channel::Turns,
     rule: "from turn `after_turns` of a prompt, every `interval` turns (starting at `initial_interval`, then interval_min + (interval_max - interval_min) x (1 - confidence), rounded), a model judges the last `history` entries; confidence >= `threshold` (> when `strict`), confirmed by the double-check model when `double_check`, is a loop",
-    profiles: &[Profile::Seed, Profile::GeminiCli],
+    // In extended it runs only when named (it costs calls to a model).
+    profiles: &[Profile::Seed, Profile::GeminiCli, Profile::Extended],
     params: &[
         ParamSpec::new("after_turns", Kind::Count { min: 1 }, Default::Count(30), "the turn of the prompt the first check runs at"),
         ParamSpec::new("history", Kind::Count { min: 1 }, Default::Count(20), "conversation entries sent to the judge"),
