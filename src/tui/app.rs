@@ -216,6 +216,8 @@ impl App {
             .iter()
             .flat_map(|s| s.detectors.iter().cloned())
             .collect();
+        let judge = app.judge_params();
+        app.timeline.timeline.set_judge(judge);
         if app.following() {
             app.clock.set_playing(false, now);
         }

@@ -33,6 +33,9 @@ pub enum EntryKind {
         stage: Option<u8>,
         confidence: Option<f64>,
         model: Option<String>,
+        /// The turn of the next check after this verdict (when the shown
+        /// profile runs the judge).
+        next: Option<usize>,
     },
     Other(String),
     /// Detection number `index` of the stream (of every run's, merged).
@@ -77,6 +80,8 @@ pub struct Timeline {
     open_calls: Vec<usize>,
     /// Requests (turns) since the last prompt, for the judge's entries.
     turns: usize,
+    /// The shown profile's judge schedule, to say when it asks next.
+    judge: Option<crate::detect::judge::Schedule>,
 }
 
 /// Calls waiting for a result that a result can still be paired with.
@@ -98,10 +103,30 @@ impl Timeline {
         &self.entries
     }
 
+    /// The parameters of the judge followed, if any.
+    pub fn judge_params(&self) -> Option<crate::detect::judge::JudgeParams> {
+        self.judge.as_ref().map(|j| j.params)
+    }
+
+    /// Follows the judge of these parameters (None: the profile has none).
+    pub fn set_judge(&mut self, params: Option<crate::detect::judge::JudgeParams>) {
+        self.judge = params.map(|p| crate::detect::judge::Schedule::new(&p));
+    }
+
     pub fn push(&mut self, index: usize, event: &Event) {
         match event.kind {
-            EventKind::Prompt { .. } => self.turns = 0,
-            EventKind::Request { .. } => self.turns += 1,
+            EventKind::Prompt { .. } => {
+                self.turns = 0;
+                if let Some(j) = self.judge.as_mut() {
+                    j.reset();
+                }
+            }
+            EventKind::Request { .. } => {
+                self.turns += 1;
+                if let Some(j) = self.judge.as_mut() {
+                    j.turn();
+                }
+            }
             _ => {}
         }
         let kind = match &event.kind {
@@ -167,12 +192,19 @@ impl Timeline {
                 stage,
                 model,
                 ..
-            } => EntryKind::Judge {
-                turn: self.turns,
-                stage: *stage,
-                confidence: *confidence,
-                model: model.as_deref().map(label_text),
-            },
+            } => {
+                let next = self.judge.as_mut().map(|j| {
+                    j.verdict(stage.unwrap_or(1), *confidence);
+                    j.next_check()
+                });
+                EntryKind::Judge {
+                    turn: self.turns,
+                    stage: *stage,
+                    confidence: *confidence,
+                    model: model.as_deref().map(label_text),
+                    next,
+                }
+            }
             EventKind::Other { type_name } => EntryKind::Other(type_name.clone()),
         };
         if matches!(kind, EntryKind::Call { .. }) {
@@ -244,11 +276,15 @@ pub fn describe(e: &Entry) -> String {
             stage,
             confidence,
             model,
+            next,
         } => {
             let verdict = confidence.map_or("no usable answer".to_string(), |c| format!("{c:.2}"));
-            let stage = stage.map_or(String::new(), |s| format!(" · stage {s}"));
+            let stage = stage
+                .filter(|s| *s > 1)
+                .map_or(String::new(), |s| format!(" (stage {s})"));
+            let next = next.map_or(String::new(), |n| format!(" → next at {n}"));
             let model = model.as_deref().map_or(String::new(), |m| format!(" · {m}"));
-            format!("✦ judge at turn {turn}{stage}: {verdict}{model}")
+            format!("✦ turn {turn} · {verdict}{stage}{next}{model}")
         }
         EntryKind::Other(t) => format!("· {t}"),
         EntryKind::Detection {

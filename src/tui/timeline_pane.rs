@@ -205,7 +205,9 @@ impl TimelinePane {
 
     /// A new stream (the file was truncated): no entries, same filter.
     pub fn clear(&mut self) {
+        let judge = self.timeline.judge_params();
         self.timeline = Timeline::default();
+        self.timeline.set_judge(judge);
         self.selected = None;
         self.kept.clear();
     }

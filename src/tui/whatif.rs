@@ -30,6 +30,15 @@ pub struct Rechunked {
 }
 
 impl App {
+    /// The shown profile's judge parameters, if it runs the judge.
+    pub fn judge_params(&self) -> Option<crate::detect::judge::JudgeParams> {
+        self.setup
+            .detectors
+            .iter()
+            .find(|c| c.info.id == "llm-judge")
+            .map(|c| crate::detect::judge::JudgeParams::from(&c.params))
+    }
+
     /// The label of run `k` in the timeline and lists, when comparing.
     pub fn run_label(&self, k: usize) -> Option<&str> {
         (self.tape.setups().len() > 1).then(|| self.tape.setups().get(k).map(|s| s.profile.name()))?
@@ -347,6 +356,7 @@ impl App {
     pub fn rebuild_views(&mut self) {
         let mut timeline = TimelinePane::default();
         timeline.set_filter(self.timeline.filter().cloned());
+        timeline.timeline.set_judge(self.judge_params());
         let mut pacing = Pacing::new(self.pacing.rules());
         let labels: Vec<String> = self
             .tape
