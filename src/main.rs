@@ -288,9 +288,13 @@ enum Command {
 
 #[derive(Args)]
 struct ScanArgs {
-    /// Streams to scan ("-" reads standard input).
+    /// Streams to scan ("-" reads standard input); a directory is scanned
+    /// recursively, in parallel, files that are not agent sessions skipped.
     #[arg(required = true)]
     files: Vec<PathBuf>,
+    /// Only files under the directories changed within this long (7d, 12h, 30m).
+    #[arg(long, value_name = "AGE", value_parser = parse_since)]
+    since: Option<std::time::Duration>,
     /// One JSON object per detection per line (comparing profiles: one per
     /// profile per file).
     #[arg(long)]
@@ -387,6 +391,72 @@ fn endpoint(
         attempts: attempts.max(1),
         prompt,
     })
+}
+
+/// The files to scan: each named file, and every file under each named
+/// directory (recursively, in name order; a Cline/Roo task folder is one
+/// input). `since` keeps the files found in directories that changed within it.
+fn scan_inputs(paths: &[PathBuf], since: Option<std::time::Duration>) -> Result<Vec<Input>, String> {
+    let cutoff = since.and_then(|d| std::time::SystemTime::now().checked_sub(d));
+    let mut out = Vec::new();
+    for p in paths {
+        if p.is_dir() && formats::cline::task_file(p).is_none() {
+            let mut found = Vec::new();
+            walk(p, &mut found, 0);
+            found.sort();
+            if found.is_empty() {
+                eprintln!("loopscope: {}: no files to scan", loopscope::sanitize::path(p));
+            }
+            for f in found {
+                let fresh =
+                    cutoff.is_none_or(|c| std::fs::metadata(&f).and_then(|m| m.modified()).is_ok_and(|m| m >= c));
+                if fresh {
+                    out.push(Input::Found(f));
+                }
+            }
+        } else {
+            out.push(Input::Path(p.clone()));
+        }
+    }
+    Ok(out)
+}
+
+/// Every regular file under `dir` (task folders as one), depth-limited.
+fn walk(dir: &std::path::Path, out: &mut Vec<PathBuf>, depth: usize) {
+    if depth > 32 {
+        return;
+    }
+    let Ok(entries) = std::fs::read_dir(dir) else { return };
+    for e in entries.flatten() {
+        let path = e.path();
+        let Ok(kind) = e.file_type() else { continue };
+        if kind.is_dir() {
+            if formats::cline::task_file(&path).is_some() {
+                out.push(path);
+            } else {
+                walk(&path, out, depth + 1);
+            }
+        } else if kind.is_file() {
+            out.push(path);
+        }
+    }
+}
+
+/// `--since 7d`: a duration in days, hours, minutes or seconds.
+fn parse_since(s: &str) -> Result<std::time::Duration, String> {
+    let s = s.trim();
+    let (num, unit) = s.split_at(s.len().saturating_sub(1));
+    let n: u64 = num
+        .parse()
+        .map_err(|_| format!("expected a duration like 7d, 12h, 30m, got {s:?}"))?;
+    let secs = match unit {
+        "d" => n * 86_400,
+        "h" => n * 3600,
+        "m" => n * 60,
+        "s" => n,
+        _ => return Err(format!("expected a duration like 7d, 12h, 30m, got {s:?}")),
+    };
+    Ok(std::time::Duration::from_secs(secs))
 }
 
 /// `--rechunk N`: 1 to 1,000,000 chars.
@@ -582,14 +652,16 @@ fn main() -> ExitCode {
         Some(Command::Convert(args)) => run_convert(&args),
         Some(Command::Screenshot(args)) => run_screenshot(&args),
         Some(Command::ReplayInto(args)) => run_replay_into(&args),
-        Some(Command::Scan(args)) => run_scan(
-            args.files.into_iter().map(Input::Path).collect(),
-            args.json,
-            args.rechunk,
-            &args.judge,
-            args.input,
-            &args.detectors,
-        ),
+        Some(Command::Scan(args)) => scan_inputs(&args.files, args.since).and_then(|inputs| {
+            run_scan(
+                inputs,
+                args.json,
+                args.rechunk,
+                &args.judge,
+                args.input,
+                &args.detectors,
+            )
+        }),
         Some(Command::Detectors(args)) => run_detectors(&args),
         Some(Command::Tune(args)) => run_tune(args),
         Some(Command::Judge(args)) => run_judge(&args),
@@ -997,7 +1069,7 @@ fn run_scan(
     let paths: Vec<&std::path::Path> = inputs
         .iter()
         .filter_map(|i| match i {
-            Input::Path(p) => Some(p.as_path()),
+            Input::Path(p) | Input::Found(p) => Some(p.as_path()),
             _ => None,
         })
         .collect();

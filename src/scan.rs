@@ -54,6 +54,9 @@ impl ScanOptions {
 /// One input to scan: its name as given, and where its bytes come from.
 pub enum Input {
     Path(PathBuf),
+    /// A file found in a directory given to scan: one that is not an
+    /// agent session is skipped with a count, not reported as an error.
+    Found(PathBuf),
     /// Bytes already in memory (the bundled demo), with the name to show.
     Bytes {
         name: String,
@@ -64,14 +67,14 @@ pub enum Input {
 impl Input {
     pub fn name(&self) -> String {
         match self {
-            Input::Path(p) => p.display().to_string(),
+            Input::Path(p) | Input::Found(p) => p.display().to_string(),
             Input::Bytes { name, .. } => name.clone(),
         }
     }
 
     pub fn open(&self, format: FormatChoice) -> Result<formats::Opened, String> {
         match self {
-            Input::Path(p) => formats::open_input(p, format),
+            Input::Path(p) | Input::Found(p) => formats::open_input(p, format),
             Input::Bytes { bytes, .. } => formats::detect::open_reader(Box::new(*bytes), format, None),
         }
     }
@@ -208,79 +211,157 @@ pub fn scan_one(
     Ok(result)
 }
 
-/// Scans every input; returns the exit status.
+/// How one input went.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Outcome {
+    Clean,
+    Detected,
+    Failed,
+    /// Found in a directory and not a session: counted, not an error.
+    Skipped,
+}
+
+/// Scans every input; returns the exit status. Several inputs are scanned
+/// in parallel on every core (each file streamed, its output kept until
+/// its turn), and printed in the order given.
 pub fn run(inputs: &[Input], opts: &ScanOptions, out: &mut dyn Write, err: &mut dyn Write) -> io::Result<i32> {
-    let (mut failed, mut detected) = (false, false);
-    for input in inputs {
-        let name = input.name();
-        let mut opened = match input.open(opts.format) {
-            Ok(o) => o,
-            Err(msg) => {
-                writeln!(err, "loopscope: {msg}")?;
-                failed = true;
-                continue;
-            }
-        };
-        let forced = opened.forced_check();
-        let mut write_error = None;
-        let scanned = scan_one(
-            opened.reader,
-            &mut *opened.decoder,
-            &opts.setups,
-            &opts.transform,
-            |d| {
-                if opts.json && !opts.comparing() && write_error.is_none() {
-                    if let Err(e) = writeln!(out, "{}", crate::sanitize::json(&json_line(&name, d).to_string()))
-                        .and_then(|_| out.flush())
-                    {
-                        write_error = Some(e);
-                    }
-                }
-            },
-            |p| {
-                let _ = writeln!(err, "loopscope: warning: {name}: {p}");
-            },
-        );
-        if let Some(e) = write_error {
-            return Err(e);
+    let outcomes: Vec<Outcome> = if inputs.len() <= 1 {
+        let mut v = Vec::new();
+        for input in inputs {
+            v.push(scan_input(input, opts, out, err)?);
         }
-        let scanned = match scanned {
-            Ok(s) => s,
-            Err(e) => {
-                writeln!(err, "loopscope: {name}: {}", crate::io_reason(&e))?;
-                failed = true;
-                continue;
-            }
-        };
-        if let Err(msg) = forced.check(scanned.stream_events) {
-            writeln!(err, "loopscope: {name}: {msg}")?;
-            failed = true;
-            continue;
-        }
-        detected |= !scanned.detections.is_empty();
-        if opts.comparing() {
-            if opts.json {
-                for s in &scanned.summaries {
-                    writeln!(
-                        out,
-                        "{}",
-                        crate::sanitize::json(&summary_json(&name, s, &scanned).to_string())
-                    )?;
-                }
-            } else {
-                write_comparison(out, &name, &scanned)?;
-            }
-        } else if !opts.json {
-            write_human(out, &name, &scanned)?;
-        }
+        v
+    } else {
+        run_parallel(inputs, opts, out, err)?
+    };
+    let skipped = outcomes.iter().filter(|o| **o == Outcome::Skipped).count();
+    if skipped > 0 {
+        writeln!(err, "loopscope: {skipped} files skipped (not agent sessions)")?;
     }
-    Ok(if failed {
+    Ok(if outcomes.contains(&Outcome::Failed) {
         EXIT_ERROR
-    } else if detected {
+    } else if outcomes.contains(&Outcome::Detected) {
         EXIT_DETECTED
     } else {
         EXIT_CLEAN
     })
+}
+
+/// The workers take inputs by index; the caller prints each file's output
+/// as soon as every file before it is printed.
+fn run_parallel(
+    inputs: &[Input],
+    opts: &ScanOptions,
+    out: &mut dyn Write,
+    err: &mut dyn Write,
+) -> io::Result<Vec<Outcome>> {
+    use std::sync::atomic::{AtomicUsize, Ordering};
+    use std::sync::mpsc;
+    let next = AtomicUsize::new(0);
+    let workers = std::thread::available_parallelism()
+        .map_or(1, |n| n.get())
+        .min(inputs.len());
+    let (tx, rx) = mpsc::channel::<(usize, Vec<u8>, Vec<u8>, io::Result<Outcome>)>();
+    let mut outcomes = vec![Outcome::Clean; inputs.len()];
+    std::thread::scope(|scope| -> io::Result<()> {
+        for _ in 0..workers {
+            let tx = tx.clone();
+            let next = &next;
+            scope.spawn(move || loop {
+                let i = next.fetch_add(1, Ordering::SeqCst);
+                let Some(input) = inputs.get(i) else { break };
+                let (mut o, mut e) = (Vec::new(), Vec::new());
+                let r = scan_input(input, opts, &mut o, &mut e);
+                if tx.send((i, o, e, r)).is_err() {
+                    break;
+                }
+            });
+        }
+        drop(tx);
+        let mut waiting = std::collections::BTreeMap::new();
+        let mut printed = 0;
+        for (i, o, e, r) in rx {
+            waiting.insert(i, (o, e, r));
+            while let Some((o, e, r)) = waiting.remove(&printed) {
+                err.write_all(&e)?;
+                out.write_all(&o)?;
+                out.flush()?;
+                outcomes[printed] = r?;
+                printed += 1;
+            }
+        }
+        Ok(())
+    })?;
+    Ok(outcomes)
+}
+
+/// Scans one input, writing its detections to `out` and its problems to `err`.
+fn scan_input(input: &Input, opts: &ScanOptions, out: &mut dyn Write, err: &mut dyn Write) -> io::Result<Outcome> {
+    let name = input.name();
+    let mut opened = match input.open(opts.format) {
+        Ok(o) => o,
+        Err(msg) => {
+            if matches!(input, Input::Found(_)) {
+                return Ok(Outcome::Skipped);
+            }
+            writeln!(err, "loopscope: {msg}")?;
+            return Ok(Outcome::Failed);
+        }
+    };
+    let forced = opened.forced_check();
+    let mut write_error = None;
+    let scanned = scan_one(
+        opened.reader,
+        &mut *opened.decoder,
+        &opts.setups,
+        &opts.transform,
+        |d| {
+            if opts.json && !opts.comparing() && write_error.is_none() {
+                if let Err(e) = writeln!(out, "{}", crate::sanitize::json(&json_line(&name, d).to_string()))
+                    .and_then(|_| out.flush())
+                {
+                    write_error = Some(e);
+                }
+            }
+        },
+        |p| {
+            let _ = writeln!(err, "loopscope: warning: {name}: {p}");
+        },
+    );
+    if let Some(e) = write_error {
+        return Err(e);
+    }
+    let scanned = match scanned {
+        Ok(s) => s,
+        Err(e) => {
+            writeln!(err, "loopscope: {name}: {}", crate::io_reason(&e))?;
+            return Ok(Outcome::Failed);
+        }
+    };
+    if let Err(msg) = forced.check(scanned.stream_events) {
+        if matches!(input, Input::Found(_)) {
+            return Ok(Outcome::Skipped);
+        }
+        writeln!(err, "loopscope: {name}: {msg}")?;
+        return Ok(Outcome::Failed);
+    }
+    let detected = !scanned.detections.is_empty();
+    if opts.comparing() {
+        if opts.json {
+            for s in &scanned.summaries {
+                writeln!(
+                    out,
+                    "{}",
+                    crate::sanitize::json(&summary_json(&name, s, &scanned).to_string())
+                )?;
+            }
+        } else {
+            write_comparison(out, &name, &scanned)?;
+        }
+    } else if !opts.json {
+        write_human(out, &name, &scanned)?;
+    }
+    Ok(if detected { Outcome::Detected } else { Outcome::Clean })
 }
 
 /// The documented JSONL object: `file` first, then the detection's fields.
