@@ -295,6 +295,9 @@ struct ScanArgs {
     /// Only files under the directories changed within this long (7d, 12h, 30m).
     #[arg(long, value_name = "AGE", value_parser = parse_since)]
     since: Option<std::time::Duration>,
+    /// Files scanned at once [default: one per core].
+    #[arg(long, short = 'j', value_name = "N")]
+    jobs: Option<usize>,
     /// One JSON object per detection per line (comparing profiles: one per
     /// profile per file).
     #[arg(long)]
@@ -658,6 +661,7 @@ fn main() -> ExitCode {
                 args.json,
                 args.rechunk,
                 &args.judge,
+                args.jobs,
                 args.input,
                 &args.detectors,
             )
@@ -1055,6 +1059,7 @@ fn run_scan(
     json: bool,
     rechunk: Option<usize>,
     judge: &LiveJudgeFlags,
+    jobs: Option<usize>,
     input: InputFlags,
     flags: &DetectorFlags,
 ) -> Result<i32, String> {
@@ -1065,6 +1070,7 @@ fn run_scan(
         format: input.format,
         json,
         transform: scan::Transform { rechunk, judge: live },
+        jobs,
     };
     let paths: Vec<&std::path::Path> = inputs
         .iter()

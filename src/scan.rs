@@ -27,6 +27,8 @@ pub struct ScanOptions {
     pub format: FormatChoice,
     pub json: bool,
     pub transform: Transform,
+    /// Files scanned at once (None: one per core).
+    pub jobs: Option<usize>,
 }
 
 /// What is done to a stream before the detectors see it.
