@@ -298,6 +298,11 @@ struct ScanArgs {
     /// Files scanned at once [default: one per core].
     #[arg(long, short = 'j', value_name = "N")]
     jobs: Option<usize>,
+    /// After the files: a row per file (events, bad lines, detections, the
+    /// first and what streamed after it) and totals per detector and format
+    /// (with --json: {"type":"summary"} and {"type":"totals"} records).
+    #[arg(long)]
+    summary: bool,
     /// One JSON object per detection per line (comparing profiles: one per
     /// profile per file).
     #[arg(long)]
@@ -661,7 +666,7 @@ fn main() -> ExitCode {
                 args.json,
                 args.rechunk,
                 &args.judge,
-                args.jobs,
+                (args.jobs, args.summary),
                 args.input,
                 &args.detectors,
             )
@@ -1059,7 +1064,7 @@ fn run_scan(
     json: bool,
     rechunk: Option<usize>,
     judge: &LiveJudgeFlags,
-    jobs: Option<usize>,
+    (jobs, summary): (Option<usize>, bool),
     input: InputFlags,
     flags: &DetectorFlags,
 ) -> Result<i32, String> {
@@ -1071,6 +1076,7 @@ fn run_scan(
         json,
         transform: scan::Transform { rechunk, judge: live },
         jobs,
+        summary,
     };
     let paths: Vec<&std::path::Path> = inputs
         .iter()

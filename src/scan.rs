@@ -29,6 +29,20 @@ pub struct ScanOptions {
     pub transform: Transform,
     /// Files scanned at once (None: one per core).
     pub jobs: Option<usize>,
+    /// After the files, a summary: one row per file and totals per detector.
+    pub summary: bool,
+}
+
+/// One file's line in the summary.
+#[derive(Clone, Debug)]
+struct Row {
+    name: String,
+    format: &'static str,
+    events: usize,
+    bad_lines: usize,
+    detectors: Vec<&'static str>,
+    first: Option<Detection>,
+    after: crate::whatif::After,
 }
 
 /// What is done to a stream before the detectors see it.
@@ -227,7 +241,7 @@ enum Outcome {
 /// in parallel on every core (each file streamed, its output kept until
 /// its turn), and printed in the order given.
 pub fn run(inputs: &[Input], opts: &ScanOptions, out: &mut dyn Write, err: &mut dyn Write) -> io::Result<i32> {
-    let outcomes: Vec<Outcome> = if inputs.len() <= 1 {
+    let results: Vec<(Outcome, Option<Row>)> = if inputs.len() <= 1 {
         let mut v = Vec::new();
         for input in inputs {
             v.push(scan_input(input, opts, out, err)?);
@@ -236,6 +250,11 @@ pub fn run(inputs: &[Input], opts: &ScanOptions, out: &mut dyn Write, err: &mut 
     } else {
         run_parallel(inputs, opts, out, err)?
     };
+    let outcomes: Vec<Outcome> = results.iter().map(|r| r.0).collect();
+    if opts.summary {
+        let rows: Vec<Row> = results.into_iter().filter_map(|r| r.1).collect();
+        write_summary(out, &rows, opts.json)?;
+    }
     let skipped = outcomes.iter().filter(|o| **o == Outcome::Skipped).count();
     if skipped > 0 {
         writeln!(err, "loopscope: {skipped} files skipped (not agent sessions)")?;
@@ -256,15 +275,16 @@ fn run_parallel(
     opts: &ScanOptions,
     out: &mut dyn Write,
     err: &mut dyn Write,
-) -> io::Result<Vec<Outcome>> {
+) -> io::Result<Vec<(Outcome, Option<Row>)>> {
     use std::sync::atomic::{AtomicUsize, Ordering};
     use std::sync::mpsc;
     let next = AtomicUsize::new(0);
     let workers = std::thread::available_parallelism()
         .map_or(1, |n| n.get())
         .min(inputs.len());
-    let (tx, rx) = mpsc::channel::<(usize, Vec<u8>, Vec<u8>, io::Result<Outcome>)>();
-    let mut outcomes = vec![Outcome::Clean; inputs.len()];
+    type Done = (usize, Vec<u8>, Vec<u8>, io::Result<(Outcome, Option<Row>)>);
+    let (tx, rx) = mpsc::channel::<Done>();
+    let mut outcomes: Vec<(Outcome, Option<Row>)> = vec![(Outcome::Clean, None); inputs.len()];
     std::thread::scope(|scope| -> io::Result<()> {
         for _ in 0..workers {
             let tx = tx.clone();
@@ -298,18 +318,24 @@ fn run_parallel(
 }
 
 /// Scans one input, writing its detections to `out` and its problems to `err`.
-fn scan_input(input: &Input, opts: &ScanOptions, out: &mut dyn Write, err: &mut dyn Write) -> io::Result<Outcome> {
+fn scan_input(
+    input: &Input,
+    opts: &ScanOptions,
+    out: &mut dyn Write,
+    err: &mut dyn Write,
+) -> io::Result<(Outcome, Option<Row>)> {
     let name = input.name();
     let mut opened = match input.open(opts.format) {
         Ok(o) => o,
         Err(msg) => {
             if matches!(input, Input::Found(_)) {
-                return Ok(Outcome::Skipped);
+                return Ok((Outcome::Skipped, None));
             }
             writeln!(err, "loopscope: {msg}")?;
-            return Ok(Outcome::Failed);
+            return Ok((Outcome::Failed, None));
         }
     };
+    let format = opened.format.name();
     let forced = opened.forced_check();
     let mut write_error = None;
     let scanned = scan_one(
@@ -337,15 +363,15 @@ fn scan_input(input: &Input, opts: &ScanOptions, out: &mut dyn Write, err: &mut 
         Ok(s) => s,
         Err(e) => {
             writeln!(err, "loopscope: {name}: {}", crate::io_reason(&e))?;
-            return Ok(Outcome::Failed);
+            return Ok((Outcome::Failed, None));
         }
     };
     if let Err(msg) = forced.check(scanned.stream_events) {
         if matches!(input, Input::Found(_)) {
-            return Ok(Outcome::Skipped);
+            return Ok((Outcome::Skipped, None));
         }
         writeln!(err, "loopscope: {name}: {msg}")?;
-        return Ok(Outcome::Failed);
+        return Ok((Outcome::Failed, None));
     }
     let detected = !scanned.detections.is_empty();
     if opts.comparing() {
@@ -363,7 +389,102 @@ fn scan_input(input: &Input, opts: &ScanOptions, out: &mut dyn Write, err: &mut 
     } else if !opts.json {
         write_human(out, &name, &scanned)?;
     }
-    Ok(if detected { Outcome::Detected } else { Outcome::Clean })
+    let first = scanned.summaries.first();
+    let row = Row {
+        name: name.clone(),
+        format,
+        events: scanned.events,
+        bad_lines: scanned.bad_lines,
+        detectors: scanned.detections.iter().map(|d| d.detector).collect(),
+        first: first.and_then(|s| s.first.clone()),
+        after: first.map(|s| s.after).unwrap_or_default(),
+    };
+    Ok((if detected { Outcome::Detected } else { Outcome::Clean }, Some(row)))
+}
+
+/// The summary after the files: a row per file, then totals per detector
+/// and per format (agent).
+fn write_summary(out: &mut dyn Write, rows: &[Row], json: bool) -> io::Result<()> {
+    use std::collections::BTreeMap;
+    let mut per_detector: BTreeMap<&str, usize> = BTreeMap::new();
+    let mut per_format: BTreeMap<&str, (usize, usize)> = BTreeMap::new();
+    for r in rows {
+        for d in &r.detectors {
+            *per_detector.entry(d).or_default() += 1;
+        }
+        let f = per_format.entry(r.format).or_default();
+        f.0 += 1;
+        f.1 += usize::from(!r.detectors.is_empty());
+    }
+    if json {
+        for r in rows {
+            let first = r.first.as_ref().map(
+                |d| serde_json::json!({"detector": d.detector, "event": d.event, "evidence_from": d.evidence_from()}),
+            );
+            let rec = serde_json::json!({
+                "type": "summary", "schema": 1, "file": r.name, "format": r.format,
+                "events": r.events, "bad_lines": r.bad_lines, "detections": r.detectors.len(), "first": first,
+                "after_first": {"chars": r.after.chars, "tokens": r.after.tokens,
+                                "tokens_estimated": !r.after.tokens_recorded, "tool_calls": r.after.tool_calls},
+            });
+            writeln!(out, "{}", crate::sanitize::json(&rec.to_string()))?;
+        }
+        let totals = serde_json::json!({"type": "totals", "schema": 1, "files": rows.len(),
+            "per_detector": per_detector, "per_format": per_format.iter().map(|(k, v)| (k.to_string(), serde_json::json!({"files": v.0, "looped": v.1}))).collect::<serde_json::Map<_, _>>()});
+        return writeln!(out, "{}", crate::sanitize::json(&totals.to_string()));
+    }
+    writeln!(out)?;
+    writeln!(out, "summary of {} files", rows.len())?;
+    let w = rows.iter().map(|r| r.name.chars().count()).max().unwrap_or(4).max(4);
+    writeln!(
+        out,
+        "  {:<w$}  {:>7}  {:>4}  {:>10}  first detection (event, evidence from)  burnt after it",
+        "file", "events", "bad", "detections"
+    )?;
+    for r in rows {
+        let (first, burnt) = match &r.first {
+            Some(d) => (
+                format!(
+                    "{} ({}, {})",
+                    d.detector,
+                    d.event,
+                    d.evidence_from().unwrap_or_else(|| "-".into())
+                ),
+                format!(
+                    "{} chars, {}{} tokens, {} calls",
+                    r.after.chars,
+                    if r.after.tokens_recorded { "" } else { "~" },
+                    r.after.tokens,
+                    r.after.tool_calls
+                ),
+            ),
+            None => ("-".to_string(), "-".to_string()),
+        };
+        writeln!(
+            out,
+            "  {:<w$}  {:>7}  {:>4}  {:>10}  {first}  {burnt}",
+            r.name,
+            r.events,
+            r.bad_lines,
+            r.detectors.len()
+        )?;
+    }
+    let dets: Vec<String> = per_detector.iter().map(|(d, n)| format!("{d} {n}")).collect();
+    writeln!(
+        out,
+        "  detections per detector: {}",
+        if dets.is_empty() {
+            "none".to_string()
+        } else {
+            dets.join(", ")
+        }
+    )?;
+    let fmts: Vec<String> = per_format
+        .iter()
+        .map(|(f, (n, l))| format!("{f} {l} of {n} looped"))
+        .collect();
+    writeln!(out, "  files per format: {}", fmts.join(", "))?;
+    out.flush()
 }
 
 /// The documented JSONL object: `file` first, then the detection's fields.

@@ -69,3 +69,35 @@ fn a_directory_is_scanned_recursively_in_order_with_non_sessions_skipped() {
         .unwrap();
     assert_eq!(named.status.code(), Some(2));
 }
+
+#[test]
+fn a_summary_after_the_files_in_text_and_json() {
+    let dir = tempfile::tempdir().unwrap();
+    copy("sample-logs/demo.jsonl", &dir.path().join("demo.jsonl"));
+    copy("sample-logs/long-clean-session.jsonl", &dir.path().join("clean.jsonl"));
+    let out = common::loopscope_at_root()
+        .args(["scan", "--summary"])
+        .arg(dir.path())
+        .output()
+        .unwrap();
+    let text = String::from_utf8(out.stdout).unwrap();
+    assert!(text.contains("summary of 2 files"), "{text}");
+    assert!(text.contains("block-cycle (278, char 2093)"), "{text}");
+    assert!(text.contains("detections per detector: block-cycle 1"), "{text}");
+    let out = common::loopscope_at_root()
+        .args(["scan", "--summary", "--json"])
+        .arg(dir.path())
+        .output()
+        .unwrap();
+    let recs: Vec<serde_json::Value> = String::from_utf8(out.stdout)
+        .unwrap()
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect();
+    let summaries: Vec<&serde_json::Value> = recs.iter().filter(|r| r["type"] == "summary").collect();
+    assert_eq!(summaries.len(), 2);
+    assert_eq!(recs.last().unwrap()["type"], "totals");
+    assert_eq!(recs.last().unwrap()["files"], 2);
+    // Detection records keep their fields (no type added without --summary).
+    assert!(recs.iter().any(|r| r["detector"] == "block-cycle" && r["event"] == 278));
+}
