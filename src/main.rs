@@ -295,6 +295,10 @@ struct ScanArgs {
     /// Only files under the directories changed within this long (7d, 12h, 30m).
     #[arg(long, value_name = "AGE", value_parser = parse_since)]
     since: Option<std::time::Duration>,
+    /// Only files under the directories changed after this date
+    /// (2026-11-01 or an RFC 3339 time).
+    #[arg(long, value_name = "DATE", value_parser = parse_date)]
+    newer_than: Option<std::time::SystemTime>,
     /// Files scanned at once [default: one per core].
     #[arg(long, short = 'j', value_name = "N")]
     jobs: Option<usize>,
@@ -404,8 +408,18 @@ fn endpoint(
 /// The files to scan: each named file, and every file under each named
 /// directory (recursively, in name order; a Cline/Roo task folder is one
 /// input). `since` keeps the files found in directories that changed within it.
-fn scan_inputs(paths: &[PathBuf], since: Option<std::time::Duration>) -> Result<Vec<Input>, String> {
-    let cutoff = since.and_then(|d| std::time::SystemTime::now().checked_sub(d));
+fn scan_inputs(
+    paths: &[PathBuf],
+    since: Option<std::time::Duration>,
+    newer_than: Option<std::time::SystemTime>,
+) -> Result<Vec<Input>, String> {
+    let cutoff = [
+        since.and_then(|d| std::time::SystemTime::now().checked_sub(d)),
+        newer_than,
+    ]
+    .into_iter()
+    .flatten()
+    .max();
     let mut out = Vec::new();
     for p in paths {
         if p.is_dir() && formats::cline::task_file(p).is_none() {
@@ -415,12 +429,19 @@ fn scan_inputs(paths: &[PathBuf], since: Option<std::time::Duration>) -> Result<
             if found.is_empty() {
                 eprintln!("loopscope: {}: no files to scan", loopscope::sanitize::path(p));
             }
+            let (before, total) = (out.len(), found.len());
             for f in found {
                 let fresh =
                     cutoff.is_none_or(|c| std::fs::metadata(&f).and_then(|m| m.modified()).is_ok_and(|m| m >= c));
                 if fresh {
                     out.push(Input::Found(f));
                 }
+            }
+            if total > 0 && out.len() == before {
+                eprintln!(
+                    "loopscope: {}: no file changed in that time",
+                    loopscope::sanitize::path(p)
+                );
             }
         } else {
             out.push(Input::Path(p.clone()));
@@ -447,6 +468,23 @@ fn walk(dir: &std::path::Path, out: &mut Vec<PathBuf>, depth: usize) {
         } else if kind.is_file() {
             out.push(path);
         }
+    }
+}
+
+/// `--newer-than`: a date (midnight UTC) or an RFC 3339 time.
+fn parse_date(s: &str) -> Result<std::time::SystemTime, String> {
+    let t = s.trim();
+    let parsed = chrono::DateTime::parse_from_rfc3339(t)
+        .map(|d| d.timestamp())
+        .or_else(|_| {
+            chrono::NaiveDate::parse_from_str(t, "%Y-%m-%d")
+                .map(|d| d.and_hms_opt(0, 0, 0).expect("midnight").and_utc().timestamp())
+        });
+    match parsed {
+        Ok(secs) if secs >= 0 => Ok(std::time::UNIX_EPOCH + std::time::Duration::from_secs(secs as u64)),
+        _ => Err(format!(
+            "expected a date like 2026-11-01 or 2026-11-01T12:00:00Z, got {t:?}"
+        )),
     }
 }
 
@@ -660,7 +698,7 @@ fn main() -> ExitCode {
         Some(Command::Convert(args)) => run_convert(&args),
         Some(Command::Screenshot(args)) => run_screenshot(&args),
         Some(Command::ReplayInto(args)) => run_replay_into(&args),
-        Some(Command::Scan(args)) => scan_inputs(&args.files, args.since).and_then(|inputs| {
+        Some(Command::Scan(args)) => scan_inputs(&args.files, args.since, args.newer_than).and_then(|inputs| {
             run_scan(
                 inputs,
                 args.json,

@@ -61,6 +61,14 @@ fn a_directory_is_scanned_recursively_in_order_with_non_sessions_skipped() {
         .unwrap();
     let text = String::from_utf8(recent.stdout).unwrap();
     assert!(!text.contains("demo.jsonl") && text.contains("calls.jsonl"), "{text}");
+    let later = common::loopscope_at_root()
+        .args(["scan", "--newer-than", "2099-01-01"])
+        .arg(root)
+        .output()
+        .unwrap();
+    assert_eq!(later.status.code(), Some(0));
+    assert!(later.stdout.is_empty());
+    assert!(String::from_utf8_lossy(&later.stderr).contains("no file changed in that time"));
     // A named file that is not a session is still an error.
     let named = common::loopscope_at_root()
         .arg("scan")
