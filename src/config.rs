@@ -293,6 +293,14 @@ impl Setup {
         Ok(())
     }
 
+    /// The parameters of its `llm-judge`, if the setup runs the judge.
+    pub fn judge_params(&self) -> Option<crate::detect::judge::JudgeParams> {
+        self.detectors
+            .iter()
+            .find(|c| c.info.id == "llm-judge")
+            .map(|c| crate::detect::judge::JudgeParams::from(&c.params))
+    }
+
     pub fn ids(&self) -> Vec<&'static str> {
         self.detectors.iter().map(|c| c.info.id).collect()
     }

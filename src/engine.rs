@@ -348,6 +348,26 @@ impl Tape {
         &self.detections
     }
 
+    /// Calls `f(i, event, its detections)` on every event in order: the one
+    /// walk the views built from the whole stream share.
+    pub fn for_each_with_detections(&self, mut f: impl FnMut(usize, &Event, &[Detection])) {
+        let (mut next, mut i) = (0, 0);
+        self.for_each_event(0, self.len(), |e| {
+            let from = next;
+            while next < self.detections.len() && self.detections[next].event == i {
+                next += 1;
+            }
+            f(i, e, &self.detections[from..next]);
+            i += 1;
+        });
+    }
+
+    /// Every run's configured detectors, run by run (the rows of the
+    /// detectors pane).
+    pub fn configured(&self) -> Vec<crate::config::Configured> {
+        self.setups().iter().flat_map(|s| s.detectors.iter().cloned()).collect()
+    }
+
     /// (event, checkpoint) for every checkpoint run of the stream, in order.
     pub fn checkpoint_events(&self) -> &[(usize, usize)] {
         &self.checkpoints

@@ -730,17 +730,12 @@ fn main() -> ExitCode {
 
 fn run_judge(args: &JudgeArgs) -> Result<i32, String> {
     let setup = args.detectors.setup()?;
-    let judge = setup
-        .detectors
-        .iter()
-        .find(|c| c.info.id == "llm-judge")
-        .ok_or_else(|| {
-            format!(
-                "profile {} has no llm-judge (use --profile gemini-cli or seed)",
-                setup.profile
-            )
-        })?;
-    let params = loopscope::detect::judge::JudgeParams::from(&judge.params);
+    let params = setup.judge_params().ok_or_else(|| {
+        format!(
+            "profile {} has no llm-judge (use --profile gemini-cli or seed)",
+            setup.profile
+        )
+    })?;
     if let Some(out) = &args.output {
         loopscope::files::refuse_if_input(out, &[&args.file])?;
     }
@@ -842,17 +837,8 @@ fn run_view(
         ),
     };
     tui::run(&name, setup, opts, |sink| {
-        let sink = match live {
-            Some(j) => loopscope::judge::judging(
-                loopscope::judge::Inserter::new(
-                    &j.params,
-                    j.endpoint.clone(),
-                    j.endpoint.model.clone(),
-                    j.endpoint.double_check_model.clone(),
-                    j.endpoint.prompt.clone(),
-                ),
-                sink,
-            ),
+        let sink = match &live {
+            Some(j) => j.wrap(sink),
             None => sink,
         };
         feed::read(opened.reader, opened.decoder, false, sink)
@@ -896,16 +882,7 @@ fn run_tail(args: &TailArgs) -> Result<i32, String> {
     // A live judge asks on the reading thread and inserts its verdicts.
     let wrap = move |sink: feed::Sink| -> feed::Sink {
         match &live {
-            Some(j) => loopscope::judge::judging(
-                loopscope::judge::Inserter::new(
-                    &j.params,
-                    j.endpoint.clone(),
-                    j.endpoint.model.clone(),
-                    j.endpoint.double_check_model.clone(),
-                    j.endpoint.prompt.clone(),
-                ),
-                sink,
-            ),
+            Some(j) => j.wrap(sink),
             None => sink,
         }
     };
@@ -1058,7 +1035,7 @@ fn run_replay_into(args: &ReplayIntoArgs) -> Result<i32, String> {
 
 /// `--judge`: `off` takes llm-judge out of the setups; `live` gives the
 /// endpoint and schedule to ask while reading.
-fn live_judge(judge: &LiveJudgeFlags, setups: &mut [Setup]) -> Result<Option<scan::LiveJudge>, String> {
+fn live_judge(judge: &LiveJudgeFlags, setups: &mut [Setup]) -> Result<Option<loopscope::judge::LiveJudge>, String> {
     Ok(match judge.judge.as_str() {
         "off" => {
             for s in setups.iter_mut() {
@@ -1067,12 +1044,9 @@ fn live_judge(judge: &LiveJudgeFlags, setups: &mut [Setup]) -> Result<Option<sca
             None
         }
         "live" => {
-            let conf = setups[0]
-                .detectors
-                .iter()
-                .find(|c| c.info.id == "llm-judge")
+            let mut params = setups[0]
+                .judge_params()
                 .ok_or_else(|| format!("--judge live: profile {} has no llm-judge", setups[0].profile))?;
-            let mut params = loopscope::detect::judge::JudgeParams::from(&conf.params);
             let ep = endpoint(
                 EndpointFlags {
                     url: judge.judge_endpoint.as_deref(),
@@ -1091,7 +1065,7 @@ fn live_judge(judge: &LiveJudgeFlags, setups: &mut [Setup]) -> Result<Option<sca
                     let _ = s.apply_set("llm-judge.double_check=false");
                 }
             }
-            Some(scan::LiveJudge { endpoint: ep, params })
+            Some(loopscope::judge::LiveJudge { endpoint: ep, params })
         }
         _ => None,
     })

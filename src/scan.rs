@@ -11,7 +11,6 @@ use crate::detect::Detection;
 use crate::engine::Engine;
 use crate::event::{Event, EventKind};
 use crate::formats::{self, Decoder, FormatChoice, Item};
-use crate::judge::Inserter;
 use crate::whatif::{Rechunker, RunSummary, Summarizer};
 
 /// Exit status: no detection.
@@ -51,14 +50,7 @@ pub struct Transform {
     /// Re-cut the text into deltas of this many chars.
     pub rechunk: Option<usize>,
     /// Ask a live LLM judge at its checks and insert the verdicts.
-    pub judge: Option<LiveJudge>,
-}
-
-/// `--judge live`: where to ask, and the schedule's parameters.
-#[derive(Clone, Debug)]
-pub struct LiveJudge {
-    pub endpoint: crate::judge::Endpoint,
-    pub params: crate::detect::judge::JudgeParams,
+    pub judge: Option<crate::judge::LiveJudge>,
 }
 
 impl ScanOptions {
@@ -125,15 +117,7 @@ pub fn scan_one(
     mut on_problem: impl FnMut(&formats::Problem),
 ) -> io::Result<FileScan> {
     let rechunk = transform.rechunk;
-    let mut inserter = transform.judge.as_ref().map(|j| {
-        Inserter::new(
-            &j.params,
-            j.endpoint.clone(),
-            j.endpoint.model.clone(),
-            j.endpoint.double_check_model.clone(),
-            j.endpoint.prompt.clone(),
-        )
-    });
+    let mut inserter = transform.judge.as_ref().map(crate::judge::LiveJudge::inserter);
     let mut engines: Vec<Engine> = setups.iter().map(Engine::new).collect();
     let labels: Vec<String> = setups.iter().map(|s| s.profile.name().to_string()).collect();
     let mut summary = Summarizer::new(&labels);

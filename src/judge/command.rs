@@ -71,25 +71,13 @@ pub fn run(
     let progress = std::io::stderr().is_terminal() && !cmd.dry_run;
     let mut written = Vec::with_capacity(events.len());
     if cmd.dry_run {
-        let mut inserter = Inserter::new(
-            &cmd.params,
-            DryRun { out },
-            cmd.endpoint.model.clone(),
-            cmd.endpoint.double_check_model.clone(),
-            cmd.endpoint.prompt.clone(),
-        );
+        let mut inserter = Inserter::new(&cmd.params, &cmd.endpoint, DryRun { out });
         for e in events {
             inserter.push(e, &mut written);
         }
         return Ok(Vec::new());
     }
-    let mut inserter = Inserter::new(
-        &cmd.params,
-        cmd.endpoint.clone(),
-        cmd.endpoint.model.clone(),
-        cmd.endpoint.double_check_model.clone(),
-        cmd.endpoint.prompt.clone(),
-    );
+    let mut inserter = Inserter::new(&cmd.params, &cmd.endpoint, cmd.endpoint.clone());
     let mut seen = 0;
     for e in events {
         inserter.push(e, &mut written);

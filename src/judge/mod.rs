@@ -290,23 +290,18 @@ pub struct Inserter<A: Asker> {
 }
 
 impl<A: Asker> Inserter<A> {
-    pub fn new(
-        params: &JudgeParams,
-        asker: A,
-        model: String,
-        double_check_model: Option<String>,
-        prompt: String,
-    ) -> Inserter<A> {
+    /// An inserter asking `asker` with `endpoint`'s models and prompt.
+    pub fn new(params: &JudgeParams, endpoint: &Endpoint, asker: A) -> Inserter<A> {
         let mut params = *params;
         // With no double-check model, the first model decides (as gemini-cli does).
-        params.double_check = params.double_check && double_check_model.is_some();
+        params.double_check = params.double_check && endpoint.double_check_model.is_some();
         Inserter {
             schedule: Schedule::new(&params),
             conversation: Conversation::default(),
             asker,
-            model,
-            double_check_model,
-            prompt,
+            model: endpoint.model.clone(),
+            double_check_model: endpoint.double_check_model.clone(),
+            prompt: endpoint.prompt.clone(),
             checks: 0,
             warnings: Vec::new(),
         }
@@ -377,6 +372,25 @@ impl<A: Asker> Inserter<A> {
             Answer::Nothing(_) => None,
         };
         self.schedule.verdict(2, c2);
+    }
+}
+
+/// `--judge live`: where to ask, and the schedule's parameters.
+#[derive(Clone, Debug)]
+pub struct LiveJudge {
+    pub endpoint: Endpoint,
+    pub params: JudgeParams,
+}
+
+impl LiveJudge {
+    /// An inserter asking this endpoint.
+    pub fn inserter(&self) -> Inserter<Endpoint> {
+        Inserter::new(&self.params, &self.endpoint, self.endpoint.clone())
+    }
+
+    /// `sink`, with the verdicts inserted as events pass (see [`judging`]).
+    pub fn wrap(&self, sink: crate::replay::feed::Sink) -> crate::replay::feed::Sink {
+        judging(self.inserter(), sink)
     }
 }
 
@@ -452,7 +466,16 @@ mod tests {
             double_check: false,
         };
         let script = Script(vec![Answer::Nothing("HTTP 500".into())]);
-        let ins = Inserter::new(&params, script, "flash".into(), None, "P".into());
+        let endpoint = Endpoint {
+            base_url: String::new(),
+            model: "flash".into(),
+            double_check_model: None,
+            api_key: None,
+            timeout: Duration::from_secs(1),
+            attempts: 1,
+            prompt: "P".into(),
+        };
+        let ins = Inserter::new(&params, &endpoint, script);
         let got: Arc<Mutex<Vec<Feed>>> = Arc::default();
         let seen = Arc::clone(&got);
         let mut sink = judging(

@@ -210,14 +210,8 @@ impl App {
             format: None,
             setup,
         };
-        app.configured = app
-            .tape
-            .setups()
-            .iter()
-            .flat_map(|s| s.detectors.iter().cloned())
-            .collect();
-        let judge = app.judge_params();
-        app.timeline.timeline.set_judge(judge);
+        app.configured = app.tape.configured();
+        app.timeline.timeline.set_judge(app.setup.judge_params());
         if app.following() {
             app.clock.set_playing(false, now);
         }

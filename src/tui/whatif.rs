@@ -30,15 +30,6 @@ pub struct Rechunked {
 }
 
 impl App {
-    /// The shown profile's judge parameters, if it runs the judge.
-    pub fn judge_params(&self) -> Option<crate::detect::judge::JudgeParams> {
-        self.setup
-            .detectors
-            .iter()
-            .find(|c| c.info.id == "llm-judge")
-            .map(|c| crate::detect::judge::JudgeParams::from(&c.params))
-    }
-
     /// The label of run `k` in the timeline and lists, when comparing.
     pub fn run_label(&self, k: usize) -> Option<&str> {
         (self.tape.setups().len() > 1).then(|| self.tape.setups().get(k).map(|s| s.profile.name()))?
@@ -91,6 +82,11 @@ impl App {
         if self.tape.setups().len() < 2 {
             return Vec::new();
         }
+        self.profile_names()
+    }
+
+    /// Every run's profile name, run by run.
+    fn profile_names(&self) -> Vec<String> {
         self.tape
             .setups()
             .iter()
@@ -356,61 +352,30 @@ impl App {
     pub fn rebuild_views(&mut self) {
         let mut timeline = TimelinePane::default();
         timeline.set_filter(self.timeline.filter().cloned());
-        timeline.timeline.set_judge(self.judge_params());
+        timeline.timeline.set_judge(self.setup.judge_params());
         let mut pacing = Pacing::new(self.pacing.rules());
-        let labels: Vec<String> = self
-            .tape
-            .setups()
-            .iter()
-            .map(|s| s.profile.name().to_string())
-            .collect();
+        let labels = self.profile_names();
         let comparing = labels.len() > 1;
         let mut summary = Summarizer::new(&labels);
-        let detections = self.tape.detections();
-        let mut next = 0;
-        self.tape.for_each_event(0, self.tape.len(), |e| {
-            let i = pacing.len();
+        self.tape.for_each_with_detections(|i, e, found| {
             pacing.push(e);
             timeline.push(i, e);
-            let from = next;
-            while next < detections.len() && detections[next].event == i {
-                let d = &detections[next];
+            for d in found {
                 timeline.push_detection(d, comparing.then(|| labels[d.run].as_str()));
-                next += 1;
             }
-            summary.push(e, &detections[from..next]);
+            summary.push(e, found);
         });
         self.timeline = timeline;
         self.pacing = pacing;
         self.summaries = summary.finish();
-        self.configured = self
-            .tape
-            .setups()
-            .iter()
-            .flat_map(|s| s.detectors.iter().cloned())
-            .collect();
+        self.configured = self.tape.configured();
         self.dirty = true;
     }
 
     /// Each compared run's first detection and what streamed after it.
     pub fn refresh_summaries(&mut self) {
-        let labels: Vec<String> = self
-            .tape
-            .setups()
-            .iter()
-            .map(|s| s.profile.name().to_string())
-            .collect();
-        let mut summary = Summarizer::new(&labels);
-        let detections = self.tape.detections();
-        let (mut next, mut i) = (0, 0);
-        self.tape.for_each_event(0, self.tape.len(), |e| {
-            let from = next;
-            while next < detections.len() && detections[next].event == i {
-                next += 1;
-            }
-            summary.push(e, &detections[from..next]);
-            i += 1;
-        });
+        let mut summary = Summarizer::new(&self.profile_names());
+        self.tape.for_each_with_detections(|_, e, found| summary.push(e, found));
         self.summaries = summary.finish();
         self.dirty = true;
     }
