@@ -21,6 +21,7 @@ pub mod render;
 pub mod replay;
 pub mod sanitize;
 pub mod scan;
+pub mod sessions;
 pub mod store;
 pub mod tail;
 pub mod text;

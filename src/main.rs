@@ -12,6 +12,7 @@ use loopscope::render::{At, Shot};
 use loopscope::replay::{feed, PacingRules};
 use loopscope::sanitize::Terminal;
 use loopscope::scan::{self, Input, ScanOptions, EXIT_ERROR};
+use loopscope::sessions::{self, Agent};
 use loopscope::tail::{run_headless, HeadlessOptions, Target};
 use loopscope::tui::{self, theme::Theme, LiveOptions, ViewOptions};
 use loopscope::{Choices, Profile, Setup};
@@ -286,21 +287,32 @@ enum Command {
     Man,
 }
 
+/// Which sessions `scan` and `report` read.
+#[derive(Args, Clone)]
+struct SessionFlags {
+    /// Streams to scan ("-" reads standard input); a directory is scanned
+    /// recursively, a glob ('**/*.jsonl', quoted) expanded, files that are
+    /// not agent sessions skipped.
+    files: Vec<PathBuf>,
+    /// Also every session of these agents on this machine (claude-code,
+    /// codex, gemini-cli, qwen-code, cline, roo-code, comma-separated, or
+    /// all); LOOPSCOPE_<AGENT>_DIR overrides where they are looked for.
+    #[arg(long, value_name = "AGENT")]
+    agent: Option<String>,
+    /// Only files found (in directories, globs, agents' folders) changed within this long (7d, 12h, 30m).
+    #[arg(long, value_name = "AGE", value_parser = sessions::parse_age)]
+    since: Option<std::time::Duration>,
+    /// Only files found changed after this date (2026-11-01 or an RFC 3339 time).
+    #[arg(long, value_name = "DATE", value_parser = sessions::parse_date)]
+    newer_than: Option<std::time::SystemTime>,
+}
+
 #[derive(Args)]
 struct ScanArgs {
-    /// Streams to scan ("-" reads standard input); a directory is scanned
-    /// recursively, in parallel, files that are not agent sessions skipped.
-    #[arg(required = true)]
-    files: Vec<PathBuf>,
-    /// Only files under the directories changed within this long (7d, 12h, 30m).
-    #[arg(long, value_name = "AGE", value_parser = parse_since)]
-    since: Option<std::time::Duration>,
-    /// Only files under the directories changed after this date
-    /// (2026-11-01 or an RFC 3339 time).
-    #[arg(long, value_name = "DATE", value_parser = parse_date)]
-    newer_than: Option<std::time::SystemTime>,
+    #[command(flatten)]
+    sessions: SessionFlags,
     /// Files scanned at once [default: one per core].
-    #[arg(long, short = 'j', value_name = "N")]
+    #[arg(long, short = 'j', value_name = "N", value_parser = parse_jobs)]
     jobs: Option<usize>,
     /// After the files: a row per file (events, bad lines, detections, the
     /// first and what streamed after it) and totals per detector and format
@@ -405,104 +417,42 @@ fn endpoint(
     })
 }
 
-/// The files to scan: each named file, and every file under each named
-/// directory (recursively, in name order; a Cline/Roo task folder is one
-/// input). `since` keeps the files found in directories that changed within it.
-fn scan_inputs(
-    paths: &[PathBuf],
-    since: Option<std::time::Duration>,
-    newer_than: Option<std::time::SystemTime>,
-) -> Result<Vec<Input>, String> {
-    let cutoff = [
-        since.and_then(|d| std::time::SystemTime::now().checked_sub(d)),
-        newer_than,
-    ]
-    .into_iter()
-    .flatten()
-    .max();
-    let mut out = Vec::new();
-    for p in paths {
-        if p.is_dir() && formats::cline::task_file(p).is_none() {
-            let mut found = Vec::new();
-            walk(p, &mut found, 0);
-            found.sort();
-            if found.is_empty() {
-                eprintln!("loopscope: {}: no files to scan", loopscope::sanitize::path(p));
-            }
-            let (before, total) = (out.len(), found.len());
-            for f in found {
-                let fresh =
-                    cutoff.is_none_or(|c| std::fs::metadata(&f).and_then(|m| m.modified()).is_ok_and(|m| m >= c));
-                if fresh {
-                    out.push(Input::Found(f));
-                }
-            }
-            if total > 0 && out.len() == before {
-                eprintln!(
-                    "loopscope: {}: no file changed in that time",
-                    loopscope::sanitize::path(p)
-                );
-            }
-        } else {
-            out.push(Input::Path(p.clone()));
-        }
-    }
-    Ok(out)
-}
-
-/// Every regular file under `dir` (task folders as one), depth-limited.
-fn walk(dir: &std::path::Path, out: &mut Vec<PathBuf>, depth: usize) {
-    if depth > 32 {
-        return;
-    }
-    let Ok(entries) = std::fs::read_dir(dir) else { return };
-    for e in entries.flatten() {
-        let path = e.path();
-        let Ok(kind) = e.file_type() else { continue };
-        if kind.is_dir() {
-            if formats::cline::task_file(&path).is_some() {
-                out.push(path);
-            } else {
-                walk(&path, out, depth + 1);
-            }
-        } else if kind.is_file() {
-            out.push(path);
-        }
-    }
-}
-
-/// `--newer-than`: a date (midnight UTC) or an RFC 3339 time.
-fn parse_date(s: &str) -> Result<std::time::SystemTime, String> {
-    let t = s.trim();
-    let parsed = chrono::DateTime::parse_from_rfc3339(t)
-        .map(|d| d.timestamp())
-        .or_else(|_| {
-            chrono::NaiveDate::parse_from_str(t, "%Y-%m-%d")
-                .map(|d| d.and_hms_opt(0, 0, 0).expect("midnight").and_utc().timestamp())
-        });
-    match parsed {
-        Ok(secs) if secs >= 0 => Ok(std::time::UNIX_EPOCH + std::time::Duration::from_secs(secs as u64)),
-        _ => Err(format!(
-            "expected a date like 2026-11-01 or 2026-11-01T12:00:00Z, got {t:?}"
-        )),
-    }
-}
-
-/// `--since 7d`: a duration in days, hours, minutes or seconds.
-fn parse_since(s: &str) -> Result<std::time::Duration, String> {
-    let s = s.trim();
-    let (num, unit) = s.split_at(s.len().saturating_sub(1));
-    let n: u64 = num
-        .parse()
-        .map_err(|_| format!("expected a duration like 7d, 12h, 30m, got {s:?}"))?;
-    let secs = match unit {
-        "d" => n * 86_400,
-        "h" => n * 3600,
-        "m" => n * 60,
-        "s" => n,
-        _ => return Err(format!("expected a duration like 7d, 12h, 30m, got {s:?}")),
+/// The inputs of `scan` and `report`: each named file, every file under
+/// each named directory or glob, and each named agent's sessions; notes
+/// (an empty folder, an agent with no folder here) go to stderr.
+fn scan_inputs(sel: &SessionFlags) -> Result<Vec<Input>, String> {
+    let agents = match &sel.agent {
+        Some(list) => Agent::parse_list(list)?,
+        None => Vec::new(),
     };
-    Ok(std::time::Duration::from_secs(secs))
+    if sel.files.is_empty() && agents.is_empty() {
+        return Err("nothing to scan: name files, directories or globs, or --agent AGENT|all".to_string());
+    }
+    let req = sessions::Request {
+        paths: sel.files.clone(),
+        agents,
+        fresh: sessions::Freshness {
+            since: sel.since,
+            newer_than: sel.newer_than,
+        },
+    };
+    let (found, notes) = sessions::collect(&req, &sessions::process_env);
+    for n in notes {
+        eprintln!("loopscope: {}", loopscope::sanitize::text(&n));
+    }
+    Ok(found
+        .into_iter()
+        .map(|s| if s.found { Input::Found(s) } else { Input::Path(s.path) })
+        .collect())
+}
+
+/// `-j N`: 1 to 1024 files at once.
+fn parse_jobs(s: &str) -> Result<usize, String> {
+    s.trim()
+        .parse::<usize>()
+        .ok()
+        .filter(|n| (1..=1024).contains(n))
+        .ok_or_else(|| format!("expected 1 to 1024 files at once, got {s:?}"))
 }
 
 /// `--rechunk N`: 1 to 1,000,000 chars.
@@ -698,7 +648,7 @@ fn main() -> ExitCode {
         Some(Command::Convert(args)) => run_convert(&args),
         Some(Command::Screenshot(args)) => run_screenshot(&args),
         Some(Command::ReplayInto(args)) => run_replay_into(&args),
-        Some(Command::Scan(args)) => scan_inputs(&args.files, args.since, args.newer_than).and_then(|inputs| {
+        Some(Command::Scan(args)) => scan_inputs(&args.sessions).and_then(|inputs| {
             run_scan(
                 inputs,
                 args.json,
@@ -1089,14 +1039,9 @@ fn run_scan(
         transform: scan::Transform { rechunk, judge: live },
         jobs,
         summary,
+        progress: io::IsTerminal::is_terminal(&io::stderr()) && inputs.len() > 1,
     };
-    let paths: Vec<&std::path::Path> = inputs
-        .iter()
-        .filter_map(|i| match i {
-            Input::Path(p) | Input::Found(p) => Some(p.as_path()),
-            _ => None,
-        })
-        .collect();
+    let paths: Vec<&std::path::Path> = inputs.iter().filter_map(Input::path).collect();
     refuse_writing_into(None, &paths)?;
     let (mut out, mut err) = (Terminal::new(io::stdout().lock()), Terminal::new(io::stderr().lock()));
     match scan::run(&inputs, &opts, &mut out, &mut err) {

@@ -30,18 +30,29 @@ pub struct ScanOptions {
     pub jobs: Option<usize>,
     /// After the files, a summary: one row per file and totals per detector.
     pub summary: bool,
+    /// A progress bar on stderr (files, bytes, detections, ETA); the caller
+    /// asks for it only when stderr is a terminal.
+    pub progress: bool,
 }
+
+/// The version of the `--json` records (`type` names the record); bumped
+/// when a field changes meaning or goes away, not when one is added.
+pub const SCHEMA: u32 = 1;
 
 /// One file's line in the summary.
 #[derive(Clone, Debug)]
-struct Row {
-    name: String,
-    format: &'static str,
-    events: usize,
-    bad_lines: usize,
-    detectors: Vec<&'static str>,
-    first: Option<Detection>,
-    after: crate::whatif::After,
+pub struct Row {
+    pub name: String,
+    pub file: String,
+    pub parent: Option<String>,
+    pub format: &'static str,
+    /// The agent whose folder it came from, else its format.
+    pub agent: &'static str,
+    pub events: usize,
+    pub bad_lines: usize,
+    pub detectors: Vec<&'static str>,
+    pub first: Option<Detection>,
+    pub after: crate::whatif::After,
 }
 
 /// What is done to a stream before the detectors see it.
@@ -62,9 +73,9 @@ impl ScanOptions {
 /// One input to scan: its name as given, and where its bytes come from.
 pub enum Input {
     Path(PathBuf),
-    /// A file found in a directory given to scan: one that is not an
-    /// agent session is skipped with a count, not reported as an error.
-    Found(PathBuf),
+    /// A file found in a directory, a glob or an agent's folders: one that
+    /// is not an agent session is skipped with a count, not reported as an error.
+    Found(crate::sessions::Session),
     /// Bytes already in memory (the bundled demo), with the name to show.
     Bytes {
         name: String,
@@ -73,16 +84,52 @@ pub enum Input {
 }
 
 impl Input {
+    /// How it is shown: its path (a sub-agent's: `PARENT ▸ agent-ID`).
     pub fn name(&self) -> String {
         match self {
-            Input::Path(p) | Input::Found(p) => p.display().to_string(),
+            Input::Path(p) => p.display().to_string(),
+            Input::Found(s) => s.label(),
             Input::Bytes { name, .. } => name.clone(),
+        }
+    }
+
+    /// The file's path as given or found (JSON's `file`).
+    pub fn file(&self) -> String {
+        match self {
+            Input::Found(s) => s.path.display().to_string(),
+            _ => self.name(),
+        }
+    }
+
+    /// The file it reads, if it reads one.
+    pub fn path(&self) -> Option<&std::path::Path> {
+        match self {
+            Input::Path(p) => Some(p),
+            Input::Found(s) => Some(&s.path),
+            Input::Bytes { .. } => None,
+        }
+    }
+
+    /// A sub-agent's parent session.
+    pub fn parent(&self) -> Option<&std::path::Path> {
+        match self {
+            Input::Found(s) => s.parent.as_deref(),
+            _ => None,
+        }
+    }
+
+    /// The agent whose session folder it was found in, else its format's agent.
+    pub fn agent(&self) -> Option<&'static str> {
+        match self {
+            Input::Found(s) => s.agent.map(crate::sessions::Agent::name),
+            _ => None,
         }
     }
 
     pub fn open(&self, format: FormatChoice) -> Result<formats::Opened, String> {
         match self {
-            Input::Path(p) | Input::Found(p) => formats::open_input(p, format),
+            Input::Path(p) => formats::open_input(p, format),
+            Input::Found(s) => formats::open_input(&s.path, format),
             Input::Bytes { bytes, .. } => formats::detect::open_reader(Box::new(*bytes), format, None),
         }
     }
@@ -225,7 +272,7 @@ enum Outcome {
 /// in parallel on every core (each file streamed, its output kept until
 /// its turn), and printed in the order given.
 pub fn run(inputs: &[Input], opts: &ScanOptions, out: &mut dyn Write, err: &mut dyn Write) -> io::Result<i32> {
-    let results: Vec<(Outcome, Option<Row>)> = if inputs.len() <= 1 {
+    let results: Vec<(Outcome, Option<Row>)> = if inputs.len() <= 1 && !opts.progress {
         let mut v = Vec::new();
         for input in inputs {
             v.push(scan_input(input, opts, out, err)?);
@@ -263,9 +310,11 @@ fn run_parallel(
     use std::sync::atomic::{AtomicUsize, Ordering};
     use std::sync::mpsc;
     let next = AtomicUsize::new(0);
-    let workers = std::thread::available_parallelism()
-        .map_or(1, |n| n.get())
-        .min(inputs.len());
+    let workers = opts
+        .jobs
+        .unwrap_or_else(|| std::thread::available_parallelism().map_or(1, |n| n.get()))
+        .clamp(1, inputs.len().max(1));
+    let progress = opts.progress.then(|| Progress::new(inputs));
     type Done = (usize, Vec<u8>, Vec<u8>, io::Result<(Outcome, Option<Row>)>);
     let (tx, rx) = mpsc::channel::<Done>();
     let mut outcomes: Vec<(Outcome, Option<Row>)> = vec![(Outcome::Clean, None); inputs.len()];
@@ -289,16 +338,81 @@ fn run_parallel(
         for (i, o, e, r) in rx {
             waiting.insert(i, (o, e, r));
             while let Some((o, e, r)) = waiting.remove(&printed) {
-                err.write_all(&e)?;
-                out.write_all(&o)?;
-                out.flush()?;
+                let print = |out: &mut dyn Write, err: &mut dyn Write| -> io::Result<()> {
+                    err.write_all(&e)?;
+                    out.write_all(&o)?;
+                    out.flush()
+                };
+                match &progress {
+                    Some(bar) => bar.bar.suspend(|| print(out, err))?,
+                    None => print(out, err)?,
+                }
                 outcomes[printed] = r?;
+                if let Some(bar) = &progress {
+                    let found = outcomes[printed].1.as_ref().map_or(0, |row| row.detectors.len());
+                    bar.done(&inputs[printed], found);
+                }
                 printed += 1;
             }
         }
         Ok(())
     })?;
     Ok(outcomes)
+}
+
+/// `scan`'s progress bar: files and bytes done, detections so far, and
+/// the time left at the rate so far.
+struct Progress {
+    bar: indicatif::ProgressBar,
+    files: usize,
+    done: std::cell::Cell<(usize, usize)>,
+}
+
+impl Progress {
+    fn new(inputs: &[Input]) -> Progress {
+        let bytes: u64 = inputs.iter().map(input_size).sum();
+        let bar = indicatif::ProgressBar::with_draw_target(Some(bytes), indicatif::ProgressDrawTarget::stderr());
+        let style = indicatif::ProgressStyle::with_template(
+            "{bar:30} {msg}  {binary_bytes}/{binary_total_bytes}  ETA {eta}",
+        )
+        .unwrap_or_else(|_| indicatif::ProgressStyle::default_bar());
+        bar.set_style(style);
+        let p = Progress {
+            bar,
+            files: inputs.len(),
+            done: std::cell::Cell::new((0, 0)),
+        };
+        p.bar.set_message(p.message());
+        p
+    }
+
+    fn message(&self) -> String {
+        let (files, found) = self.done.get();
+        format!("{files}/{} files, {found} detections", self.files)
+    }
+
+    fn done(&self, input: &Input, found: usize) {
+        let (files, total) = self.done.get();
+        self.done.set((files + 1, total + found));
+        self.bar.inc(input_size(input));
+        self.bar.set_message(self.message());
+    }
+}
+
+impl Drop for Progress {
+    fn drop(&mut self) {
+        self.bar.finish_and_clear();
+    }
+}
+
+fn input_size(input: &Input) -> u64 {
+    match input {
+        Input::Bytes { bytes, .. } => bytes.len() as u64,
+        _ => input
+            .path()
+            .and_then(|p| std::fs::metadata(p).ok())
+            .map_or(0, |m| if m.is_dir() { 0 } else { m.len() }),
+    }
 }
 
 /// Scans one input, writing its detections to `out` and its problems to `err`.
@@ -309,6 +423,8 @@ fn scan_input(
     err: &mut dyn Write,
 ) -> io::Result<(Outcome, Option<Row>)> {
     let name = input.name();
+    let file = input.file();
+    let parent = input.parent().map(|p| p.display().to_string());
     let mut opened = match input.open(opts.format) {
         Ok(o) => o,
         Err(msg) => {
@@ -329,7 +445,7 @@ fn scan_input(
         &opts.transform,
         |d| {
             if opts.json && !opts.comparing() && write_error.is_none() {
-                if let Err(e) = writeln!(out, "{}", crate::sanitize::json(&json_line(&name, d).to_string()))
+                if let Err(e) = writeln!(out, "{}", crate::sanitize::json(&detection_record(&file, parent.as_deref(), d).to_string()))
                     .and_then(|_| out.flush())
                 {
                     write_error = Some(e);
@@ -364,7 +480,7 @@ fn scan_input(
                 writeln!(
                     out,
                     "{}",
-                    crate::sanitize::json(&summary_json(&name, s, &scanned).to_string())
+                    crate::sanitize::json(&summary_json(&file, s, &scanned).to_string())
                 )?;
             }
         } else {
@@ -376,7 +492,10 @@ fn scan_input(
     let first = scanned.summaries.first();
     let row = Row {
         name: name.clone(),
+        file,
+        parent,
         format,
+        agent: input.agent().unwrap_or(format),
         events: scanned.events,
         bad_lines: scanned.bad_lines,
         detectors: scanned.detections.iter().map(|d| d.detector).collect(),
@@ -392,29 +511,37 @@ fn write_summary(out: &mut dyn Write, rows: &[Row], json: bool) -> io::Result<()
     use std::collections::BTreeMap;
     let mut per_detector: BTreeMap<&str, usize> = BTreeMap::new();
     let mut per_format: BTreeMap<&str, (usize, usize)> = BTreeMap::new();
+    let mut per_agent: BTreeMap<&str, (usize, usize)> = BTreeMap::new();
     for r in rows {
         for d in &r.detectors {
             *per_detector.entry(d).or_default() += 1;
         }
-        let f = per_format.entry(r.format).or_default();
-        f.0 += 1;
-        f.1 += usize::from(!r.detectors.is_empty());
+        for (map, key) in [(&mut per_format, r.format), (&mut per_agent, r.agent)] {
+            let f = map.entry(key).or_default();
+            f.0 += 1;
+            f.1 += usize::from(!r.detectors.is_empty());
+        }
     }
+    let counts = |m: &BTreeMap<&str, (usize, usize)>| {
+        m.iter()
+            .map(|(k, v)| (k.to_string(), serde_json::json!({"files": v.0, "looped": v.1})))
+            .collect::<serde_json::Map<_, _>>()
+    };
     if json {
         for r in rows {
             let first = r.first.as_ref().map(
                 |d| serde_json::json!({"detector": d.detector, "event": d.event, "evidence_from": d.evidence_from()}),
             );
             let rec = serde_json::json!({
-                "type": "summary", "schema": 1, "file": r.name, "format": r.format,
+                "type": "summary", "schema": SCHEMA, "file": r.file, "parent": r.parent, "agent": r.agent, "format": r.format,
                 "events": r.events, "bad_lines": r.bad_lines, "detections": r.detectors.len(), "first": first,
                 "after_first": {"chars": r.after.chars, "tokens": r.after.tokens,
                                 "tokens_estimated": !r.after.tokens_recorded, "tool_calls": r.after.tool_calls},
             });
             writeln!(out, "{}", crate::sanitize::json(&rec.to_string()))?;
         }
-        let totals = serde_json::json!({"type": "totals", "schema": 1, "files": rows.len(),
-            "per_detector": per_detector, "per_format": per_format.iter().map(|(k, v)| (k.to_string(), serde_json::json!({"files": v.0, "looped": v.1}))).collect::<serde_json::Map<_, _>>()});
+        let totals = serde_json::json!({"type": "totals", "schema": SCHEMA, "files": rows.len(),
+            "per_detector": per_detector, "per_agent": counts(&per_agent), "per_format": counts(&per_format)});
         return writeln!(out, "{}", crate::sanitize::json(&totals.to_string()));
     }
     writeln!(out)?;
@@ -463,15 +590,32 @@ fn write_summary(out: &mut dyn Write, rows: &[Row], json: bool) -> io::Result<()
             dets.join(", ")
         }
     )?;
-    let fmts: Vec<String> = per_format
-        .iter()
-        .map(|(f, (n, l))| format!("{f} {l} of {n} looped"))
-        .collect();
-    writeln!(out, "  files per format: {}", fmts.join(", "))?;
+    let looped = |m: &BTreeMap<&str, (usize, usize)>| {
+        let v: Vec<String> = m.iter().map(|(f, (n, l))| format!("{f} {l} of {n} looped")).collect();
+        v.join(", ")
+    };
+    writeln!(out, "  files per agent: {}", looped(&per_agent))?;
+    writeln!(out, "  files per format: {}", looped(&per_format))?;
     out.flush()
 }
 
-/// The documented JSONL object: `file` first, then the detection's fields.
+/// `scan --json`'s detection record: `type` and `schema`, `file` (and a
+/// sub-agent's `parent`), then the detection's fields as [`json_line`].
+pub fn detection_record(file: &str, parent: Option<&str>, d: &Detection) -> Value {
+    let mut m = Map::new();
+    m.insert("type".into(), Value::String("detection".into()));
+    m.insert("schema".into(), Value::from(SCHEMA));
+    if let Value::Object(fields) = json_line(file, d) {
+        m.extend(fields);
+    }
+    if let Some(p) = parent {
+        m.insert("parent".into(), Value::String(p.to_string()));
+    }
+    Value::Object(m)
+}
+
+/// A detection as one JSON object: `file` first, then the detection's
+/// fields (`tail --json` and `--on-detect`'s `LOOPSCOPE_JSON`).
 pub fn json_line(file: &str, d: &Detection) -> Value {
     let mut m = Map::new();
     m.insert("file".into(), Value::String(file.to_string()));
@@ -504,6 +648,7 @@ pub fn summary_json(file: &str, s: &RunSummary, scan: &FileScan) -> Value {
     });
     serde_json::json!({
         "type": "profile",
+        "schema": SCHEMA,
         "file": file,
         "profile": s.label,
         "detections": s.detections,

@@ -92,8 +92,10 @@ fn scan_json_has_the_documented_fields_and_exit_1() {
     let d = &lines[0];
     let keys: Vec<&str> = d.as_object().unwrap().keys().map(|k| k.as_str()).collect();
     assert_eq!(
-        &keys[..10],
+        &keys[..12],
         &[
+            "type",
+            "schema",
             "file",
             "detector",
             "event",
@@ -106,6 +108,8 @@ fn scan_json_has_the_documented_fields_and_exit_1() {
             "spans"
         ]
     );
+    assert_eq!(d["type"], "detection");
+    assert_eq!(d["schema"], 1);
     assert_eq!(d["file"], "loop.jsonl");
     assert_eq!(d["detector"], "block-cycle");
     assert_eq!(d["channel"], "reasoning");

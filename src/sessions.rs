@@ -1,0 +1,539 @@
+//! Where agents keep their sessions, and the walk that turns the paths,
+//! directories, globs and agent names a user gives into session files
+//! (`scan`, `report`, `watch`, `tail --latest`).
+//!
+//! Sub-agents get one stream each, named after their parent session:
+//! Claude Code ≥ 2.1 writes `<session>/subagents/agent-<id>.jsonl`, older
+//! versions `agent-<id>.jsonl` next to the session (its `sessionId` names
+//! the parent), gemini-cli `chats/<parent id>/<session>.jsonl`.
+
+use std::ffi::OsString;
+use std::io::Read;
+use std::path::{Path, PathBuf};
+use std::time::{Duration, SystemTime};
+
+use crate::formats;
+
+/// An agent whose session folders loopscope knows.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub enum Agent {
+    ClaudeCode,
+    Codex,
+    GeminiCli,
+    QwenCode,
+    Cline,
+    RooCode,
+}
+
+/// VS Code and its forks, whose `globalStorage` holds Cline's and Roo's tasks.
+const EDITORS: [&str; 6] = ["Code", "Code - Insiders", "VSCodium", "Cursor", "Windsurf", "Kiro"];
+
+impl Agent {
+    pub const ALL: [Agent; 6] = [
+        Agent::ClaudeCode,
+        Agent::Codex,
+        Agent::GeminiCli,
+        Agent::QwenCode,
+        Agent::Cline,
+        Agent::RooCode,
+    ];
+
+    pub fn name(self) -> &'static str {
+        match self {
+            Agent::ClaudeCode => "claude-code",
+            Agent::Codex => "codex",
+            Agent::GeminiCli => "gemini-cli",
+            Agent::QwenCode => "qwen-code",
+            Agent::Cline => "cline",
+            Agent::RooCode => "roo-code",
+        }
+    }
+
+    /// `claude-code`, …, or `all`.
+    pub fn parse_list(text: &str) -> Result<Vec<Agent>, String> {
+        let mut out = Vec::new();
+        for word in text.split(',').map(str::trim).filter(|w| !w.is_empty()) {
+            let found: Vec<Agent> = if word == "all" {
+                Agent::ALL.to_vec()
+            } else {
+                let a = Agent::ALL.into_iter().find(|a| a.name() == word).ok_or_else(|| {
+                    let names: Vec<&str> = Agent::ALL.iter().map(|a| a.name()).collect();
+                    format!("unknown agent {word:?} (one of {}, or all)", names.join(", "))
+                })?;
+                vec![a]
+            };
+            for a in found {
+                if !out.contains(&a) {
+                    out.push(a);
+                }
+            }
+        }
+        if out.is_empty() {
+            return Err("no agent named".to_string());
+        }
+        Ok(out)
+    }
+
+    /// The variable that replaces this agent's folders (a path list:
+    /// `:`-separated, `;` on Windows).
+    pub fn override_var(self) -> String {
+        format!("LOOPSCOPE_{}_DIR", self.name().to_uppercase().replace('-', "_"))
+    }
+
+    /// The folders this agent writes its sessions to on this machine, as
+    /// `env` (the process environment, or a test's) names them: the
+    /// override variable when set, else the agent's own variable
+    /// (`CLAUDE_CONFIG_DIR`, `CODEX_HOME`), else the usual places for
+    /// this OS. Whether they exist is not checked.
+    pub fn locations(self, env: &dyn Fn(&str) -> Option<OsString>) -> Vec<PathBuf> {
+        if let Some(list) = env(&self.override_var()).filter(|v| !v.is_empty()) {
+            return std::env::split_paths(&list).collect();
+        }
+        let home = env("HOME")
+            .or_else(|| env("USERPROFILE"))
+            .filter(|h| !h.is_empty())
+            .map(PathBuf::from);
+        let Some(home) = home else { return Vec::new() };
+        let own = |var: &str, sub: &str, default: &str| match env(var).filter(|v| !v.is_empty()) {
+            Some(dir) => PathBuf::from(dir).join(sub),
+            None => home.join(default).join(sub),
+        };
+        match self {
+            Agent::ClaudeCode => vec![own("CLAUDE_CONFIG_DIR", "projects", ".claude")],
+            Agent::Codex => vec![own("CODEX_HOME", "sessions", ".codex")],
+            Agent::GeminiCli => vec![home.join(".gemini").join("tmp")],
+            Agent::QwenCode => vec![home.join(".qwen").join("projects"), home.join(".qwen").join("tmp")],
+            Agent::Cline | Agent::RooCode => {
+                let ext = if self == Agent::Cline {
+                    "saoudrizwan.claude-dev"
+                } else {
+                    "rooveterinaryinc.roo-cline"
+                };
+                let mut dirs: Vec<PathBuf> = EDITORS
+                    .iter()
+                    .map(|e| editor_config(&home, env).join(e).join("User/globalStorage").join(ext).join("tasks"))
+                    .collect();
+                if self == Agent::Cline {
+                    dirs.push(home.join(".cline").join("data").join("tasks"));
+                }
+                dirs
+            }
+        }
+    }
+
+    /// Whether a file found under this agent's folders can be one of its
+    /// sessions (its other files — settings, shell history, checkpoints —
+    /// are not looked at).
+    fn is_session_file(self, path: &Path) -> bool {
+        let name = path.file_name().and_then(|n| n.to_str()).unwrap_or("");
+        let under_chats = path.components().any(|c| c.as_os_str() == "chats");
+        match self {
+            Agent::ClaudeCode => name.ends_with(".jsonl"),
+            Agent::Codex => name.starts_with("rollout-") && (name.ends_with(".jsonl") || name.ends_with(".jsonl.zst")),
+            Agent::GeminiCli | Agent::QwenCode => under_chats && (name.ends_with(".json") || name.ends_with(".jsonl")),
+            // Task folders are found as folders; nothing else under tasks/ is a session.
+            Agent::Cline | Agent::RooCode => path.is_dir(),
+        }
+    }
+}
+
+/// Where each OS keeps an editor's settings (`Code/User/…` lives under it).
+fn editor_config(home: &Path, env: &dyn Fn(&str) -> Option<OsString>) -> PathBuf {
+    if cfg!(target_os = "macos") {
+        home.join("Library").join("Application Support")
+    } else if cfg!(windows) {
+        env("APPDATA")
+            .map(PathBuf::from)
+            .unwrap_or_else(|| home.join("AppData").join("Roaming"))
+    } else {
+        env("XDG_CONFIG_HOME")
+            .filter(|v| !v.is_empty())
+            .map(PathBuf::from)
+            .unwrap_or_else(|| home.join(".config"))
+    }
+}
+
+/// The process environment, for [`Agent::locations`].
+pub fn process_env(name: &str) -> Option<OsString> {
+    std::env::var_os(name)
+}
+
+/// One session file (or Cline/Roo task folder) to read.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Session {
+    pub path: PathBuf,
+    /// Found in a directory, a glob or an agent's folders (so a file that is
+    /// not a session is skipped, not an error), rather than named.
+    pub found: bool,
+    /// The agent whose folders it was found in.
+    pub agent: Option<Agent>,
+    /// For a sub-agent: its parent session (a file, or the folder named
+    /// after the parent's id).
+    pub parent: Option<PathBuf>,
+}
+
+impl Session {
+    pub fn named(path: PathBuf) -> Session {
+        Session {
+            path,
+            found: false,
+            agent: None,
+            parent: None,
+        }
+    }
+
+    /// How it is shown: its path, or for a sub-agent `PARENT ▸ agent-ID`.
+    pub fn label(&self) -> String {
+        match &self.parent {
+            Some(parent) => {
+                let stem = self.path.file_stem().unwrap_or_default().to_string_lossy();
+                let stem = stem.strip_suffix(".jsonl").unwrap_or(&stem);
+                format!("{} ▸ {stem}", parent.display())
+            }
+            None => self.path.display().to_string(),
+        }
+    }
+
+    /// Sub-agents sort right after their parent.
+    fn order_key(&self) -> (PathBuf, bool, PathBuf) {
+        match &self.parent {
+            Some(p) => (p.clone(), true, self.path.clone()),
+            None => (self.path.clone(), false, PathBuf::new()),
+        }
+    }
+}
+
+/// Which files found in folders are kept, by modification time.
+#[derive(Clone, Copy, Debug, Default)]
+pub struct Freshness {
+    /// `--since 7d`.
+    pub since: Option<Duration>,
+    /// `--newer-than DATE`.
+    pub newer_than: Option<SystemTime>,
+}
+
+impl Freshness {
+    fn cutoff(&self) -> Option<SystemTime> {
+        [self.since.and_then(|d| SystemTime::now().checked_sub(d)), self.newer_than]
+            .into_iter()
+            .flatten()
+            .max()
+    }
+}
+
+/// What the user asked to read: paths (files, directories, globs) and agents.
+#[derive(Clone, Debug, Default)]
+pub struct Request {
+    pub paths: Vec<PathBuf>,
+    pub agents: Vec<Agent>,
+    pub fresh: Freshness,
+}
+
+/// The sessions a request names, in a stable order, and notes for stderr
+/// (an empty directory, a glob that matched nothing, an agent with no
+/// folder here). A named path that does not exist is kept, so that reading
+/// it reports the error.
+pub fn collect(req: &Request, env: &dyn Fn(&str) -> Option<OsString>) -> (Vec<Session>, Vec<String>) {
+    let cutoff = req.fresh.cutoff();
+    let fresh = |p: &Path| {
+        cutoff.is_none_or(|c| modified(p).is_some_and(|m| m >= c))
+    };
+    let mut out: Vec<Session> = Vec::new();
+    let mut notes = Vec::new();
+    for p in &req.paths {
+        if p.as_os_str() != "-" && !p.exists() && is_glob(p) {
+            let matched = expand_glob(p);
+            if matched.is_empty() {
+                notes.push(format!("{}: no file matches", crate::sanitize::path(p)));
+            }
+            let mut found = Vec::new();
+            for m in matched {
+                if m.is_dir() && formats::cline::task_file(&m).is_none() {
+                    walk(&m, &mut found, 0);
+                } else {
+                    found.push(m);
+                }
+            }
+            push_found(&mut out, &mut notes, p, found, None, &fresh);
+        } else if p.is_dir() && formats::cline::task_file(p).is_none() {
+            let mut found = Vec::new();
+            walk(p, &mut found, 0);
+            push_found(&mut out, &mut notes, p, found, None, &fresh);
+        } else {
+            out.push(Session::named(p.clone()));
+        }
+    }
+    let mut missing = Vec::new();
+    for &agent in &req.agents {
+        let dirs: Vec<PathBuf> = agent.locations(env).into_iter().filter(|d| d.is_dir()).collect();
+        if dirs.is_empty() {
+            missing.push(agent);
+        }
+        for dir in dirs {
+            let mut found = Vec::new();
+            walk(&dir, &mut found, 0);
+            found.retain(|f| agent.is_session_file(f));
+            push_found(&mut out, &mut notes, &dir, found, Some(agent), &fresh);
+        }
+    }
+    // Naming every agent (`all`) is not a claim that each is installed: say
+    // so only when none of them has a folder here.
+    if missing.len() == req.agents.len() || req.agents.len() < Agent::ALL.len() {
+        for agent in missing {
+            let looked = agent.locations(env);
+            let place = match looked.as_slice() {
+                [] => "no home directory".to_string(),
+                [one] => crate::sanitize::path(one),
+                [first, rest @ ..] => format!("{} and {} more", crate::sanitize::path(first), rest.len()),
+            };
+            notes.push(format!(
+                "{}: no session folder here (looked in {place}; set {} to point elsewhere)",
+                agent.name(),
+                agent.override_var()
+            ));
+        }
+    }
+    (out, notes)
+}
+
+/// Adds the files found under `root`, freshest-filtered and in order
+/// (sub-agents after their parents).
+fn push_found(
+    out: &mut Vec<Session>,
+    notes: &mut Vec<String>,
+    root: &Path,
+    found: Vec<PathBuf>,
+    agent: Option<Agent>,
+    fresh: &dyn Fn(&Path) -> bool,
+) {
+    if found.is_empty() {
+        notes.push(format!("{}: no files to scan", crate::sanitize::path(root)));
+        return;
+    }
+    let total = found.len();
+    let mut sessions: Vec<Session> = found
+        .into_iter()
+        .filter(|f| fresh(f))
+        .map(|path| Session {
+            parent: parent_session(&path),
+            path,
+            found: true,
+            agent,
+        })
+        .collect();
+    if total > 0 && sessions.is_empty() {
+        notes.push(format!("{}: no file changed in that time", crate::sanitize::path(root)));
+    }
+    sessions.sort_by_key(Session::order_key);
+    sessions.dedup_by(|a, b| a.path == b.path);
+    out.extend(sessions);
+}
+
+/// The modification time; for a task folder, its newest file's.
+pub fn modified(path: &Path) -> Option<SystemTime> {
+    let meta = std::fs::metadata(path).ok()?;
+    if !meta.is_dir() {
+        return meta.modified().ok();
+    }
+    let own = meta.modified().ok();
+    std::fs::read_dir(path)
+        .ok()?
+        .flatten()
+        .filter_map(|e| e.metadata().ok()?.modified().ok())
+        .chain(own)
+        .max()
+}
+
+fn is_glob(p: &Path) -> bool {
+    p.to_str().is_some_and(|s| s.contains(['*', '?', '[']))
+}
+
+/// The paths a glob matches, in name order (`**` crosses folders).
+fn expand_glob(p: &Path) -> Vec<PathBuf> {
+    let Some(pattern) = p.to_str() else { return Vec::new() };
+    let Ok(paths) = glob::glob(pattern) else { return Vec::new() };
+    let mut out: Vec<PathBuf> = paths.flatten().filter(|m| m.is_file() || m.is_dir()).collect();
+    out.sort();
+    out
+}
+
+/// Every regular file under `dir` (task folders as one), depth-limited;
+/// symbolic links to folders are not followed (no cycles).
+pub fn walk(dir: &Path, out: &mut Vec<PathBuf>, depth: usize) {
+    if depth > 32 {
+        return;
+    }
+    let Ok(entries) = std::fs::read_dir(dir) else { return };
+    for e in entries.flatten() {
+        let path = e.path();
+        let Ok(kind) = e.file_type() else { continue };
+        if kind.is_dir() {
+            if formats::cline::task_file(&path).is_some() {
+                out.push(path);
+            } else {
+                walk(&path, out, depth + 1);
+            }
+        } else if kind.is_file() || (kind.is_symlink() && path.is_file()) {
+            out.push(path);
+        }
+    }
+}
+
+/// The parent session of a sub-agent's file, from where the agent puts it.
+pub fn parent_session(path: &Path) -> Option<PathBuf> {
+    let name = path.file_name()?.to_str()?;
+    let dir = path.parent()?;
+    let dir_name = dir.file_name().and_then(|n| n.to_str()).unwrap_or("");
+    if !name.ends_with(".jsonl") {
+        return None;
+    }
+    // Claude Code ≥ 2.1: <project>/<session>/subagents/agent-<id>.jsonl
+    if dir_name == "subagents" && name.starts_with("agent-") {
+        let session_dir = dir.parent()?;
+        let id = session_dir.file_name()?.to_str()?;
+        return Some(session_dir.parent()?.join(format!("{id}.jsonl")));
+    }
+    // Older Claude Code: agent-<id>.jsonl next to the session it names.
+    if name.starts_with("agent-") {
+        let id = first_line_field(path, "sessionId")?;
+        let own = name.trim_end_matches(".jsonl");
+        if id.is_empty() || id == own || id.contains(['/', '\\']) {
+            return None;
+        }
+        return Some(dir.join(format!("{id}.jsonl")));
+    }
+    // gemini-cli: chats/<parent session id>/<session>.jsonl
+    let chats = dir.parent()?;
+    if chats.file_name().is_some_and(|n| n == "chats") {
+        let short: String = dir_name.chars().take(8).collect();
+        let parent_file = std::fs::read_dir(chats).ok().and_then(|entries| {
+            let mut files: Vec<PathBuf> = entries
+                .flatten()
+                .map(|e| e.path())
+                .filter(|p| {
+                    p.is_file()
+                        && p.file_stem()
+                            .and_then(|s| s.to_str())
+                            .is_some_and(|s| !short.is_empty() && (s.ends_with(&short) || s == dir_name))
+                })
+                .collect();
+            files.sort();
+            files.pop()
+        });
+        return Some(parent_file.unwrap_or_else(|| dir.to_path_buf()));
+    }
+    None
+}
+
+/// A string field of the first JSON line of `path` (reads at most 256 KB).
+fn first_line_field(path: &Path, field: &str) -> Option<String> {
+    let mut head = Vec::new();
+    std::fs::File::open(path).ok()?.take(256 * 1024).read_to_end(&mut head).ok()?;
+    let line = head.split(|b| *b == b'\n').next()?;
+    let v: serde_json::Value = serde_json::from_slice(line).ok()?;
+    v.get(field)?.as_str().map(str::to_string)
+}
+
+/// `--newer-than`: a date (midnight UTC) or an RFC 3339 time.
+pub fn parse_date(s: &str) -> Result<SystemTime, String> {
+    let t = s.trim();
+    let parsed = chrono::DateTime::parse_from_rfc3339(t).map(|d| d.timestamp()).or_else(|_| {
+        chrono::NaiveDate::parse_from_str(t, "%Y-%m-%d")
+            .map(|d| d.and_hms_opt(0, 0, 0).expect("midnight").and_utc().timestamp())
+    });
+    match parsed {
+        Ok(secs) if secs >= 0 => Ok(std::time::UNIX_EPOCH + Duration::from_secs(secs as u64)),
+        _ => Err(format!("expected a date like 2026-11-01 or 2026-11-01T12:00:00Z, got {t:?}")),
+    }
+}
+
+/// `--since 7d`: a duration in days, hours, minutes or seconds.
+pub fn parse_age(s: &str) -> Result<Duration, String> {
+    let s = s.trim();
+    let (num, unit) = s.split_at(s.len().saturating_sub(1));
+    let bad = || format!("expected a duration like 7d, 12h, 30m, got {s:?}");
+    let n: u64 = num.parse().map_err(|_| bad())?;
+    let secs = match unit {
+        "d" => n.checked_mul(86_400),
+        "h" => n.checked_mul(3600),
+        "m" => n.checked_mul(60),
+        "s" => Some(n),
+        _ => None,
+    };
+    secs.map(Duration::from_secs).ok_or_else(bad)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn env_of(pairs: &[(&str, &str)]) -> impl Fn(&str) -> Option<OsString> {
+        let pairs: Vec<(String, String)> = pairs.iter().map(|(k, v)| (k.to_string(), v.to_string())).collect();
+        move |name| pairs.iter().find(|(k, _)| k == name).map(|(_, v)| OsString::from(v))
+    }
+
+    #[test]
+    fn agents_parse_one_several_and_all() {
+        assert_eq!(Agent::parse_list("codex").unwrap(), vec![Agent::Codex]);
+        assert_eq!(
+            Agent::parse_list("codex,claude-code,codex").unwrap(),
+            vec![Agent::Codex, Agent::ClaudeCode]
+        );
+        assert_eq!(Agent::parse_list("all").unwrap().len(), Agent::ALL.len());
+        assert!(Agent::parse_list("vim").unwrap_err().contains("unknown agent"));
+    }
+
+    #[test]
+    fn locations_follow_home_the_agents_own_variables_and_the_override() {
+        let env = env_of(&[("HOME", "/h"), ("CODEX_HOME", "/c")]);
+        assert_eq!(Agent::ClaudeCode.locations(&env), vec![PathBuf::from("/h/.claude/projects")]);
+        assert_eq!(Agent::Codex.locations(&env), vec![PathBuf::from("/c/sessions")]);
+        assert_eq!(Agent::GeminiCli.locations(&env), vec![PathBuf::from("/h/.gemini/tmp")]);
+        let cline = Agent::Cline.locations(&env);
+        assert!(cline.contains(&PathBuf::from("/h/.cline/data/tasks")));
+        if cfg!(target_os = "linux") {
+            assert!(cline.contains(&PathBuf::from(
+                "/h/.config/Code/User/globalStorage/saoudrizwan.claude-dev/tasks"
+            )));
+        }
+        let env = env_of(&[("HOME", "/h"), ("LOOPSCOPE_ROO_CODE_DIR", "/a:/b")]);
+        if cfg!(unix) {
+            assert_eq!(Agent::RooCode.locations(&env), vec![PathBuf::from("/a"), PathBuf::from("/b")]);
+        }
+        assert!(Agent::Codex.locations(&env_of(&[])).is_empty());
+    }
+
+    #[test]
+    fn ages_and_dates_parse_and_overflow_is_refused() {
+        assert_eq!(parse_age("7d").unwrap(), Duration::from_secs(7 * 86_400));
+        assert_eq!(parse_age("30m").unwrap(), Duration::from_secs(1800));
+        assert!(parse_age("7w").is_err());
+        assert!(parse_age("99999999999999999d").is_err());
+        assert!(parse_date("2026-11-01").is_ok());
+        assert!(parse_date("2026-11-01T12:00:00+02:00").is_ok());
+        assert!(parse_date("yesterday").is_err());
+    }
+
+    #[test]
+    fn sub_agents_are_named_after_their_parent() {
+        let dir = tempfile::tempdir().unwrap();
+        let project = dir.path().join("p");
+        std::fs::create_dir_all(project.join("s1/subagents")).unwrap();
+        let new = project.join("s1/subagents/agent-a1.jsonl");
+        std::fs::write(&new, "{}\n").unwrap();
+        assert_eq!(parent_session(&new), Some(project.join("s1.jsonl")));
+        let old = project.join("agent-b2.jsonl");
+        std::fs::write(&old, "{\"sessionId\":\"s0\",\"isSidechain\":true}\n").unwrap();
+        assert_eq!(parent_session(&old), Some(project.join("s0.jsonl")));
+        let plain = project.join("s0.jsonl");
+        std::fs::write(&plain, "{}\n").unwrap();
+        assert_eq!(parent_session(&plain), None);
+        let s = Session {
+            path: new,
+            found: true,
+            agent: Some(Agent::ClaudeCode),
+            parent: Some(project.join("s1.jsonl")),
+        };
+        assert!(s.label().ends_with("s1.jsonl ▸ agent-a1"), "{}", s.label());
+    }
+}
