@@ -11,7 +11,9 @@ mod common;
 use common::Words;
 use criterion::{criterion_group, criterion_main, Criterion, Throughput};
 use loopscope::formats::detect::Kind;
-use loopscope::scan::scan_one;
+use loopscope::formats::FormatChoice;
+use loopscope::scan::{run, scan_one, Input, ScanOptions};
+use loopscope::sessions::Session;
 use loopscope::{Profile, Setup};
 
 const BYTES: usize = 8 << 20;
@@ -82,5 +84,57 @@ fn scan(c: &mut Criterion) {
     }
 }
 
-criterion_group!(benches, scan);
+/// `scan DIR` over 1,000 session files (issue 15): the three shapes cut
+/// into 28 KB sessions, each its own file, scanned by one worker and by two.
+/// Target: two cores at least 1.7x one.
+fn scan_many(c: &mut Criterion) {
+    let dir = tempfile::tempdir().unwrap();
+    let mut inputs = Vec::new();
+    let mut total = 0;
+    for shape in ["reasoning", "content", "tools"] {
+        let bytes = log(shape);
+        let lines: Vec<&[u8]> = bytes.split(|b| *b == b'\n').filter(|l| !l.is_empty()).collect();
+        let per_file = lines.len() / 300;
+        for (k, chunk) in lines.chunks(per_file.max(1)).take(334).enumerate() {
+            if inputs.len() == 1000 {
+                break;
+            }
+            let path = dir.path().join(format!("{shape}-{k:04}.jsonl"));
+            let mut body = chunk.join(&b'\n');
+            body.push(b'\n');
+            total += body.len();
+            std::fs::write(&path, body).unwrap();
+            inputs.push(Input::Found(Session {
+                path,
+                found: true,
+                agent: None,
+                parent: None,
+            }));
+        }
+    }
+    let mut g = c.benchmark_group("scan_1000_files");
+    g.throughput(Throughput::Bytes(total as u64));
+    g.sample_size(10);
+    g.measurement_time(Duration::from_secs(10));
+    for jobs in [1, 2] {
+        let opts = ScanOptions {
+            setups: vec![Setup::profile(Profile::Extended)],
+            format: FormatChoice::Auto,
+            json: true,
+            transform: Default::default(),
+            jobs: Some(jobs),
+            summary: false,
+            progress: false,
+        };
+        g.bench_function(format!("jobs_{jobs}"), |b| {
+            b.iter(|| {
+                let (mut out, mut err) = (Vec::new(), Vec::new());
+                black_box(run(&inputs, &opts, &mut out, &mut err).unwrap())
+            })
+        });
+    }
+    g.finish();
+}
+
+criterion_group!(benches, scan, scan_many);
 criterion_main!(benches);
