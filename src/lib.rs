@@ -19,6 +19,7 @@ pub mod fuzzing;
 pub mod judge;
 pub mod render;
 pub mod replay;
+pub mod report;
 pub mod sanitize;
 pub mod scan;
 pub mod sessions;

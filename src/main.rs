@@ -270,6 +270,10 @@ enum Command {
     ReplayInto(ReplayIntoArgs),
     /// Run the detectors headless and print what fired (exit 1 if anything did).
     Scan(ScanArgs),
+    /// Write one self-contained HTML report for reviewers: the sessions
+    /// (sortable), and each detection with its reason, numbers, parameters,
+    /// highlighted evidence and the viewer's picture at that moment.
+    Report(ReportArgs),
     /// List detectors, their rules, parameters and defaults.
     Detectors(DetectorsArgs),
     /// Try one parameter at many values over your logs: which files fire, and
@@ -329,6 +333,25 @@ struct ScanArgs {
     rechunk: Option<usize>,
     #[command(flatten)]
     judge: LiveJudgeFlags,
+    #[command(flatten)]
+    input: InputFlags,
+    #[command(flatten)]
+    detectors: DetectorFlags,
+}
+
+#[derive(Args)]
+struct ReportArgs {
+    #[command(flatten)]
+    sessions: SessionFlags,
+    /// The HTML file to write (never one of the inputs).
+    #[arg(short, long, value_name = "OUT.html")]
+    output: PathBuf,
+    /// Detections shown in full with a picture; the rest are in the table only.
+    #[arg(long, default_value_t = 100, value_name = "N")]
+    max_detections: usize,
+    /// The viewer's size in the pictures, in cells.
+    #[arg(long, default_value = "120x40", value_name = "COLSxROWS", value_parser = parse_size)]
+    size: (u16, u16),
     #[command(flatten)]
     input: InputFlags,
     #[command(flatten)]
@@ -632,6 +655,7 @@ fn main() -> ExitCode {
         Some(Command::Screenshot(a)) => Some(a.input),
         Some(Command::ReplayInto(a)) => Some(a.input),
         Some(Command::Scan(a)) => Some(a.input),
+        Some(Command::Report(a)) => Some(a.input),
         Some(Command::Tune(a)) => Some(a.input),
         Some(Command::Judge(a)) => Some(a.input),
         Some(Command::Detectors(_) | Command::Completions { .. } | Command::Man) => None,
@@ -659,6 +683,7 @@ fn main() -> ExitCode {
                 &args.detectors,
             )
         }),
+        Some(Command::Report(args)) => scan_inputs(&args.sessions).and_then(|inputs| run_report(&args, &inputs)),
         Some(Command::Detectors(args)) => run_detectors(&args),
         Some(Command::Tune(args)) => run_tune(args),
         Some(Command::Judge(args)) => run_judge(&args),
@@ -1050,6 +1075,33 @@ fn run_scan(
         Err(e) if e.kind() == io::ErrorKind::BrokenPipe => Ok(0),
         Err(e) => Err(loopscope::io_reason(&e)),
     }
+}
+
+fn run_report(args: &ReportArgs, inputs: &[Input]) -> Result<i32, String> {
+    let paths: Vec<&std::path::Path> = inputs.iter().filter_map(Input::path).collect();
+    refuse_writing_into(Some(&args.output), &paths)?;
+    let opts = loopscope::report::ReportOptions {
+        setups: args.detectors.setups()?,
+        format: args.input.format,
+        size: args.size,
+        max_sections: args.max_detections,
+    };
+    let mut err = Terminal::new(io::stderr().lock());
+    let report = loopscope::report::build(inputs, &opts, &mut err).map_err(|e| loopscope::io_reason(&e))?;
+    let html = loopscope::render::html::to_html(&report);
+    loopscope::files::write_atomically(&args.output, |w| w.write_all(html.as_bytes()))?;
+    let looped = report.files.iter().filter(|f| !f.row.detectors.is_empty()).count();
+    let detections: usize = report.files.iter().map(|f| f.row.detectors.len()).sum();
+    eprintln!(
+        "loopscope: wrote {}: {} sessions, {looped} looped, {detections} detections{}",
+        loopscope::sanitize::path(&args.output),
+        report.files.len(),
+        match report.skipped {
+            0 => String::new(),
+            n => format!(", {n} files skipped (not agent sessions)"),
+        }
+    );
+    Ok(if report.failed.is_empty() { 0 } else { EXIT_ERROR })
 }
 
 fn run_detectors(args: &DetectorsArgs) -> Result<i32, String> {

@@ -372,10 +372,9 @@ impl Progress {
     fn new(inputs: &[Input]) -> Progress {
         let bytes: u64 = inputs.iter().map(input_size).sum();
         let bar = indicatif::ProgressBar::with_draw_target(Some(bytes), indicatif::ProgressDrawTarget::stderr());
-        let style = indicatif::ProgressStyle::with_template(
-            "{bar:30} {msg}  {binary_bytes}/{binary_total_bytes}  ETA {eta}",
-        )
-        .unwrap_or_else(|_| indicatif::ProgressStyle::default_bar());
+        let style =
+            indicatif::ProgressStyle::with_template("{bar:30} {msg}  {binary_bytes}/{binary_total_bytes}  ETA {eta}")
+                .unwrap_or_else(|_| indicatif::ProgressStyle::default_bar());
         bar.set_style(style);
         let p = Progress {
             bar,
@@ -445,8 +444,12 @@ fn scan_input(
         &opts.transform,
         |d| {
             if opts.json && !opts.comparing() && write_error.is_none() {
-                if let Err(e) = writeln!(out, "{}", crate::sanitize::json(&detection_record(&file, parent.as_deref(), d).to_string()))
-                    .and_then(|_| out.flush())
+                if let Err(e) = writeln!(
+                    out,
+                    "{}",
+                    crate::sanitize::json(&detection_record(&file, parent.as_deref(), d).to_string())
+                )
+                .and_then(|_| out.flush())
                 {
                     write_error = Some(e);
                 }
@@ -489,20 +492,30 @@ fn scan_input(
     } else if !opts.json {
         write_human(out, &name, &scanned)?;
     }
+    let row = row_of(input, format, &scanned);
+    Ok((if detected { Outcome::Detected } else { Outcome::Clean }, Some(row)))
+}
+
+/// The summary row of one scanned input (the first setup's numbers).
+pub fn row_of(input: &Input, format: &'static str, scanned: &FileScan) -> Row {
     let first = scanned.summaries.first();
-    let row = Row {
-        name: name.clone(),
-        file,
-        parent,
+    Row {
+        name: input.name(),
+        file: input.file(),
+        parent: input.parent().map(|p| p.display().to_string()),
         format,
         agent: input.agent().unwrap_or(format),
         events: scanned.events,
         bad_lines: scanned.bad_lines,
-        detectors: scanned.detections.iter().map(|d| d.detector).collect(),
+        detectors: scanned
+            .detections
+            .iter()
+            .filter(|d| d.run == 0)
+            .map(|d| d.detector)
+            .collect(),
         first: first.and_then(|s| s.first.clone()),
         after: first.map(|s| s.after).unwrap_or_default(),
-    };
-    Ok((if detected { Outcome::Detected } else { Outcome::Clean }, Some(row)))
+    }
 }
 
 /// The summary after the files: a row per file, then totals per detector

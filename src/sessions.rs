@@ -111,7 +111,13 @@ impl Agent {
                 };
                 let mut dirs: Vec<PathBuf> = EDITORS
                     .iter()
-                    .map(|e| editor_config(&home, env).join(e).join("User/globalStorage").join(ext).join("tasks"))
+                    .map(|e| {
+                        editor_config(&home, env)
+                            .join(e)
+                            .join("User/globalStorage")
+                            .join(ext)
+                            .join("tasks")
+                    })
                     .collect();
                 if self == Agent::Cline {
                     dirs.push(home.join(".cline").join("data").join("tasks"));
@@ -214,10 +220,13 @@ pub struct Freshness {
 
 impl Freshness {
     fn cutoff(&self) -> Option<SystemTime> {
-        [self.since.and_then(|d| SystemTime::now().checked_sub(d)), self.newer_than]
-            .into_iter()
-            .flatten()
-            .max()
+        [
+            self.since.and_then(|d| SystemTime::now().checked_sub(d)),
+            self.newer_than,
+        ]
+        .into_iter()
+        .flatten()
+        .max()
     }
 }
 
@@ -235,9 +244,7 @@ pub struct Request {
 /// it reports the error.
 pub fn collect(req: &Request, env: &dyn Fn(&str) -> Option<OsString>) -> (Vec<Session>, Vec<String>) {
     let cutoff = req.fresh.cutoff();
-    let fresh = |p: &Path| {
-        cutoff.is_none_or(|c| modified(p).is_some_and(|m| m >= c))
-    };
+    let fresh = |p: &Path| cutoff.is_none_or(|c| modified(p).is_some_and(|m| m >= c));
     let mut out: Vec<Session> = Vec::new();
     let mut notes = Vec::new();
     for p in &req.paths {
@@ -351,7 +358,9 @@ fn is_glob(p: &Path) -> bool {
 /// The paths a glob matches, in name order (`**` crosses folders).
 fn expand_glob(p: &Path) -> Vec<PathBuf> {
     let Some(pattern) = p.to_str() else { return Vec::new() };
-    let Ok(paths) = glob::glob(pattern) else { return Vec::new() };
+    let Ok(paths) = glob::glob(pattern) else {
+        return Vec::new();
+    };
     let mut out: Vec<PathBuf> = paths.flatten().filter(|m| m.is_file() || m.is_dir()).collect();
     out.sort();
     out
@@ -428,7 +437,11 @@ pub fn parent_session(path: &Path) -> Option<PathBuf> {
 /// A string field of the first JSON line of `path` (reads at most 256 KB).
 fn first_line_field(path: &Path, field: &str) -> Option<String> {
     let mut head = Vec::new();
-    std::fs::File::open(path).ok()?.take(256 * 1024).read_to_end(&mut head).ok()?;
+    std::fs::File::open(path)
+        .ok()?
+        .take(256 * 1024)
+        .read_to_end(&mut head)
+        .ok()?;
     let line = head.split(|b| *b == b'\n').next()?;
     let v: serde_json::Value = serde_json::from_slice(line).ok()?;
     v.get(field)?.as_str().map(str::to_string)
@@ -437,13 +450,17 @@ fn first_line_field(path: &Path, field: &str) -> Option<String> {
 /// `--newer-than`: a date (midnight UTC) or an RFC 3339 time.
 pub fn parse_date(s: &str) -> Result<SystemTime, String> {
     let t = s.trim();
-    let parsed = chrono::DateTime::parse_from_rfc3339(t).map(|d| d.timestamp()).or_else(|_| {
-        chrono::NaiveDate::parse_from_str(t, "%Y-%m-%d")
-            .map(|d| d.and_hms_opt(0, 0, 0).expect("midnight").and_utc().timestamp())
-    });
+    let parsed = chrono::DateTime::parse_from_rfc3339(t)
+        .map(|d| d.timestamp())
+        .or_else(|_| {
+            chrono::NaiveDate::parse_from_str(t, "%Y-%m-%d")
+                .map(|d| d.and_hms_opt(0, 0, 0).expect("midnight").and_utc().timestamp())
+        });
     match parsed {
         Ok(secs) if secs >= 0 => Ok(std::time::UNIX_EPOCH + Duration::from_secs(secs as u64)),
-        _ => Err(format!("expected a date like 2026-11-01 or 2026-11-01T12:00:00Z, got {t:?}")),
+        _ => Err(format!(
+            "expected a date like 2026-11-01 or 2026-11-01T12:00:00Z, got {t:?}"
+        )),
     }
 }
 
@@ -486,7 +503,10 @@ mod tests {
     #[test]
     fn locations_follow_home_the_agents_own_variables_and_the_override() {
         let env = env_of(&[("HOME", "/h"), ("CODEX_HOME", "/c")]);
-        assert_eq!(Agent::ClaudeCode.locations(&env), vec![PathBuf::from("/h/.claude/projects")]);
+        assert_eq!(
+            Agent::ClaudeCode.locations(&env),
+            vec![PathBuf::from("/h/.claude/projects")]
+        );
         assert_eq!(Agent::Codex.locations(&env), vec![PathBuf::from("/c/sessions")]);
         assert_eq!(Agent::GeminiCli.locations(&env), vec![PathBuf::from("/h/.gemini/tmp")]);
         let cline = Agent::Cline.locations(&env);
@@ -498,7 +518,10 @@ mod tests {
         }
         let env = env_of(&[("HOME", "/h"), ("LOOPSCOPE_ROO_CODE_DIR", "/a:/b")]);
         if cfg!(unix) {
-            assert_eq!(Agent::RooCode.locations(&env), vec![PathBuf::from("/a"), PathBuf::from("/b")]);
+            assert_eq!(
+                Agent::RooCode.locations(&env),
+                vec![PathBuf::from("/a"), PathBuf::from("/b")]
+            );
         }
         assert!(Agent::Codex.locations(&env_of(&[])).is_empty());
     }

@@ -79,6 +79,7 @@ fn kind(cmd: &str) -> Kind {
         "completions",
         "man",
         "tune",
+        "report",
         "judge",
     ];
     let no_tui = words.contains(&"--no-tui");

@@ -20,13 +20,23 @@ fn records(o: &std::process::Output) -> Vec<serde_json::Value> {
 #[test]
 fn agent_all_finds_every_agents_sessions_and_names_sub_agents_after_their_parent() {
     let fleet = Fleet::new();
-    let out = fleet.cmd().args(["scan", "--agent", "all", "-j", "2"]).output().unwrap();
+    let out = fleet
+        .cmd()
+        .args(["scan", "--agent", "all", "-j", "2"])
+        .output()
+        .unwrap();
     assert_eq!(out.status.code(), Some(1), "{}", String::from_utf8_lossy(&out.stderr));
     let text = stdout(&out);
     let home = fleet.path().display().to_string();
     let files: Vec<String> = text
         .lines()
-        .map(|l| l.split(" event ").next().unwrap().trim_end_matches(':').replace(&home, "~"))
+        .map(|l| {
+            l.split(" event ")
+                .next()
+                .unwrap()
+                .trim_end_matches(':')
+                .replace(&home, "~")
+        })
         .map(|l| l.split(": no detections").next().unwrap().to_string())
         .collect();
     let mut order = files.clone();
@@ -49,7 +59,11 @@ fn agent_all_finds_every_agents_sessions_and_names_sub_agents_after_their_parent
     // notes.jsonl is looked at and skipped; config.toml and logs.json are not sessions' names.
     assert!(err.contains("1 files skipped (not agent sessions)"), "{err}");
     // One core or two: the same bytes.
-    let one = fleet.cmd().args(["scan", "--agent", "all", "-j", "1"]).output().unwrap();
+    let one = fleet
+        .cmd()
+        .args(["scan", "--agent", "all", "-j", "1"])
+        .output()
+        .unwrap();
     assert_eq!(one.stdout, out.stdout);
 }
 
@@ -63,7 +77,10 @@ fn one_agent_a_glob_and_the_override_variable() {
     let glob = format!("{}/.claude/**/agent-*.jsonl", fleet.path().display());
     let out = fleet.cmd().args(["scan", &glob]).output().unwrap();
     let text = stdout(&out);
-    assert!(text.contains("▸ agent-a1b2c3") && text.contains("▸ agent-old42"), "{text}");
+    assert!(
+        text.contains("▸ agent-a1b2c3") && text.contains("▸ agent-old42"),
+        "{text}"
+    );
     assert!(!text.contains(&format!("{SESSION}.jsonl event")), "{text}");
     let none = fleet.cmd().args(["scan", "/nonexistent/**/*.jsonl"]).output().unwrap();
     assert!(String::from_utf8_lossy(&none.stderr).contains("no file matches"));
@@ -76,7 +93,10 @@ fn one_agent_a_glob_and_the_override_variable() {
         .unwrap();
     assert_eq!(moved.status.code(), Some(0));
     let err = String::from_utf8_lossy(&moved.stderr);
-    assert!(err.contains("codex: no session folder here") && err.contains("LOOPSCOPE_CODEX_DIR"), "{err}");
+    assert!(
+        err.contains("codex: no session folder here") && err.contains("LOOPSCOPE_CODEX_DIR"),
+        "{err}"
+    );
     let bad = fleet.cmd().args(["scan", "--agent", "vim"]).output().unwrap();
     assert_eq!(bad.status.code(), Some(2));
     let nothing = fleet.cmd().args(["scan"]).output().unwrap();
@@ -90,8 +110,17 @@ fn since_leaves_out_old_sessions_found_through_an_agent() {
     let rollout = fleet
         .path()
         .join(".codex/sessions/2026/11/20/rollout-2026-11-20T10-00-00-0199.jsonl");
-    std::fs::File::options().write(true).open(&rollout).unwrap().set_modified(old).unwrap();
-    let out = fleet.cmd().args(["scan", "--agent", "codex,gemini-cli", "--since", "7d"]).output().unwrap();
+    std::fs::File::options()
+        .write(true)
+        .open(&rollout)
+        .unwrap()
+        .set_modified(old)
+        .unwrap();
+    let out = fleet
+        .cmd()
+        .args(["scan", "--agent", "codex,gemini-cli", "--since", "7d"])
+        .output()
+        .unwrap();
     let text = stdout(&out);
     assert!(!text.contains("rollout-") && text.contains("session-2026"), "{text}");
 }
@@ -99,7 +128,11 @@ fn since_leaves_out_old_sessions_found_through_an_agent() {
 #[test]
 fn json_records_follow_the_documented_schema_with_summary_numbers() {
     let fleet = Fleet::new();
-    let out = fleet.cmd().args(["scan", "--agent", "all", "--json", "--summary"]).output().unwrap();
+    let out = fleet
+        .cmd()
+        .args(["scan", "--agent", "all", "--json", "--summary"])
+        .output()
+        .unwrap();
     let recs = records(&out);
     let kinds: Vec<&str> = recs.iter().map(|r| r["type"].as_str().unwrap()).collect();
     // Detections first, then one summary per file, then the totals.

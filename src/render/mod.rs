@@ -1,6 +1,7 @@
 //! Renderers that need no terminal: the real TUI drawn into ratatui's
 //! TestBackend and written as an SVG (`loopscope screenshot`).
 
+pub mod html;
 pub mod svg;
 
 use std::time::Instant;
@@ -86,28 +87,7 @@ pub fn screenshot_streamed(
     shot: &Shot,
 ) -> Result<Buffer, String> {
     let now = Instant::now();
-    let opts = ViewOptions {
-        paused: true,
-        theme: shot.theme.clone(),
-        live: shot.live.then(LiveOptions::default),
-        compare: shot.compare.clone(),
-        ..ViewOptions::default()
-    };
-    let mut app = App::new(&shot.name, setup, &opts, now);
-    app.update(Action::Resize(shot.size.0, shot.size.1), now);
-    app.update(Action::Feed(Feed::Format(format)), now);
-    let mut batch = Vec::with_capacity(BATCH);
-    read(&mut |e| {
-        batch.push(e);
-        if batch.len() == BATCH {
-            app.update(Action::Feed(Feed::Events(std::mem::take(&mut batch))), now);
-        }
-    })?;
-    app.update(Action::Feed(Feed::Events(batch)), now);
-    app.update(Action::Feed(Feed::CaughtUp), now);
-    if !shot.live {
-        app.update(Action::Feed(Feed::Ended), now);
-    }
+    let mut app = load(read, format, setup, shot, now)?;
     match shot.at {
         At::End if shot.live => {}
         At::End => app.command(Command::End, now),
@@ -133,14 +113,49 @@ pub fn screenshot_streamed(
     for key in parse_keys(&shot.keys)? {
         app.update(Action::Key(key), now);
     }
-    let mut terminal = Terminal::new(TestBackend::new(shot.size.0, shot.size.1)).map_err(|e| e.to_string())?;
-    terminal.draw(|f| ui::render(f, &app)).map_err(|e| e.to_string())?;
+    draw(&app, shot.caption)
+}
+
+/// The viewer as the terminal app shows it, `caption`ed or not.
+pub fn draw(app: &App, caption: bool) -> Result<Buffer, String> {
+    let size = (app.size.width.max(10), app.size.height.max(10));
+    let mut terminal = Terminal::new(TestBackend::new(size.0, size.1)).map_err(|e| e.to_string())?;
+    terminal.draw(|f| ui::render(f, app)).map_err(|e| e.to_string())?;
     let screen = terminal.backend().buffer().clone();
-    Ok(if shot.caption {
-        with_caption(screen, &app)
-    } else {
-        screen
-    })
+    Ok(if caption { with_caption(screen, app) } else { screen })
+}
+
+/// A paused viewer of `shot.size` holding the whole stream `read` hands over.
+pub fn load(
+    read: impl FnOnce(&mut dyn FnMut(Event)) -> Result<(), String>,
+    format: Format,
+    setup: Setup,
+    shot: &Shot,
+    now: Instant,
+) -> Result<App, String> {
+    let opts = ViewOptions {
+        paused: true,
+        theme: shot.theme.clone(),
+        live: shot.live.then(LiveOptions::default),
+        compare: shot.compare.clone(),
+        ..ViewOptions::default()
+    };
+    let mut app = App::new(&shot.name, setup, &opts, now);
+    app.update(Action::Resize(shot.size.0, shot.size.1), now);
+    app.update(Action::Feed(Feed::Format(format)), now);
+    let mut batch = Vec::with_capacity(BATCH);
+    read(&mut |e| {
+        batch.push(e);
+        if batch.len() == BATCH {
+            app.update(Action::Feed(Feed::Events(std::mem::take(&mut batch))), now);
+        }
+    })?;
+    app.update(Action::Feed(Feed::Events(batch)), now);
+    app.update(Action::Feed(Feed::CaughtUp), now);
+    if !shot.live {
+        app.update(Action::Feed(Feed::Ended), now);
+    }
+    Ok(app)
 }
 
 /// `--keys`: one char per key, and named keys in angle brackets

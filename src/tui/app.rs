@@ -597,7 +597,7 @@ fn detector_latched(state: &DetectorState, d: &Detection) -> bool {
 }
 
 /// The highlights of one detection's evidence in a buffer of `len` chars.
-fn evidence_marks(d: &Detection, len: usize, out: &mut Vec<Highlight>) {
+pub fn evidence_marks(d: &Detection, len: usize, out: &mut Vec<Highlight>) {
     let spans = d.spans.iter().filter(|s| s.end <= len);
     // Copies shade alternately, the first marked: one span per copy, or
     // `n` spans (lines, sentences) per copy.

@@ -79,14 +79,7 @@ impl Fleet {
             .env("XDG_CONFIG_HOME", self.path().join(".config"))
             .env_remove("CLAUDE_CONFIG_DIR")
             .env_remove("CODEX_HOME");
-        for var in [
-            "CLAUDE_CODE",
-            "CODEX",
-            "GEMINI_CLI",
-            "QWEN_CODE",
-            "CLINE",
-            "ROO_CODE",
-        ] {
+        for var in ["CLAUDE_CODE", "CODEX", "GEMINI_CLI", "QWEN_CODE", "CLINE", "ROO_CODE"] {
             cmd.env_remove(format!("LOOPSCOPE_{var}_DIR"));
         }
         cmd

@@ -1,0 +1,288 @@
+//! `loopscope report`: what reviewers get instead of terminal output — the
+//! sessions scanned (as `scan --summary` does), and for each detection its
+//! reason, numbers, parameters, the evidence with the viewer's highlights
+//! and the viewer's screen at that moment. [`crate::render::html`] writes it.
+
+use std::io::{self, Write};
+use std::time::Instant;
+
+use crate::config::Setup;
+use crate::detect::{Detection, Evidence};
+use crate::event::{Channel, EventKind};
+use crate::formats::{self, FormatChoice};
+use crate::render::{self, At, Shot};
+use crate::scan::{self, Input, Row};
+use crate::tui::buffer_pane::{Highlight, Mark};
+use crate::tui::theme::Theme;
+use crate::whatif::RunSummary;
+
+pub struct ReportOptions {
+    /// The first is the report's profile; more add a comparison per file.
+    pub setups: Vec<Setup>,
+    pub format: FormatChoice,
+    /// The viewer's size in the pictures.
+    pub size: (u16, u16),
+    /// Detections shown in full (with a picture) in the whole report; the
+    /// rest are listed in the table only, so a fleet's report stays small.
+    pub max_sections: usize,
+}
+
+/// Chars of evidence text shown around a detection at most.
+const EXCERPT_CHARS: usize = 6000;
+/// Chars before the evidence shown for context.
+const CONTEXT_CHARS: usize = 160;
+/// Calls listed for a detection about calls, at most.
+const MAX_CALLS: usize = 40;
+
+pub struct Report {
+    pub profiles: Vec<String>,
+    pub files: Vec<FileReport>,
+    /// Files found in folders that are not agent sessions.
+    pub skipped: usize,
+    /// Inputs that could not be read, with why.
+    pub failed: Vec<String>,
+    /// Detections beyond `max_sections`, listed in the table only.
+    pub not_shown: usize,
+}
+
+pub struct FileReport {
+    pub row: Row,
+    /// Every profile's first detection and what streamed after it.
+    pub runs: Vec<RunSummary>,
+    pub sections: Vec<Section>,
+}
+
+/// One detection shown in full.
+pub struct Section {
+    pub profile: String,
+    pub detection: Detection,
+    /// Its line in the input, where the input has lines.
+    pub line: Option<u64>,
+    pub params: Vec<(String, String)>,
+    pub excerpt: Excerpt,
+    /// The viewer at that moment, as SVG.
+    pub svg: String,
+}
+
+/// The evidence as text: pieces of the channel with the viewer's marks.
+pub enum Excerpt {
+    Text {
+        channel: &'static str,
+        /// The char offset of the first piece.
+        from: usize,
+        pieces: Vec<(String, Option<Mark>)>,
+        /// Chars of the evidence left out after the excerpt.
+        cut: usize,
+    },
+    /// The calls involved, one line each.
+    Calls(Vec<String>),
+    None,
+}
+
+/// Scans `inputs` and gathers the report; warnings go to `err`.
+pub fn build(inputs: &[Input], opts: &ReportOptions, err: &mut dyn Write) -> io::Result<Report> {
+    let mut report = Report {
+        profiles: opts.setups.iter().map(|s| s.profile.name().to_string()).collect(),
+        files: Vec::new(),
+        skipped: 0,
+        failed: Vec::new(),
+        not_shown: 0,
+    };
+    let mut budget = opts.max_sections;
+    for input in inputs {
+        let name = input.name();
+        let mut opened = match input.open(opts.format) {
+            Ok(o) => o,
+            Err(_) if matches!(input, Input::Found(_)) => {
+                report.skipped += 1;
+                continue;
+            }
+            Err(msg) => {
+                report.failed.push(msg);
+                continue;
+            }
+        };
+        let format = opened.format;
+        let forced = opened.forced_check();
+        let scanned = scan::scan_one(
+            opened.reader,
+            &mut *opened.decoder,
+            &opts.setups,
+            &Default::default(),
+            |_| {},
+            |p| {
+                let _ = writeln!(err, "loopscope: warning: {name}: {p}");
+            },
+        );
+        let scanned = match scanned {
+            Ok(s) => s,
+            Err(e) => {
+                report.failed.push(format!("{name}: {}", crate::io_reason(&e)));
+                continue;
+            }
+        };
+        if let Err(msg) = forced.check(scanned.stream_events) {
+            if matches!(input, Input::Found(_)) {
+                report.skipped += 1;
+            } else {
+                report.failed.push(format!("{name}: {msg}"));
+            }
+            continue;
+        }
+        let row = scan::row_of(input, format.name(), &scanned);
+        let mut sections = Vec::new();
+        for (k, setup) in opts.setups.iter().enumerate() {
+            let wanted: Vec<(usize, Option<u64>)> = scanned
+                .detections
+                .iter()
+                .zip(&scanned.lines)
+                .filter(|(d, _)| d.run == k)
+                .map(|(_, line)| *line)
+                .enumerate()
+                .collect();
+            if wanted.is_empty() {
+                continue;
+            }
+            let shown = wanted.len().min(budget);
+            report.not_shown += wanted.len() - shown;
+            budget -= shown;
+            if shown == 0 {
+                continue;
+            }
+            match moments(input, format, setup, opts, &wanted[..shown]) {
+                Ok(mut s) => sections.append(&mut s),
+                Err(msg) => writeln!(err, "loopscope: {name}: no pictures: {msg}")?,
+            }
+        }
+        report.files.push(FileReport {
+            row,
+            runs: scanned.summaries,
+            sections,
+        });
+    }
+    Ok(report)
+}
+
+/// The viewer loaded with the whole stream once, then shown at each wanted
+/// detection (index among this setup's detections, and its line).
+fn moments(
+    input: &Input,
+    format: formats::Format,
+    setup: &Setup,
+    opts: &ReportOptions,
+    wanted: &[(usize, Option<u64>)],
+) -> Result<Vec<Section>, String> {
+    let opened = input.open(FormatChoice::Fixed(format))?;
+    let shot = Shot {
+        name: input.name(),
+        at: At::End,
+        size: opts.size,
+        select: None,
+        keys: String::new(),
+        live: false,
+        theme: Theme::dark(),
+        caption: false,
+        compare: Vec::new(),
+    };
+    let read = |sink: &mut dyn FnMut(crate::Event)| {
+        let mut decoder = opened.decoder;
+        formats::decode_all(opened.reader, &mut *decoder, |item| {
+            if let formats::Item::Event(e, _) = item {
+                sink(e);
+            }
+        })
+        .map_err(|e| crate::io_reason(&e))
+    };
+    let now = Instant::now();
+    let mut app = render::load(read, format, setup.clone(), &shot, now)?;
+    let title = format!("loopscope {}", input.name());
+    let mut out = Vec::new();
+    for &(i, line) in wanted {
+        app.choose_detection(i, now);
+        let Some(d) = app.tape.detections().get(i).cloned() else {
+            continue;
+        };
+        let params = app
+            .configured
+            .iter()
+            .find(|c| c.info.id == d.detector)
+            .map(|c| c.params.iter().map(|(n, v)| (n.to_string(), v.to_string())).collect())
+            .unwrap_or_default();
+        let excerpt = excerpt(&app, &d);
+        let buffer = render::draw(&app, false)?;
+        out.push(Section {
+            profile: setup.profile.name().to_string(),
+            svg: render::svg::to_svg(&buffer, &title, app.theme.canvas),
+            detection: d,
+            line,
+            params,
+            excerpt,
+        });
+    }
+    Ok(out)
+}
+
+/// The evidence of `d` as the viewer marks it, from the engine at its event.
+fn excerpt(app: &crate::tui::App, d: &Detection) -> Excerpt {
+    if d.evidence == Evidence::Calls || matches!(d.channel, Channel::Tools | Channel::Turns) {
+        let calls: Vec<String> = d
+            .events
+            .iter()
+            .take(MAX_CALLS)
+            .filter_map(|&i| app.tape.event(i).map(|e| (i, e)))
+            .map(|(i, e)| match e.kind.clone() {
+                EventKind::ToolCall { name, args, .. } => format!("event {i}: {name} {args}"),
+                EventKind::ToolResult { ok, output, .. } => {
+                    let text = output.map_or(String::new(), |o| o.to_string());
+                    let text: String = text.chars().take(200).collect();
+                    format!("event {i}: result ({}) {text}", if ok { "ok" } else { "failed" })
+                }
+                _ => format!("event {i}: {}", e.type_name()),
+            })
+            .collect();
+        return if calls.is_empty() {
+            Excerpt::None
+        } else {
+            Excerpt::Calls(calls)
+        };
+    }
+    let Some(buffer) = app.tape.cursor().buffers().channel(d.channel) else {
+        return Excerpt::None;
+    };
+    let len = buffer.len();
+    let Some(first) = d.spans.iter().map(|s| s.start).min() else {
+        return Excerpt::None;
+    };
+    let start = d.onset.unwrap_or(first).min(first).saturating_sub(CONTEXT_CHARS);
+    let last = d.spans.iter().map(|s| s.end).max().unwrap_or(first).min(len);
+    let end = last.min(start + EXCERPT_CHARS);
+    let text: Vec<char> = buffer.slice(start..end).chars().collect();
+    let mut marks = Vec::new();
+    crate::tui::app::evidence_marks(d, len, &mut marks);
+    let mark_at = |at: usize| -> Option<Mark> {
+        // The strongest mark wins where they overlap (a chunk's start over its extent).
+        marks
+            .iter()
+            .filter(|h: &&Highlight| h.span.start <= at && at < h.span.end)
+            .map(|h| h.mark)
+            .max_by_key(|m| match m {
+                Mark::ChunkStart => 3,
+                Mark::CopyFirst => 2,
+                _ => 1,
+            })
+    };
+    let mut pieces: Vec<(String, Option<Mark>)> = Vec::new();
+    for (k, c) in text.iter().enumerate() {
+        let m = mark_at(start + k);
+        match pieces.last_mut() {
+            Some((s, last)) if *last == m => s.push(*c),
+            _ => pieces.push((c.to_string(), m)),
+        }
+    }
+    Excerpt::Text {
+        channel: d.channel.as_str(),
+        from: start,
+        pieces,
+        cut: last - end,
+    }
+}
