@@ -449,3 +449,54 @@ fn tail_reads_a_raw_sse_capture_as_it_grows() {
     let d: serde_json::Value = serde_json::from_str(&line).unwrap();
     assert_eq!(d["detector"], "tool-repeat");
 }
+
+/// Output tokens of every decoded event, as `scan --summary` counts them.
+fn recorded_tokens(text: &str) -> (u64, usize) {
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("session.jsonl");
+    std::fs::write(&file, text).unwrap();
+    let opened = formats::open_input(&file, FormatChoice::Auto).unwrap();
+    let mut decoder = opened.decoder;
+    let (mut tokens, mut events) = (0, 0);
+    formats::decode_all(opened.reader, &mut *decoder, |i| {
+        if let Item::Event(e, _) = i {
+            events += 1;
+            tokens += loopscope::whatif::usage_tokens(&e).unwrap_or(0);
+        }
+    })
+    .unwrap();
+    (tokens, events)
+}
+
+#[test]
+fn session_importers_keep_the_output_tokens_their_logs_record() {
+    // Claude Code: one API message over two lines, each repeating the usage so far.
+    let claude = [
+        r#"{"type":"user","sessionId":"s","timestamp":"2026-01-01T00:00:00Z","message":{"role":"user","content":"go"}}"#,
+        r#"{"type":"assistant","sessionId":"s","requestId":"r1","timestamp":"2026-01-01T00:00:01Z","message":{"id":"m1","role":"assistant","content":[{"type":"thinking","thinking":"hmm"}],"usage":{"input_tokens":10,"output_tokens":7}}}"#,
+        r#"{"type":"assistant","sessionId":"s","requestId":"r1","timestamp":"2026-01-01T00:00:02Z","message":{"id":"m1","role":"assistant","content":[{"type":"text","text":"done"}],"usage":{"input_tokens":10,"output_tokens":12}}}"#,
+        r#"{"type":"assistant","sessionId":"s","requestId":"r2","timestamp":"2026-01-01T00:00:03Z","message":{"id":"m2","role":"assistant","content":[{"type":"text","text":"again"}],"usage":{"input_tokens":10,"output_tokens":5}}}"#,
+    ]
+    .join("\n");
+    assert_eq!(recorded_tokens(&claude).0, 12 + 5);
+    // Codex: token_count events after each response.
+    let codex = [
+        r#"{"timestamp":"2026-01-01T00:00:00Z","type":"session_meta","payload":{"id":"x","cwd":"/w","originator":"codex_cli_rs","cli_version":"0.46.0"}}"#,
+        r#"{"timestamp":"2026-01-01T00:00:01Z","type":"response_item","payload":{"type":"message","role":"assistant","content":[{"type":"output_text","text":"hi"}]}}"#,
+        r#"{"timestamp":"2026-01-01T00:00:02Z","type":"event_msg","payload":{"type":"token_count","info":{"total_token_usage":{"output_tokens":30},"last_token_usage":{"output_tokens":30}}}}"#,
+        r#"{"timestamp":"2026-01-01T00:00:03Z","type":"response_item","payload":{"type":"message","role":"assistant","content":[{"type":"output_text","text":"more"}]}}"#,
+        r#"{"timestamp":"2026-01-01T00:00:04Z","type":"event_msg","payload":{"type":"token_count","info":{"total_token_usage":{"output_tokens":42},"last_token_usage":{"output_tokens":12}}}}"#,
+        r#"{"timestamp":"2026-01-01T00:00:05Z","type":"event_msg","payload":{"type":"token_count","info":null}}"#,
+    ]
+    .join("\n");
+    assert_eq!(recorded_tokens(&codex).0, 42);
+    // gemini-cli: a message re-appended with more in it counts once.
+    let gemini = [
+        r#"{"sessionId":"g","projectHash":"p","startTime":"2026-01-01T00:00:00Z","lastUpdated":"2026-01-01T00:00:00Z","kind":"main"}"#,
+        r#"{"id":"u1","timestamp":"2026-01-01T00:00:00Z","type":"user","content":[{"text":"go"}]}"#,
+        r#"{"id":"a1","timestamp":"2026-01-01T00:00:01Z","type":"gemini","content":"part","tokens":{"input":100,"output":20,"thoughts":5}}"#,
+        r#"{"id":"a1","timestamp":"2026-01-01T00:00:02Z","type":"gemini","content":"part and more","tokens":{"input":100,"output":30,"thoughts":5}}"#,
+    ]
+    .join("\n");
+    assert_eq!(recorded_tokens(&gemini).0, 35);
+}

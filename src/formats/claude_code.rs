@@ -32,6 +32,8 @@ pub struct ClaudeCode {
     stream: Anthropic,
     streaming: bool,
     parts: Gemini,
+    /// The last message id and the output tokens counted for it.
+    usage: Option<(String, u64)>,
 }
 
 /// Text of a user message that is the person typing, not a tool result.
@@ -67,6 +69,22 @@ impl ClaudeCode {
         }
         for part in m.get("parts").and_then(Value::as_array).into_iter().flatten() {
             self.parts.part(part, out);
+        }
+        // One API message is split over several lines, each repeating the
+        // message's usage so far: count what each line adds.
+        let tokens = m
+            .get("usage")
+            .and_then(|u| u.get("output_tokens").or(u.get("candidatesTokenCount")))
+            .and_then(Value::as_u64)
+            .unwrap_or(0);
+        let id = str_of(m, "id").map(str::to_string);
+        let before = match (&self.usage, &id) {
+            (Some((seen, n)), Some(id)) if seen == id => *n,
+            _ => 0,
+        };
+        out.usage(tokens.saturating_sub(before));
+        if let Some(id) = id {
+            self.usage = Some((id, tokens.max(before)));
         }
     }
 

@@ -185,6 +185,11 @@ impl Handler for Codex {
                 "error" => out.note(format!("error: {}", str_of(p, "message").unwrap_or_default())),
                 "turn_aborted" => out.note(format!("turn aborted: {}", str_of(p, "reason").unwrap_or("no reason"))),
                 "context_compacted" => out.note("context compacted"),
+                "token_count" => out.usage(
+                    p.pointer("/info/last_token_usage/output_tokens")
+                        .and_then(Value::as_u64)
+                        .unwrap_or(0),
+                ),
                 _ => {}
             },
             "compacted" => out.note("context compacted"),

@@ -33,6 +33,8 @@ struct Seen {
     thoughts: usize,
     calls: HashSet<String>,
     results: HashSet<String>,
+    /// Output and thought tokens counted so far.
+    tokens: u64,
 }
 
 /// Message records, by id, as far as they were emitted.
@@ -108,6 +110,16 @@ impl Messages {
                         out.tool_result(Some(&cid), status == "success" || status.is_empty(), output);
                     }
                 }
+                // `tokens` is the message's whole count; a re-appended
+                // record adds only what is new.
+                let tokens = m.get("tokens").map_or(0, |t| {
+                    ["output", "thoughts"]
+                        .iter()
+                        .filter_map(|k| t.get(*k).and_then(Value::as_u64))
+                        .sum::<u64>()
+                });
+                out.usage(tokens.saturating_sub(seen.tokens));
+                seen.tokens = seen.tokens.max(tokens);
             }
             "error" if fresh => out.note(format!("error: {text}")),
             "info" | "warning" if fresh => out.note(text),

@@ -264,6 +264,43 @@ impl<'a> Out<'a> {
         self.items.push(Item::Event(e, self.line));
     }
 
+    /// Output tokens the log records for what was just emitted: added to
+    /// the `usage` of the last event (so a stream's tokens can be counted
+    /// from where a loop began), or of a meta event of its own when none is
+    /// at hand.
+    pub fn usage(&mut self, output_tokens: u64) {
+        if output_tokens == 0 {
+            return;
+        }
+        let add = |e: &mut Event| {
+            let usage = e
+                .extra
+                .entry("usage")
+                .or_insert_with(|| Value::Object(serde_json::Map::new()));
+            if let Value::Object(u) = usage {
+                let before = u.get("output_tokens").and_then(Value::as_u64).unwrap_or(0);
+                u.insert(
+                    "output_tokens".into(),
+                    Value::from(before.saturating_add(output_tokens)),
+                );
+            }
+        };
+        if let Some(Item::Event(e, _)) = self.items.last_mut() {
+            if e.extra.get("usage").is_none_or(Value::is_object) {
+                add(e);
+                return;
+            }
+        }
+        let mut e = Event::new(EventKind::Meta);
+        e.ts = self.ts.clone();
+        e.extra.insert(
+            "title".into(),
+            Value::String(format!("usage: {output_tokens} output tokens")),
+        );
+        add(&mut e);
+        self.items.push(Item::Event(e, self.line));
+    }
+
     /// An item another decoder produced (cassette interactions).
     pub fn item(&mut self, item: Item) {
         self.items.push(item);
