@@ -28,6 +28,7 @@ pub mod tail;
 pub mod text;
 pub mod tui;
 pub mod tune;
+pub mod watch;
 pub mod whatif;
 
 pub use config::{Choices, Setup};

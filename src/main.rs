@@ -146,7 +146,13 @@ struct ViewArgs {
 #[derive(Args)]
 struct TailArgs {
     /// The file to follow ("-" reads standard input); it may not exist yet.
-    file: PathBuf,
+    #[arg(required_unless_present = "latest")]
+    file: Option<PathBuf>,
+    /// Follow the most recently written session of an agent (claude-code,
+    /// codex, gemini-cli, qwen-code, cline, roo-code) or in a directory,
+    /// and switch to each new session it starts.
+    #[arg(long, value_name = "AGENT|DIR", conflicts_with = "file")]
+    latest: Option<String>,
     #[command(flatten)]
     judge: LiveJudgeFlags,
     /// Print each detection as it happens instead of opening the viewer.
@@ -274,6 +280,9 @@ enum Command {
     /// (sortable), and each detection with its reason, numbers, parameters,
     /// highlighted evidence and the viewer's picture at that moment.
     Report(ReportArgs),
+    /// A live list of every session of some agents (or folders): which are
+    /// streaming, idle, or ⚠ FIRED; Enter opens one in the viewer.
+    Watch(WatchArgs),
     /// List detectors, their rules, parameters and defaults.
     Detectors(DetectorsArgs),
     /// Try one parameter at many values over your logs: which files fire, and
@@ -333,6 +342,43 @@ struct ScanArgs {
     rechunk: Option<usize>,
     #[command(flatten)]
     judge: LiveJudgeFlags,
+    #[command(flatten)]
+    input: InputFlags,
+    #[command(flatten)]
+    detectors: DetectorFlags,
+}
+
+#[derive(Args)]
+struct WatchArgs {
+    /// Folders to watch, recursively (they may not exist yet); with no
+    /// folder and no --agent, every agent's usual places.
+    dirs: Vec<PathBuf>,
+    /// Watch these agents' session folders (claude-code, codex, gemini-cli,
+    /// qwen-code, cline, roo-code, comma-separated, or all).
+    #[arg(long, value_name = "AGENT")]
+    agent: Option<String>,
+    /// Print one line per detection across all sessions instead of the list.
+    #[arg(long)]
+    no_tui: bool,
+    /// With --no-tui: one JSON record per detection (as `scan --json`).
+    #[arg(long, requires = "no_tui")]
+    json: bool,
+    /// A session that has not grown for this long is idle (30s, 5m, 1h).
+    #[arg(long, default_value = "2m", value_name = "AGE", value_parser = sessions::parse_age)]
+    idle_after: std::time::Duration,
+    /// Announce the detections in what the sessions held when watching
+    /// began (without it they only mark the sessions ⚠ FIRED).
+    #[arg(long)]
+    from_start: bool,
+    /// Run CMD through the shell once per new detection, with the same
+    /// environment as `tail --on-detect` (LOOPSCOPE_FILE, …).
+    #[arg(long, value_name = "CMD")]
+    on_detect: Option<String>,
+    /// Ring the terminal bell on each new detection.
+    #[arg(long)]
+    bell: bool,
+    #[command(flatten)]
+    look: LookFlags,
     #[command(flatten)]
     input: InputFlags,
     #[command(flatten)]
@@ -656,6 +702,7 @@ fn main() -> ExitCode {
         Some(Command::ReplayInto(a)) => Some(a.input),
         Some(Command::Scan(a)) => Some(a.input),
         Some(Command::Report(a)) => Some(a.input),
+        Some(Command::Watch(a)) => Some(a.input),
         Some(Command::Tune(a)) => Some(a.input),
         Some(Command::Judge(a)) => Some(a.input),
         Some(Command::Detectors(_) | Command::Completions { .. } | Command::Man) => None,
@@ -683,6 +730,7 @@ fn main() -> ExitCode {
                 &args.detectors,
             )
         }),
+        Some(Command::Watch(args)) => run_watch(&args),
         Some(Command::Report(args)) => scan_inputs(&args.sessions).and_then(|inputs| run_report(&args, &inputs)),
         Some(Command::Detectors(args)) => run_detectors(&args),
         Some(Command::Tune(args)) => run_tune(args),
@@ -861,16 +909,23 @@ fn run_tail(args: &TailArgs) -> Result<i32, String> {
             None => sink,
         }
     };
-    let target = if loopscope::config::is_stdin(&args.file) {
-        Target::Stdin
-    } else {
-        if args.file.is_dir() && formats::cline::task_file(&args.file).is_none() {
-            return Err(format!(
-                "{}: is a directory (and not a Cline/Roo task folder)",
-                args.file.display()
-            ));
+    let target = match (&args.file, &args.latest) {
+        (_, Some(spec)) => {
+            // Said now rather than on the reading thread: a typo is one line and exit 2.
+            sessions::Latest::new(spec, &sessions::process_env)?;
+            Target::Latest(spec.clone())
         }
-        Target::File(args.file.clone())
+        (Some(file), None) if loopscope::config::is_stdin(file) => Target::Stdin,
+        (Some(file), None) => {
+            if file.is_dir() && formats::cline::task_file(file).is_none() {
+                return Err(format!(
+                    "{}: is a directory (and not a Cline/Roo task folder); follow its newest session with --latest DIR",
+                    file.display()
+                ));
+            }
+            Target::File(file.clone())
+        }
+        (None, None) => return Err("tail needs a FILE or --latest AGENT|DIR".to_string()),
     };
     if args.no_tui {
         let opts = HeadlessOptions {
@@ -1075,6 +1130,39 @@ fn run_scan(
         Err(e) if e.kind() == io::ErrorKind::BrokenPipe => Ok(0),
         Err(e) => Err(loopscope::io_reason(&e)),
     }
+}
+
+fn run_watch(args: &WatchArgs) -> Result<i32, String> {
+    let agents = match &args.agent {
+        Some(list) => Agent::parse_list(list)?,
+        None => Vec::new(),
+    };
+    let opts = loopscope::watch::WatchOptions {
+        roots: loopscope::watch::roots(&args.dirs, &agents, &sessions::process_env),
+        setup: args.detectors.setup()?,
+        format: args.input.format,
+        idle_after: args.idle_after,
+        from_start: args.from_start,
+    };
+    if args.no_tui {
+        let print = loopscope::watch::PrintOptions {
+            json: args.json,
+            bell: args.bell,
+            on_detect: args.on_detect.clone(),
+        };
+        let (mut out, mut err) = (Terminal::new(io::stdout().lock()), Terminal::new(io::stderr()));
+        return match loopscope::watch::run_headless(opts, &print, &mut out, &mut err) {
+            Err(e) if e.kind() == io::ErrorKind::BrokenPipe => Ok(0),
+            other => other.map_err(|e| loopscope::io_reason(&e)),
+        };
+    }
+    let live = LiveOptions {
+        from_start: false,
+        bell: args.bell,
+        on_detect: args.on_detect.clone(),
+    };
+    tui::watch::run(opts, live, args.look.options())?;
+    Ok(0)
 }
 
 fn run_report(args: &ReportArgs, inputs: &[Input]) -> Result<i32, String> {

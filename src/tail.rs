@@ -23,6 +23,8 @@ use crate::scan::{json_line, position, EXIT_CLEAN, EXIT_DETECTED};
 pub enum Target {
     File(PathBuf),
     Stdin,
+    /// `--latest AGENT|DIR`: the newest session, switching to each new one.
+    Latest(String),
 }
 
 impl Target {
@@ -30,6 +32,7 @@ impl Target {
         match self {
             Target::File(p) => p.display().to_string(),
             Target::Stdin => "-".to_string(),
+            Target::Latest(spec) => format!("latest {spec}"),
         }
     }
 
@@ -63,13 +66,25 @@ impl Target {
             Target::File(path) => {
                 let path = cline::task_file(path).unwrap_or_else(|| path.clone());
                 let hint = path.file_name().map(|n| n.to_string_lossy().into_owned());
-                let make: MakeDecoder = Box::new(move || Box::new(AutoDecoder::new(choice, hint.as_deref())));
+                let make: MakeDecoder =
+                    std::sync::Arc::new(move || Box::new(AutoDecoder::new(choice, hint.as_deref())));
                 feed::follow(&path, make, sink)
             }
             Target::Stdin => {
                 let decoder = Box::new(AutoDecoder::new(choice, None));
                 feed::read(Box::new(io::stdin()) as Box<dyn Read + Send>, decoder, true, sink)
             }
+            Target::Latest(spec) => match crate::sessions::Latest::new(spec, &crate::sessions::process_env) {
+                Ok(mut latest) => {
+                    let make: MakeDecoder = std::sync::Arc::new(move || Box::new(AutoDecoder::new(choice, None)));
+                    let roots = latest.roots();
+                    feed::follow_latest(roots, Box::new(move |current| latest.next(current)), make, sink)
+                }
+                Err(msg) => {
+                    let mut sink = sink;
+                    sink(Feed::Failed(msg));
+                }
+            },
         }
     }
 }
@@ -88,6 +103,7 @@ pub fn describe(news: &FileNews, name: &str) -> String {
         FileNews::Truncated => format!("{name} was truncated; starting over from its beginning"),
         FileNews::Replaced => format!("{name} was replaced; following the new file"),
         FileNews::Deleted => format!("{name} was deleted; keeping what was read"),
+        FileNews::Switched(path) => format!("now following {}", crate::sanitize::path(path)),
     }
 }
 
@@ -177,18 +193,19 @@ pub fn run_headless(
     out: &mut dyn Write,
     err: &mut dyn Write,
 ) -> io::Result<i32> {
-    let name = target.name();
+    let mut name = target.name();
     let (tx, rx) = mpsc::channel::<Feed>();
     let feed_tx = tx.clone();
     let sink: Sink = Box::new(move |f| feed_tx.send(f).is_ok());
     target.start(opts.format, (opts.wrap_sink)(sink));
     stop_on_signals(tx);
-    let hook = opts.on_detect.as_ref().map(|command| OnDetect {
+    let mut hook = opts.on_detect.as_ref().map(|command| OnDetect {
         command: command.clone(),
         file: name.clone(),
     });
     let mut engine = Engine::new(setup);
     let mut announcing = opts.from_start;
+    let mut caught_up = false;
     let mut detected = false;
     for message in rx {
         match message {
@@ -227,13 +244,22 @@ pub fn run_headless(
             }
             Feed::CaughtUp => {
                 announcing = true;
-                if let Target::File(_) = target {
+                caught_up = true;
+                if matches!(target, Target::File(_) | Target::Latest(_)) {
                     writeln!(err, "loopscope: following {name} from event {}", engine.position())?;
                 }
             }
             Feed::File(news) => {
                 writeln!(err, "loopscope: {}", describe(&news, &name))?;
-                if news == FileNews::Truncated {
+                if let FileNews::Switched(path) = &news {
+                    // A new session: its own stream, announced from its start.
+                    name = path.display().to_string();
+                    if let Some(h) = hook.as_mut() {
+                        h.file = name.clone();
+                    }
+                    announcing = caught_up || opts.from_start;
+                }
+                if matches!(news, FileNews::Truncated | FileNews::Switched(_)) {
                     engine = Engine::new(setup);
                 }
             }

@@ -101,46 +101,182 @@ pub fn read(mut reader: Box<dyn Read + Send>, mut decoder: Box<dyn Decoder>, liv
 }
 
 /// Makes a fresh decoder: a followed file that starts over gets a new one.
-pub type MakeDecoder = Box<dyn Fn() -> Box<dyn Decoder> + Send>;
+pub type MakeDecoder = std::sync::Arc<dyn Fn() -> Box<dyn Decoder> + Send + Sync>;
+
+/// What one look at a followed file found, in the order it happened.
+#[derive(Debug)]
+pub enum Step {
+    Items(Vec<Item>),
+    News(FileNews),
+}
+
+/// A file followed by name and the importer reading it, one look at a
+/// time: `tail` follows one, `watch` many on one thread.
+pub struct Followed {
+    follower: Follower,
+    decoder: Box<dyn Decoder>,
+    make: MakeDecoder,
+}
+
+impl Followed {
+    pub fn new(path: &Path, make: &MakeDecoder) -> Followed {
+        Followed {
+            follower: Follower::new(path),
+            decoder: make(),
+            make: make.clone(),
+        }
+    }
+
+    pub fn path(&self) -> &Path {
+        self.follower.path()
+    }
+
+    /// The importer's format, once known.
+    pub fn format(&self) -> Option<Format> {
+        self.decoder.format()
+    }
+
+    /// More bytes were left behind by the last look: look again at once.
+    pub fn has_more(&self) -> bool {
+        self.follower.has_more()
+    }
+
+    /// Reads what is new. A half-written last line waits for its newline;
+    /// formats whose writers rewrite the whole file are re-read whole.
+    pub fn poll(&mut self) -> io::Result<Vec<Step>> {
+        let changes = self.follower.poll()?;
+        let whole = self.decoder.rewrites_whole_file();
+        let mut steps = Vec::new();
+        let mut items = Vec::new();
+        let mut changed = false;
+        for change in changes {
+            match change {
+                Change::Bytes(_) if whole => changed = true,
+                Change::Bytes(b) => self.decoder.feed(&b, &mut items),
+                // A rewrite is how these formats grow: read the new version whole.
+                Change::News(FileNews::Truncated | FileNews::Replaced) if whole => changed = true,
+                Change::News(news) => {
+                    // A replaced file's unfinished last line is all there will be.
+                    if news == FileNews::Replaced {
+                        self.decoder.finish(&mut items);
+                    }
+                    if matches!(news, FileNews::Replaced | FileNews::Truncated) {
+                        self.decoder = (self.make)();
+                    }
+                    if !items.is_empty() {
+                        steps.push(Step::Items(std::mem::take(&mut items)));
+                    }
+                    steps.push(Step::News(news));
+                }
+            }
+        }
+        if changed {
+            // Bounded: a document past the record limit is reported by the decoder.
+            let mut all = Vec::new();
+            let read = std::fs::File::open(self.follower.path())
+                .and_then(|f| f.take(crate::formats::max_record() as u64 + 1).read_to_end(&mut all));
+            if read.is_ok() {
+                self.decoder.reread(&all, &mut items);
+            }
+        }
+        if !items.is_empty() {
+            steps.push(Step::Items(items));
+        }
+        Ok(steps)
+    }
+
+    /// The stream ended for good (another session is followed now): its
+    /// unfinished last line is all there will be.
+    pub fn finish(&mut self) -> Vec<Item> {
+        let mut items = Vec::new();
+        self.decoder.finish(&mut items);
+        items
+    }
+}
+
+/// For `tail --latest`: the file to follow now, given the one followed
+/// (None: keep it). Asked after each look once caught up.
+pub type NextSession = Box<dyn FnMut(Option<&Path>) -> Option<PathBuf> + Send>;
+
+/// Watches the folders a followed file is in: its directory, or for
+/// `--latest` the session folders (recursively), which may not exist yet.
+fn watch_folders(dirs: &[PathBuf], recursive: bool, wake: mpsc::Sender<()>) -> Option<notify::RecommendedWatcher> {
+    let mut watcher = notify::recommended_watcher(move |_res: notify::Result<notify::Event>| {
+        let _ = wake.send(());
+    })
+    .ok()?;
+    let mode = if recursive {
+        notify::RecursiveMode::Recursive
+    } else {
+        notify::RecursiveMode::NonRecursive
+    };
+    let mut any = false;
+    for d in dirs {
+        any |= watcher.watch(d, mode).is_ok();
+    }
+    any.then_some(watcher)
+}
 
 /// Follows `path` on a thread until the sink stops listening: the content
 /// already there first (then `CaughtUp`), then every append as it lands.
 /// A half-written last line waits for its newline. Formats whose writers
 /// rewrite the whole file are re-read whole on every change instead.
-pub fn follow(path: &Path, make: MakeDecoder, mut sink: Sink) {
-    let path: PathBuf = path.to_path_buf();
+pub fn follow(path: &Path, make: MakeDecoder, sink: Sink) {
+    let path = path.to_path_buf();
+    thread::spawn(move || follow_on(Some(path), Vec::new(), None, make, sink));
+}
+
+/// Follows the session `next` names, switching when it names another
+/// (`tail --latest`); `roots` are the folders sessions appear in.
+pub fn follow_latest(roots: Vec<PathBuf>, mut next: NextSession, make: MakeDecoder, mut sink: Sink) {
     thread::spawn(move || {
-        let (wake_tx, wake) = mpsc::channel::<()>();
-        // Watch the directory, not the file: rotation and re-creation are
-        // directory events, and the file may not exist yet.
-        let dir = match path.parent() {
+        let first = next(None);
+        if let Some(f) = &first {
+            if !sink(Feed::File(FileNews::Switched(f.clone()))) {
+                return;
+            }
+        }
+        follow_on(first, roots, Some(next), make, sink)
+    });
+}
+
+fn follow_on(
+    path: Option<PathBuf>,
+    roots: Vec<PathBuf>,
+    mut next: Option<NextSession>,
+    make: MakeDecoder,
+    mut sink: Sink,
+) {
+    let (wake_tx, wake) = mpsc::channel::<()>();
+    // Watch the directory, not the file: rotation and re-creation are
+    // directory events, and the file may not exist yet.
+    let dirs: Vec<PathBuf> = match (&path, roots.is_empty()) {
+        (Some(p), true) => vec![match p.parent() {
             Some(d) if !d.as_os_str().is_empty() => d.to_path_buf(),
             _ => PathBuf::from("."),
-        };
-        let watcher = notify::recommended_watcher(move |_res: notify::Result<notify::Event>| {
-            let _ = wake_tx.send(());
-        })
-        .and_then(|mut w| w.watch(&dir, notify::RecursiveMode::NonRecursive).map(|_| w));
-        // Without notifications (some network filesystems), polling still works.
-        let _watcher = watcher.ok();
-        let mut follower = Follower::new(&path);
-        let mut decoder = make();
-        let mut teller = FormatTeller(None);
-        let mut items = Vec::new();
-        let mut caught_up = false;
-        // An error (permission denied, an I/O error) is said once, and
-        // polling backs off while it lasts, up to every few seconds.
-        let mut failing: Option<String> = None;
-        let mut backoff = POLL;
-        loop {
-            let changes = match follower.poll() {
-                Ok(c) => {
+        }],
+        _ => roots.clone(),
+    };
+    // Without notifications (some network filesystems), polling still works.
+    let mut watcher = watch_folders(&dirs, !roots.is_empty(), wake_tx.clone());
+    let mut followed = path.as_deref().map(|p| Followed::new(p, &make));
+    let mut teller = FormatTeller(None);
+    let mut caught_up = false;
+    // An error (permission denied, an I/O error) is said once, and
+    // polling backs off while it lasts, up to every few seconds.
+    let mut failing: Option<String> = None;
+    let mut backoff = POLL;
+    let mut waiting_said = false;
+    loop {
+        if let Some(f) = followed.as_mut() {
+            let steps = match f.poll() {
+                Ok(steps) => {
                     failing = None;
                     backoff = POLL;
-                    c
+                    steps
                 }
                 Err(e) => {
-                    let msg = format!("{}: {}", crate::sanitize::path(&path), crate::io_reason(&e));
+                    let msg = format!("{}: {}", crate::sanitize::path(f.path()), crate::io_reason(&e));
                     if failing.as_ref() != Some(&msg) && !sink(Feed::Failed(msg.clone())) {
                         return;
                     }
@@ -150,55 +286,62 @@ pub fn follow(path: &Path, make: MakeDecoder, mut sink: Sink) {
                     continue;
                 }
             };
-            let whole = decoder.rewrites_whole_file();
-            let mut changed = false;
-            for change in changes {
-                match change {
-                    Change::Bytes(_) if whole => changed = true,
-                    Change::Bytes(b) => decoder.feed(&b, &mut items),
-                    // A rewrite is how these formats grow: read the new version whole.
-                    Change::News(FileNews::Truncated | FileNews::Replaced) if whole => changed = true,
-                    Change::News(news) => {
-                        // A replaced file's unfinished last line is all there will be.
-                        if news == FileNews::Replaced {
-                            decoder.finish(&mut items);
-                        }
-                        if matches!(news, FileNews::Replaced | FileNews::Truncated) {
-                            decoder = make();
-                        }
-                        if !send_items(&mut items, &mut sink) || !sink(Feed::File(news)) {
-                            return;
-                        }
-                    }
-                }
-            }
-            if changed {
-                // Bounded: a document past the record limit is reported by the decoder.
-                let mut all = Vec::new();
-                let read = std::fs::File::open(&path)
-                    .and_then(|f| f.take(crate::formats::max_record() as u64 + 1).read_to_end(&mut all));
-                if read.is_ok() {
-                    decoder.reread(&all, &mut items);
-                }
-            }
-            if !teller.tell(&*decoder, &mut sink) || !send_items(&mut items, &mut sink) {
-                return;
-            }
-            if follower.has_more() {
-                continue;
-            }
-            if !caught_up {
-                caught_up = true;
-                if !sink(Feed::CaughtUp) {
+            for step in steps {
+                let ok = match step {
+                    Step::Items(mut items) => send_items(&mut items, &mut sink),
+                    Step::News(news) => sink(Feed::File(news)),
+                };
+                if !ok {
                     return;
                 }
             }
-            // Wake on a notification or after the polling interval, then
-            // take every notification that piled up.
-            if let Err(mpsc::RecvTimeoutError::Disconnected) = wake.recv_timeout(POLL) {
-                thread::sleep(POLL);
+            if !teller.tell(f.decoder.as_ref(), &mut sink) {
+                return;
             }
-            while wake.try_recv().is_ok() {}
+            if f.has_more() {
+                continue;
+            }
+        } else if !waiting_said {
+            waiting_said = true;
+            if !sink(Feed::File(FileNews::Waiting)) {
+                return;
+            }
         }
-    });
+        if !caught_up {
+            caught_up = true;
+            if !sink(Feed::CaughtUp) {
+                return;
+            }
+        }
+        if let Some(next) = next.as_mut() {
+            let current = followed.as_ref().map(|f| f.path().to_path_buf());
+            if let Some(new) = next(current.as_deref()) {
+                if let Some(f) = followed.as_mut() {
+                    let mut items = f.finish();
+                    if !send_items(&mut items, &mut sink) {
+                        return;
+                    }
+                }
+                if !sink(Feed::File(FileNews::Switched(new.clone()))) {
+                    return;
+                }
+                teller = FormatTeller(None);
+                followed = Some(Followed::new(&new, &make));
+                if watcher.is_none() {
+                    watcher = watch_folders(&dirs, true, wake_tx.clone());
+                }
+                continue;
+            }
+            // A session folder that did not exist may exist now.
+            if watcher.is_none() {
+                watcher = watch_folders(&dirs, true, wake_tx.clone());
+            }
+        }
+        // Wake on a notification or after the polling interval, then
+        // take every notification that piled up.
+        if let Err(mpsc::RecvTimeoutError::Disconnected) = wake.recv_timeout(POLL) {
+            thread::sleep(POLL);
+        }
+        while wake.try_recv().is_ok() {}
+    }
 }

@@ -23,6 +23,9 @@ pub enum FileNews {
     Replaced,
     /// The name is gone; what was read is kept.
     Deleted,
+    /// `tail --latest`: the agent started another session, followed from
+    /// its start now (a new stream).
+    Switched(PathBuf),
 }
 
 /// What one poll found, in the order it happened.

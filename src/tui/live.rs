@@ -97,6 +97,16 @@ impl App {
         if news == FileNews::Truncated {
             self.restart(now);
         }
+        if let FileNews::Switched(path) = &news {
+            // Another session: a new stream, named in the status line, its
+            // start marked in the timeline.
+            self.restart(now);
+            self.name = path.display().to_string();
+            self.timeline.push_note(0, text.clone());
+            if let Some(live) = self.live.as_mut() {
+                live.following = true;
+            }
+        }
         let standing = matches!(news, FileNews::Waiting | FileNews::Deleted);
         if let Some(live) = self.live.as_mut() {
             live.file = standing.then_some(news);

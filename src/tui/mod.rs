@@ -26,6 +26,8 @@ pub mod theme;
 pub mod timeline;
 pub mod timeline_pane;
 pub mod ui;
+pub mod watch;
+pub mod watch_list;
 pub mod whatif;
 
 use std::io::{self, IsTerminal, Write};
@@ -56,7 +58,7 @@ const FRAME: Duration = Duration::from_millis(16);
 const IDLE_WAKE: Duration = Duration::from_millis(250);
 /// Batches of decoded events waiting for the app. Bounded: a big file
 /// waits in the reader (on disk), not in memory.
-const FEED_QUEUE: usize = 4;
+pub(crate) const FEED_QUEUE: usize = 4;
 /// Decoded events are applied for at most this long between looks at the
 /// keyboard and signals, so a key is answered while a big file loads.
 const FEED_SLICE: Duration = Duration::from_millis(8);
@@ -171,7 +173,7 @@ pub fn run(name: &str, setup: Setup, opts: ViewOptions, start: impl FnOnce(Sink)
 
 /// Applies waiting feed batches for at most [`FEED_SLICE`]; true when
 /// some are left for the next turn of the loop.
-fn take_feed(app: &mut App, feed: &mpsc::Receiver<Feed>, waiting: &AtomicBool) -> bool {
+pub(crate) fn take_feed(app: &mut App, feed: &mpsc::Receiver<Feed>, waiting: &AtomicBool) -> bool {
     waiting.store(false, Ordering::SeqCst);
     let deadline = Instant::now() + FEED_SLICE;
     while let Ok(f) = feed.try_recv() {
@@ -192,10 +194,10 @@ fn draw(terminal: &mut Terminal<CrosstermBackend<io::Stdout>>, app: &App) -> io:
 
 /// Raw mode, alternate screen and mouse capture, undone on drop and by a
 /// panic hook, so the terminal is restored however the app ends.
-struct TerminalGuard;
+pub(crate) struct TerminalGuard;
 
 impl TerminalGuard {
-    fn enter() -> io::Result<TerminalGuard> {
+    pub(crate) fn enter() -> io::Result<TerminalGuard> {
         let previous = std::panic::take_hook();
         std::panic::set_hook(Box::new(move |info| {
             restore_terminal();
@@ -233,7 +235,7 @@ fn restore_terminal() {
     );
 }
 
-fn spawn_input(tx: Sender<Action>) {
+pub(crate) fn spawn_input(tx: Sender<Action>) {
     thread::spawn(move || loop {
         let action = match crossterm::event::read() {
             Ok(TermEvent::Key(k)) => Action::Key(k),
@@ -248,7 +250,7 @@ fn spawn_input(tx: Sender<Action>) {
     });
 }
 
-fn spawn_signals(tx: Sender<Action>) {
+pub(crate) fn spawn_signals(tx: Sender<Action>) {
     use signal_hook::consts::{SIGHUP, SIGINT, SIGTERM};
     if let Ok(mut signals) = signal_hook::iterator::Signals::new([SIGTERM, SIGHUP, SIGINT]) {
         thread::spawn(move || {

@@ -222,6 +222,16 @@ impl Timeline {
 
     /// Adds the stream's next detection; `profile` names its run when
     /// profiles are compared.
+    /// A note that is not an event of the stream (`now following …`),
+    /// shown before event `at`.
+    pub fn push_note(&mut self, at: usize, text: String) {
+        self.entries.push(Entry {
+            first: at,
+            last: at,
+            kind: EntryKind::Note(label_text(&text)),
+        });
+    }
+
     pub fn push_detection(&mut self, d: &Detection, profile: Option<&str>) {
         self.entries.push(Entry {
             first: d.event,

@@ -113,6 +113,13 @@ impl TimelinePane {
         self.refilter_from(before);
     }
 
+    /// A note of loopscope's own before event `at` (`now following …`).
+    pub fn push_note(&mut self, at: usize, text: String) {
+        let before = self.timeline.entries().len();
+        self.timeline.push_note(at, text);
+        self.refilter_from(before);
+    }
+
     /// Entries from `from` on changed (a merged text entry grows): judge them again.
     fn refilter_from(&mut self, from: usize) {
         let Some(filter) = &self.filter else { return };

@@ -1,0 +1,238 @@
+//! `loopscope watch` in the terminal: the list of sessions, and the viewer
+//! following one of them (Enter), back to the list with Esc. The watching
+//! thread and the opened session's reader feed one loop, which redraws
+//! only when something changed.
+
+use std::io::{self, IsTerminal, Write};
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::mpsc::{self, RecvTimeoutError};
+use std::sync::Arc;
+use std::time::{Duration, Instant, SystemTime};
+
+use crossterm::event::{KeyCode, KeyEventKind};
+use ratatui::backend::CrosstermBackend;
+use ratatui::Terminal;
+
+use super::watch_list::{ListAction, WatchList};
+use super::{spawn_input, spawn_signals, take_feed, Action, App, LiveOptions, TerminalGuard, ViewOptions, FEED_QUEUE};
+use crate::replay::feed::Feed;
+use crate::tail::{OnDetect, Target};
+use crate::watch::{self, WatchNews, WatchOptions};
+
+/// The list is redrawn at least this often (its "5s ago" column moves).
+const LIST_REFRESH: Duration = Duration::from_secs(1);
+
+/// The session opened from the list.
+struct Opened {
+    app: App,
+    feed: mpsc::Receiver<Feed>,
+    waiting: Arc<AtomicBool>,
+    backlog: bool,
+}
+
+/// Runs the watch screen until the user quits.
+pub fn run(opts: WatchOptions, live: LiveOptions, view: ViewOptions) -> Result<(), String> {
+    if !io::stdout().is_terminal() {
+        return Err("watch needs a terminal; for one line per detection use `loopscope watch --no-tui`".to_string());
+    }
+    let setup = opts.setup.clone();
+    let format = opts.format;
+    let (tx, rx) = mpsc::channel::<Action>();
+    let (news_tx, news_rx) = mpsc::channel::<WatchNews>();
+    let wake = tx.clone();
+    watch::spawn(
+        opts,
+        Box::new(move |n| news_tx.send(n).is_ok() && wake.send(Action::Tick).is_ok()),
+    );
+    spawn_signals(tx.clone());
+    let guard = TerminalGuard::enter().map_err(|e| format!("cannot set up the terminal: {e}"))?;
+    let mut terminal = Terminal::new(CrosstermBackend::new(io::stdout())).map_err(|e| e.to_string())?;
+    spawn_input(tx.clone());
+    let mut list = WatchList::default();
+    let mut opened: Option<Opened> = None;
+    let mut size = terminal.size().map_err(|e| e.to_string())?;
+    let mut dirty = true;
+    let mut last_draw = Instant::now() - LIST_REFRESH;
+    let theme = view.theme.clone();
+    loop {
+        // The watcher's news: rows, and detections to announce.
+        while let Ok(n) = news_rx.try_recv() {
+            dirty = true;
+            if let Some((row, d)) = list.apply(n) {
+                if live.bell {
+                    let _ = terminal.backend_mut().write_all(b"\x07");
+                }
+                if let Some(command) = &live.on_detect {
+                    let hook = OnDetect {
+                        command: command.clone(),
+                        file: row.path.display().to_string(),
+                    };
+                    let tx = tx.clone();
+                    hook.run(&d, true, move |r| {
+                        if let Err(msg) = r {
+                            let _ = tx.send(Action::HookFailed(msg));
+                        }
+                    });
+                }
+            }
+        }
+        let now = Instant::now();
+        match opened.as_mut() {
+            Some(o) => {
+                // The viewer's own announcements are the watcher's too: said once, above.
+                o.app.announcements.clear();
+                if o.app.dirty {
+                    draw(&mut terminal, |f| super::ui::render(f, &o.app)).map_err(|e| format!("cannot draw: {e}"))?;
+                    o.app.dirty = false;
+                }
+            }
+            None => {
+                if dirty || now >= last_draw + LIST_REFRESH {
+                    draw(&mut terminal, |f| list.render(f, &theme, SystemTime::now()))
+                        .map_err(|e| format!("cannot draw: {e}"))?;
+                    dirty = false;
+                    last_draw = now;
+                }
+            }
+        }
+        let timeout = match &opened {
+            Some(o) if o.backlog => Duration::ZERO,
+            Some(o) => o
+                .app
+                .next_wakeup(now)
+                .map_or(Duration::from_millis(250), |t| t.saturating_duration_since(now))
+                .min(Duration::from_millis(250)),
+            None => LIST_REFRESH.saturating_sub(now - last_draw),
+        };
+        let mut actions = Vec::new();
+        match rx.recv_timeout(timeout) {
+            Ok(a) => actions.push(a),
+            Err(RecvTimeoutError::Timeout) => {}
+            Err(RecvTimeoutError::Disconnected) => break,
+        }
+        while let Ok(a) = rx.try_recv() {
+            actions.push(a);
+        }
+        let mut quit = false;
+        for action in actions {
+            if let Action::Resize(w, h) = action {
+                size = ratatui::layout::Size::new(w, h);
+                dirty = true;
+            }
+            if matches!(action, Action::Quit) {
+                quit = true;
+                break;
+            }
+            match opened.as_mut() {
+                Some(o) => {
+                    let back = matches!(&action, Action::Key(k)
+                        if k.kind != KeyEventKind::Release && k.code == KeyCode::Esc
+                            && o.app.overlay.is_none() && o.app.prompt.is_none());
+                    if back {
+                        // Dropping the receiver ends the reader thread at its next batch.
+                        opened = None;
+                        dirty = true;
+                        continue;
+                    }
+                    o.app.update(action, Instant::now());
+                    if o.app.quit {
+                        quit = true;
+                    }
+                }
+                None => match action {
+                    Action::Key(k) if k.kind != KeyEventKind::Release => {
+                        dirty = true;
+                        match list.key(k, size.height.saturating_sub(4) as usize) {
+                            ListAction::Quit => quit = true,
+                            ListAction::Open(path) => {
+                                let name = list
+                                    .row(&path)
+                                    .map_or_else(|| path.display().to_string(), |r| r.label());
+                                opened = Some(open(&name, &path, &setup, format, &view, size, &tx));
+                            }
+                            ListAction::None => {}
+                        }
+                    }
+                    Action::HookFailed(msg) => {
+                        list.note = Some(msg);
+                        dirty = true;
+                    }
+                    _ => {}
+                },
+            }
+        }
+        if quit {
+            break;
+        }
+        if let Some(o) = opened.as_mut() {
+            o.backlog = take_feed(&mut o.app, &o.feed, &o.waiting);
+            o.app.update(Action::Tick, Instant::now());
+            if o.app.quit {
+                break;
+            }
+        }
+    }
+    drop(terminal);
+    drop(guard);
+    if let Some(o) = opened {
+        std::mem::forget(o.app);
+    }
+    Ok(())
+}
+
+/// The viewer following one session, as `tail` shows it (the watcher
+/// rings and runs hooks for every session, so this one does not).
+fn open(
+    name: &str,
+    path: &std::path::Path,
+    setup: &crate::config::Setup,
+    format: crate::formats::FormatChoice,
+    view: &ViewOptions,
+    size: ratatui::layout::Size,
+    wake: &mpsc::Sender<Action>,
+) -> Opened {
+    let now = Instant::now();
+    let opts = ViewOptions {
+        live: Some(LiveOptions {
+            from_start: false,
+            bell: false,
+            on_detect: None,
+        }),
+        input: Some(path.to_path_buf()),
+        ..view.clone()
+    };
+    let mut app = App::new(name, setup.clone(), &opts, now);
+    app.update(Action::Resize(size.width, size.height), now);
+    let (feed_tx, feed_rx) = mpsc::sync_channel::<Feed>(FEED_QUEUE);
+    let waiting = Arc::new(AtomicBool::new(false));
+    let (flag, wake) = (Arc::clone(&waiting), wake.clone());
+    Target::File(path.to_path_buf()).start(
+        format,
+        Box::new(move |f| {
+            if feed_tx.send(f).is_err() {
+                return false;
+            }
+            if !flag.swap(true, Ordering::SeqCst) {
+                let _ = wake.send(Action::Tick);
+            }
+            true
+        }),
+    );
+    Opened {
+        app,
+        feed: feed_rx,
+        waiting,
+        backlog: false,
+    }
+}
+
+fn draw(
+    terminal: &mut Terminal<CrosstermBackend<io::Stdout>>,
+    render: impl FnOnce(&mut ratatui::Frame),
+) -> io::Result<()> {
+    use crossterm::terminal::{BeginSynchronizedUpdate, EndSynchronizedUpdate};
+    crossterm::queue!(terminal.backend_mut(), BeginSynchronizedUpdate)?;
+    terminal.draw(render)?;
+    crossterm::queue!(terminal.backend_mut(), EndSynchronizedUpdate)?;
+    terminal.backend_mut().flush()
+}
