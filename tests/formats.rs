@@ -387,7 +387,7 @@ fn following_a_rewritten_file_and_a_growing_sse_capture() {
     let hint = "ui_messages.json".to_string();
     feed::follow(
         &p,
-        Box::new(move || {
+        std::sync::Arc::new(move || {
             Box::new(formats::detect::AutoDecoder::new(FormatChoice::Auto, Some(&hint))) as Box<dyn Decoder>
         }),
         Box::new(move |f| tx.send(f).is_ok()),
