@@ -33,3 +33,19 @@ loopscope screenshot sample-logs/identical-tool-calls.jsonl --keys d --size 120x
 loopscope screenshot sample-logs/fp-code-block.jsonl --at 220 --select list-cycle --theme light --caption -o screenshots/fp-code-block-light.svg
 # Three profiles compared on one stream: each profile's detections in its colour, and what each would have saved.
 loopscope screenshot sample-logs/identical-tool-calls.jsonl --profile seed,gemini-cli,extended --size 140x40 -o screenshots/compare.svg
+# `loopscope watch`: every agent's sessions in a made-up home, newest first,
+# a sub-agent under its parent, fired / streaming / idle.
+home=$(mktemp -d)
+p="$home/.claude/projects/-home-dev-shop"
+mkdir -p "$p/5f0c1d2e/subagents" "$home/.codex/sessions/2026/11/20" "$home/.gemini/tmp/shop/chats"
+cp sample-logs/formats/claude-code-session.jsonl "$p/5f0c1d2e.jsonl"
+cp sample-logs/formats/claude-code-session.jsonl "$p/5f0c1d2e/subagents/agent-a1b2c3.jsonl"
+head -n 4 sample-logs/formats/claude-code-session.jsonl > "$p/0b1c2d3e.jsonl"
+cp sample-logs/formats/codex-rollout-errors.jsonl "$home/.codex/sessions/2026/11/20/rollout-2026-11-20T10-00-00-0199.jsonl"
+head -n 6 sample-logs/formats/gemini-cli-session.jsonl > "$home/.gemini/tmp/shop/chats/session-2026-11-20T10-00-9e8d7c6b.jsonl"
+touch -d '40 minutes ago' "$p/5f0c1d2e.jsonl"
+touch -d '38 minutes ago' "$p/5f0c1d2e/subagents/agent-a1b2c3.jsonl"
+touch -d '3 hours ago' "$home/.codex/sessions/2026/11/20/rollout-2026-11-20T10-00-00-0199.jsonl"
+touch -d '2 days ago' "$home/.gemini/tmp/shop/chats/session-2026-11-20T10-00-9e8d7c6b.jsonl"
+HOME="$home" XDG_CONFIG_HOME="$home/.config" target/release/loopscope watch --snapshot screenshots/watch.svg --size 120x14
+rm -rf "$home"

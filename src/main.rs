@@ -377,6 +377,13 @@ struct WatchArgs {
     /// Ring the terminal bell on each new detection.
     #[arg(long)]
     bell: bool,
+    /// Draw the list once every session has been read into this file (SVG,
+    /// or text for a name ending in .txt) and exit, no terminal needed.
+    #[arg(long, value_name = "OUT.svg", conflicts_with = "no_tui")]
+    snapshot: Option<PathBuf>,
+    /// With --snapshot: its size in cells.
+    #[arg(long, default_value = "120x24", value_name = "COLSxROWS", value_parser = parse_size)]
+    size: (u16, u16),
     #[command(flatten)]
     look: LookFlags,
     #[command(flatten)]
@@ -1144,6 +1151,19 @@ fn run_watch(args: &WatchArgs) -> Result<i32, String> {
         idle_after: args.idle_after,
         from_start: args.from_start,
     };
+    if let Some(out) = &args.snapshot {
+        let roots: Vec<&std::path::Path> = opts.roots.iter().map(|r| r.path.as_path()).collect();
+        refuse_writing_into(Some(out), &roots)?;
+        let view = args.look.options();
+        let buffer = tui::watch::snapshot(opts, args.size, &view.theme)?;
+        let picture = if out.extension().is_some_and(|e| e == "txt") {
+            loopscope::render::to_text(&buffer)
+        } else {
+            loopscope::render::svg::to_svg(&buffer, "loopscope watch", view.theme.canvas)
+        };
+        write_output(Some(out), &picture)?;
+        return Ok(0);
+    }
     if args.no_tui {
         let print = loopscope::watch::PrintOptions {
             json: args.json,

@@ -244,6 +244,7 @@ impl Watching {
         for t in self.tracked.values_mut() {
             t.live = true;
         }
+        self.mark_idle();
         self.send(WatchNews::CaughtUp);
         let mut last_full = Instant::now();
         while self.open {
@@ -297,7 +298,7 @@ impl Watching {
         use notify::Watcher;
         let tx = tx.clone();
         let mut w = notify::recommended_watcher(move |res: notify::Result<notify::Event>| {
-            if let Ok(e) = res {
+            if let Some(e) = res.ok().filter(|e| crate::replay::feed::is_change(&e.kind)) {
                 let _ = tx.send(e.paths);
             }
         })

@@ -189,7 +189,7 @@ fn text_element(out: &mut String, x: usize, y: usize, cells: usize, text: &str, 
     }
     let _ = writeln!(
         out,
-        r#"<text x="{:.1}" y="{:.1}" textLength="{:.1}" lengthAdjust="spacingAndGlyphs" {attrs}>{}</text>"#,
+        r#"<text x="{:.1}" y="{:.1}" textLength="{:.1}" lengthAdjust="spacingAndGlyphs" xml:space="preserve" {attrs}>{}</text>"#,
         x as f64 * CELL_W,
         y as f64 * CELL_H + CELL_H * 0.78,
         cells as f64 * CELL_W,
@@ -198,7 +198,9 @@ fn text_element(out: &mut String, x: usize, y: usize, cells: usize, text: &str, 
 }
 
 /// Renders `buf` as an SVG document titled `title`, on a terminal of
-/// `canvas` colours (the theme's).
+/// `canvas` colours (the theme's). Each `<text>` says `xml:space="preserve"`
+/// itself: browsers do not take it from the enclosing group, and collapsed
+/// runs of spaces would be stretched over the row by `textLength`.
 pub fn to_svg(buf: &Buffer, title: &str, canvas: Canvas) -> String {
     let (_, canvas_bg) = defaults(canvas);
     let (w, h) = (buf.area.width as usize, buf.area.height as usize);

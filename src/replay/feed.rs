@@ -198,11 +198,24 @@ impl Followed {
 /// (None: keep it). Asked after each look once caught up.
 pub type NextSession = Box<dyn FnMut(Option<&Path>) -> Option<PathBuf> + Send>;
 
+/// Whether a notification is a change: opening and reading a file are
+/// events too (a follower's own reads among them), which must not wake it.
+pub fn is_change(kind: &notify::EventKind) -> bool {
+    use notify::event::{AccessKind, AccessMode, EventKind};
+    match kind {
+        EventKind::Access(AccessKind::Close(AccessMode::Write)) => true,
+        EventKind::Access(_) => false,
+        _ => true,
+    }
+}
+
 /// Watches the folders a followed file is in: its directory, or for
 /// `--latest` the session folders (recursively), which may not exist yet.
 fn watch_folders(dirs: &[PathBuf], recursive: bool, wake: mpsc::Sender<()>) -> Option<notify::RecommendedWatcher> {
-    let mut watcher = notify::recommended_watcher(move |_res: notify::Result<notify::Event>| {
-        let _ = wake.send(());
+    let mut watcher = notify::recommended_watcher(move |res: notify::Result<notify::Event>| {
+        if res.is_ok_and(|e| is_change(&e.kind)) {
+            let _ = wake.send(());
+        }
     })
     .ok()?;
     let mode = if recursive {

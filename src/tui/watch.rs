@@ -236,3 +236,30 @@ fn draw(
     crossterm::queue!(terminal.backend_mut(), EndSynchronizedUpdate)?;
     terminal.backend_mut().flush()
 }
+
+/// The list as it is once every session that exists has been read, drawn
+/// off-screen (`watch --snapshot`): for documentation and bug reports.
+pub fn snapshot(
+    opts: WatchOptions,
+    size: (u16, u16),
+    theme: &super::theme::Theme,
+) -> Result<ratatui::buffer::Buffer, String> {
+    let (tx, rx) = mpsc::channel::<WatchNews>();
+    watch::spawn(opts, Box::new(move |n| tx.send(n).is_ok()));
+    let mut list = WatchList::default();
+    let deadline = Instant::now() + Duration::from_secs(600);
+    while !list.caught_up {
+        let left = deadline.saturating_duration_since(Instant::now());
+        match rx.recv_timeout(left) {
+            Ok(n) => {
+                list.apply(n);
+            }
+            Err(_) => return Err("the sessions were not read in time".to_string()),
+        }
+    }
+    let mut terminal = Terminal::new(ratatui::backend::TestBackend::new(size.0, size.1)).map_err(|e| e.to_string())?;
+    terminal
+        .draw(|f| list.render(f, theme, SystemTime::now()))
+        .map_err(|e| e.to_string())?;
+    Ok(terminal.backend().buffer().clone())
+}

@@ -1,0 +1,313 @@
+//! `watch` and `tail --latest` (issue 16) on a fake HOME whose sessions
+//! grow and appear while they run: detection lines from several agents'
+//! files, switching to a new session, folders that do not exist yet,
+//! truncation, deletion, half-written lines; the list in tmux.
+
+mod common;
+
+use std::io::Write;
+use std::path::{Path, PathBuf};
+use std::process::{Child, Stdio};
+use std::sync::mpsc::Receiver;
+use std::time::{Duration, Instant};
+
+use common::fleet::{Fleet, PROJECT};
+use common::tmux::Tmux;
+use common::{interrupt, lines_of};
+
+fn sample(name: &str) -> Vec<u8> {
+    std::fs::read(Path::new(env!("CARGO_MANIFEST_DIR")).join("sample-logs").join(name)).unwrap()
+}
+
+/// A running command, its stdout and stderr line by line.
+struct Running {
+    child: Child,
+    out: Receiver<String>,
+    err: Receiver<String>,
+}
+
+impl Running {
+    fn start(mut cmd: std::process::Command) -> Running {
+        let mut child = cmd
+            .stdin(Stdio::null())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
+            .unwrap();
+        let out = lines_of(child.stdout.take().unwrap());
+        let err = lines_of(child.stderr.take().unwrap());
+        Running { child, out, err }
+    }
+
+    /// Waits for a line containing `text` on `which`, returning it.
+    fn wait(rx: &Receiver<String>, text: &str, seen: &mut Vec<String>) -> String {
+        let deadline = Instant::now() + Duration::from_secs(15);
+        while Instant::now() < deadline {
+            if let Ok(line) = rx.recv_timeout(Duration::from_millis(100)) {
+                seen.push(line.clone());
+                if line.contains(text) {
+                    return line;
+                }
+            }
+        }
+        panic!("no line with {text:?}; seen: {seen:#?}");
+    }
+
+    fn stop(mut self) -> i32 {
+        interrupt(&self.child);
+        self.child.wait().unwrap().code().unwrap_or(-1)
+    }
+}
+
+/// Writes `bytes` to `path` in two pieces cut inside a line, a moment apart
+/// (an agent flushing half a record).
+fn write_in_halves(path: &Path, bytes: &[u8]) {
+    std::fs::create_dir_all(path.parent().unwrap()).unwrap();
+    let cut = bytes.len() / 2;
+    let mut f = std::fs::File::create(path).unwrap();
+    f.write_all(&bytes[..cut]).unwrap();
+    f.flush().unwrap();
+    std::thread::sleep(Duration::from_millis(400));
+    f.write_all(&bytes[cut..]).unwrap();
+}
+
+#[test]
+fn watch_no_tui_prints_new_detections_from_several_agents_sessions() {
+    let fleet = Fleet::new();
+    let mut cmd = fleet.cmd();
+    cmd.args(["watch", "--no-tui", "--idle-after", "1h"]);
+    let run = Running::start(cmd);
+    let (mut out, mut err) = (Vec::new(), Vec::new());
+    // What the sessions held at the start only marks them: nothing printed.
+    Running::wait(&run.err, "watching 7 sessions", &mut err);
+    let home = fleet.path();
+    let claude_new = home.join(PROJECT).join("9a9a9a9a-new.jsonl");
+    write_in_halves(&claude_new, &sample("formats/claude-code-session.jsonl"));
+    let rollout = home.join(".codex/sessions/2026/11/21/rollout-2026-11-21T09-00-00-0200.jsonl");
+    write_in_halves(&rollout, &sample("formats/codex-rollout-errors.jsonl"));
+    let line = Running::wait(&run.out, "9a9a9a9a-new.jsonl", &mut out);
+    assert!(line.contains("action-window") || line.contains("tool-repeat"), "{line}");
+    Running::wait(&run.out, "rollout-2026-11-21T09-00-00-0200.jsonl", &mut out);
+    Running::wait(&run.err, "new session", &mut err);
+    // An existing, clean session that grows into a loop.
+    let clean = home.join(PROJECT).join("00000000-clean.jsonl");
+    let rest: Vec<u8> = String::from_utf8(sample("formats/claude-code-session.jsonl"))
+        .unwrap()
+        .lines()
+        .skip(4)
+        .flat_map(|l| format!("{l}\n").into_bytes())
+        .collect();
+    std::fs::OpenOptions::new()
+        .append(true)
+        .open(&clean)
+        .unwrap()
+        .write_all(&rest)
+        .unwrap();
+    Running::wait(&run.out, "00000000-clean.jsonl", &mut out);
+    let err_rx = run.err;
+    let code = {
+        let r = Running {
+            child: run.child,
+            out: run.out,
+            err: err_rx,
+        };
+        let lines_err: Vec<String> = r.err.try_iter().collect();
+        assert!(
+            lines_err.iter().all(|l| !l.contains("line ")),
+            "bad lines: {lines_err:?}"
+        );
+        r.stop()
+    };
+    assert_eq!(code, 1);
+    // The session that looped before watching began was not announced.
+    assert!(out.iter().all(|l| !l.contains("5f0c1d2e")), "{out:#?}");
+}
+
+#[test]
+fn watch_json_names_the_parent_of_a_sub_agent_and_survives_truncation_and_deletion() {
+    let fleet = Fleet::new();
+    let mut cmd = fleet.cmd();
+    cmd.args(["watch", "--no-tui", "--json", "--agent", "claude-code"]);
+    let run = Running::start(cmd);
+    let (mut out, mut err) = (Vec::new(), Vec::new());
+    Running::wait(&run.err, "watching 4 sessions", &mut err);
+    let parent = fleet.path().join(PROJECT).join("77777777-parent.jsonl");
+    std::fs::write(&parent, &sample("formats/claude-code-session.jsonl")[..200]).unwrap();
+    let sub = fleet
+        .path()
+        .join(PROJECT)
+        .join("77777777-parent/subagents/agent-s9.jsonl");
+    write_in_halves(&sub, &sample("formats/claude-code-session.jsonl"));
+    let line = Running::wait(&run.out, "agent-s9.jsonl", &mut out);
+    let rec: serde_json::Value = serde_json::from_str(&line).unwrap();
+    assert_eq!(rec["type"], "detection");
+    assert!(
+        rec["parent"].as_str().unwrap().ends_with("77777777-parent.jsonl"),
+        "{rec}"
+    );
+    // Truncated and written again: the loop is found again, from the new start.
+    let before = out.len();
+    std::fs::write(&sub, b"").unwrap();
+    std::thread::sleep(Duration::from_millis(600));
+    std::fs::write(&sub, sample("formats/claude-code-session.jsonl")).unwrap();
+    Running::wait(&run.out, "agent-s9.jsonl", &mut out);
+    assert!(out.len() > before);
+    // Deleted: said once on stderr; the others go on.
+    std::fs::remove_file(&sub).unwrap();
+    Running::wait(&run.err, "agent-s9.jsonl: deleted", &mut err);
+    let other = fleet.path().join(PROJECT).join("88888888-after.jsonl");
+    write_in_halves(&other, &sample("formats/claude-code-session.jsonl"));
+    Running::wait(&run.out, "88888888-after.jsonl", &mut out);
+    assert_eq!(run.stop(), 1);
+}
+
+#[test]
+fn a_folder_that_does_not_exist_yet_is_watched_for() {
+    let dir = tempfile::tempdir().unwrap();
+    let later = dir.path().join("runs/today");
+    let mut cmd = common::loopscope_at_root();
+    cmd.args(["watch", "--no-tui"]).arg(&later);
+    let run = Running::start(cmd);
+    let (mut out, mut err) = (Vec::new(), Vec::new());
+    Running::wait(&run.err, "does not exist yet", &mut err);
+    Running::wait(&run.err, "watching 0 sessions", &mut err);
+    write_in_halves(&later.join("a.jsonl"), &sample("identical-tool-calls.jsonl"));
+    Running::wait(&run.out, "a.jsonl", &mut out);
+    assert_eq!(run.stop(), 1);
+}
+
+#[cfg(unix)]
+#[test]
+fn an_unreadable_session_is_reported_and_the_rest_go_on() {
+    use std::os::unix::fs::PermissionsExt;
+    let dir = tempfile::tempdir().unwrap();
+    let locked = dir.path().join("locked.jsonl");
+    std::fs::write(&locked, sample("identical-tool-calls.jsonl")).unwrap();
+    std::fs::set_permissions(&locked, std::fs::Permissions::from_mode(0o000)).unwrap();
+    if std::fs::File::open(&locked).is_ok() {
+        // Root reads anything: nothing to see here.
+        eprintln!("skipped: this user can read a mode-000 file");
+        return;
+    }
+    let mut cmd = common::loopscope_at_root();
+    cmd.args(["watch", "--no-tui"]).arg(dir.path());
+    let run = Running::start(cmd);
+    let (mut out, mut err) = (Vec::new(), Vec::new());
+    Running::wait(&run.err, "locked.jsonl", &mut err);
+    write_in_halves(&dir.path().join("b.jsonl"), &sample("identical-tool-calls.jsonl"));
+    Running::wait(&run.out, "b.jsonl", &mut out);
+    run.stop();
+}
+
+#[test]
+fn tail_latest_follows_the_newest_session_and_switches_to_a_new_one() {
+    let fleet = Fleet::new();
+    let newest = fleet
+        .path()
+        .join(PROJECT)
+        .join("5f0c1d2e-0000-4000-8000-000000000001.jsonl");
+    // The looping session is the newest; the others are older.
+    let old = std::time::SystemTime::now() - Duration::from_secs(3600);
+    for f in ["00000000-clean.jsonl", "agent-old42.jsonl", "notes.jsonl"] {
+        let p = fleet.path().join(PROJECT).join(f);
+        std::fs::File::options()
+            .write(true)
+            .open(p)
+            .unwrap()
+            .set_modified(old)
+            .unwrap();
+    }
+    let mut cmd = fleet.cmd();
+    cmd.args(["tail", "--latest", "claude-code", "--no-tui"]);
+    let run = Running::start(cmd);
+    let (mut out, mut err) = (Vec::new(), Vec::new());
+    let line = Running::wait(&run.err, "now following", &mut err);
+    assert!(line.ends_with(&newest.display().to_string()), "{line}");
+    Running::wait(&run.err, "following", &mut err);
+    // The agent starts a new session in another project.
+    let started: PathBuf = fleet.path().join(".claude/projects/-home-dev-api/3c3c3c3c-next.jsonl");
+    write_in_halves(&started, &sample("formats/claude-code-session.jsonl"));
+    let line = Running::wait(&run.err, "now following", &mut err);
+    assert!(line.ends_with("3c3c3c3c-next.jsonl"), "{line}");
+    let det = Running::wait(&run.out, "3c3c3c3c-next.jsonl", &mut out);
+    assert!(det.contains("event 11"), "{det}");
+    // A sub-agent of it is not a new session to switch to.
+    let sub = fleet
+        .path()
+        .join(".claude/projects/-home-dev-api/3c3c3c3c-next/subagents/agent-q.jsonl");
+    write_in_halves(&sub, &sample("formats/claude-code-session.jsonl"));
+    std::thread::sleep(Duration::from_millis(1500));
+    let later: Vec<String> = run.err.try_iter().collect();
+    assert!(later.iter().all(|l| !l.contains("agent-q")), "{later:?}");
+    assert_eq!(run.stop(), 1);
+}
+
+#[test]
+fn tail_latest_refuses_what_it_cannot_follow() {
+    let out = common::loopscope_at_root()
+        .args(["tail", "--latest", "nothing-like-this", "--no-tui"])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(2));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(err.contains("not a directory") && err.lines().count() == 1, "{err}");
+}
+
+#[test]
+fn the_list_shows_sessions_and_opens_one_in_the_viewer() {
+    let fleet = Fleet::new();
+    let cmd = format!(
+        "HOME={home} XDG_CONFIG_HOME={home}/.config {bin} watch",
+        home = fleet.path().display(),
+        bin = env!("CARGO_BIN_EXE_loopscope")
+    );
+    let t = Tmux::start_in("watch-list", &cmd, fleet.path());
+    let screen = t.wait_for("sessions · newest first");
+    t.wait_for("7 sessions");
+    let screen = t.screen().to_string() + &screen;
+    assert!(screen.contains("↳ agent-a1b2c3.jsonl"), "{screen}");
+    assert!(screen.contains("⚠ FIRED"), "{screen}");
+    // A new session that loops: badged.
+    let new = fleet.path().join(PROJECT).join("9b9b9b9b-new.jsonl");
+    write_in_halves(&new, &sample("formats/claude-code-session.jsonl"));
+    t.wait_for("1 new");
+    // Enter on the newest (the new one) opens the live viewer; Esc comes back.
+    t.keys(&["Home", "Enter"]);
+    t.wait_for("LIVE");
+    t.keys(&["Escape"]);
+    t.wait_for("sessions · newest first");
+    t.keys(&["q"]);
+    t.wait_for("EXIT=0");
+}
+
+/// CPU time (user + system, in clock ticks) a process has used so far.
+#[cfg(target_os = "linux")]
+fn cpu_ticks(pid: u32) -> u64 {
+    let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).unwrap();
+    let after = &stat[stat.rfind(')').unwrap() + 2..];
+    let fields: Vec<&str> = after.split(' ').collect();
+    fields[11].parse::<u64>().unwrap() + fields[12].parse::<u64>().unwrap()
+}
+
+#[cfg(target_os = "linux")]
+#[test]
+fn idle_sessions_cost_no_busy_loop() {
+    let dir = tempfile::tempdir().unwrap();
+    for i in 0..40 {
+        std::fs::write(
+            dir.path().join(format!("s{i:02}.jsonl")),
+            sample("long-clean-session.jsonl"),
+        )
+        .unwrap();
+    }
+    let mut cmd = common::loopscope_at_root();
+    cmd.args(["watch", "--no-tui"]).arg(dir.path());
+    let run = Running::start(cmd);
+    Running::wait(&run.err, "watching 40 sessions", &mut Vec::new());
+    let before = cpu_ticks(run.child.id());
+    std::thread::sleep(Duration::from_secs(3));
+    let used = cpu_ticks(run.child.id()) - before;
+    // A look at every session every few seconds: well under a tenth of a core.
+    assert!(used < 30, "{used} ticks of CPU in 3 s while nothing changed");
+    run.stop();
+}
