@@ -80,6 +80,7 @@ fn kind(cmd: &str) -> Kind {
         "man",
         "tune",
         "report",
+        "watch",
         "judge",
     ];
     let no_tui = words.contains(&"--no-tui");
@@ -87,6 +88,8 @@ fn kind(cmd: &str) -> Kind {
         "tail" if !no_tui => Kind::Viewer,
         "tail" if words.get(at + 2) == Some(&"-") => Kind::Finite,
         "tail" => Kind::Follow,
+        "watch" if words.contains(&"--snapshot") => Kind::Finite,
+        "watch" if no_tui => Kind::Follow,
         "view" => Kind::Viewer,
         s if subcommands.contains(&s) => Kind::Finite,
         _ => Kind::Viewer,
