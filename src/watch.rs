@@ -226,6 +226,10 @@ impl Watching {
     fn run(mut self) {
         let (tx, rx) = mpsc::channel::<Vec<PathBuf>>();
         let mut watcher = self.watch_roots(&tx);
+        // Which roots existed when the watcher was made: it is made again
+        // only when one appears or goes (not on every look).
+        let existing = |roots: &[Root]| roots.iter().map(|r| r.path.is_dir()).collect::<Vec<bool>>();
+        let mut watched = existing(&self.opts.roots);
         for r in self.opts.roots.clone() {
             if !r.path.is_dir() && r.named {
                 let name = r.agent.map_or(String::new(), |a| format!("{}: ", a.name()));
@@ -262,7 +266,9 @@ impl Watching {
             }
             if last_full.elapsed() >= every {
                 last_full = Instant::now();
-                if watcher.is_none() || self.opts.roots.iter().any(|r| !r.path.is_dir()) {
+                let now_existing = existing(&self.opts.roots);
+                if now_existing != watched {
+                    watched = now_existing;
                     watcher = self.watch_roots(&tx).or(watcher);
                 }
                 self.discover();

@@ -346,7 +346,7 @@ fn follow_on(
                 continue;
             }
             // A session folder that did not exist may exist now.
-            if watcher.is_none() {
+            if watcher.is_none() && dirs.iter().any(|d| d.is_dir()) {
                 watcher = watch_folders(&dirs, true, wake_tx.clone());
             }
         }
