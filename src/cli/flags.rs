@@ -1,0 +1,610 @@
+//! The command line's flags: one struct per subcommand and the flag groups
+//! they share, with their parsers. Generated help, completions and the man
+//! page come from these definitions; the runners are in `batch` and `live`.
+
+use std::path::PathBuf;
+
+use clap::{Args, Parser, Subcommand, ValueEnum};
+
+use loopscope::formats::{self, FormatChoice};
+use loopscope::render::At;
+use loopscope::replay::PacingRules;
+use loopscope::sessions;
+use loopscope::tui::{theme::Theme, ViewOptions};
+use loopscope::{Choices, Profile, Setup};
+
+#[derive(Parser)]
+#[command(
+    name = "loopscope",
+    version,
+    about = "Replay, tail and inspect recorded LLM agent streams; see which loop detector fired and why."
+)]
+#[command(args_conflicts_with_subcommands = true)]
+pub struct Cli {
+    #[command(subcommand)]
+    pub command: Option<Command>,
+    /// A stream to view ("-" reads standard input); with none, the bundled demo.
+    /// (Several are refused with a hint: the viewer shows one stream.)
+    #[arg(value_name = "FILE")]
+    pub files: Vec<PathBuf>,
+    #[command(flatten)]
+    pub replay: ReplayFlags,
+    #[command(flatten)]
+    pub judge: LiveJudgeFlags,
+    #[command(flatten)]
+    pub input: InputFlags,
+    #[command(flatten)]
+    pub detectors: DetectorFlags,
+}
+
+#[derive(Args)]
+pub struct ConvertArgs {
+    /// The input ("-" reads standard input; a Cline/Roo task folder works too).
+    pub file: PathBuf,
+    /// Where to write (default: standard output). Never the input itself.
+    #[arg(short, long, value_name = "OUT")]
+    pub output: Option<PathBuf>,
+    #[command(flatten)]
+    pub input: InputFlags,
+}
+
+#[derive(Args)]
+pub struct ScreenshotArgs {
+    /// The stream to draw.
+    pub file: PathBuf,
+    /// Draw just after this event, or at the end.
+    #[arg(long, default_value = "end", value_name = "EVENT|end", value_parser = At::parse)]
+    pub at: At,
+    /// Terminal size in cells.
+    #[arg(long, default_value = "120x40", value_name = "COLSxROWS", value_parser = parse_size)]
+    pub size: (u16, u16),
+    /// Select this detector and show its evidence.
+    #[arg(long, value_name = "DETECTOR")]
+    pub select: Option<String>,
+    /// Keys to press first, one character each ("?" opens the help, "c" the content, "e" the next
+    /// detection), and named keys in brackets: <Tab> <Enter> <Esc> <Up> <Down> <PgUp> <PgDn>.
+    #[arg(long, default_value = "")]
+    pub keys: String,
+    /// Draw it as `tail` shows a live stream.
+    #[arg(long)]
+    pub live: bool,
+    /// Where to write the SVG (default: standard output); a name ending in
+    /// .txt gets the screen as plain text.
+    #[arg(short, long, value_name = "OUT.svg")]
+    pub output: Option<PathBuf>,
+    /// Colour theme (the picture's background follows it).
+    #[arg(long, value_parser = ["dark", "light", "mono"], default_value = "dark")]
+    pub theme: String,
+    /// Add the selected detection's reason and parameters under the picture.
+    #[arg(long)]
+    pub caption: bool,
+    #[command(flatten)]
+    pub input: InputFlags,
+    #[command(flatten)]
+    pub detectors: DetectorFlags,
+}
+
+#[derive(Args)]
+pub struct ReplayIntoArgs {
+    /// The recorded stream (any supported format).
+    pub source: PathBuf,
+    /// The file to write native JSONL into (created or emptied first).
+    pub target: PathBuf,
+    /// How many times faster than recorded.
+    #[arg(long, default_value_t = 1.0, value_parser = parse_positive)]
+    pub speed: f64,
+    /// Characters per second for events without `ts`.
+    #[arg(long, default_value_t = 300.0, value_parser = parse_positive)]
+    pub cps: f64,
+    #[command(flatten)]
+    pub input: InputFlags,
+}
+
+pub fn parse_size(s: &str) -> Result<(u16, u16), String> {
+    let (w, h) = s
+        .split_once('x')
+        .ok_or_else(|| format!("expected COLSxROWS like 120x40, got {s:?}"))?;
+    let parse = |v: &str| v.trim().parse::<u16>().ok().filter(|n| (10..=1000).contains(n));
+    match (parse(w), parse(h)) {
+        (Some(w), Some(h)) => Ok((w, h)),
+        _ => Err(format!("expected COLSxROWS with 10 to 1000 each, got {s:?}")),
+    }
+}
+
+/// How the input is read.
+#[derive(Args, Clone, Copy)]
+pub struct InputFlags {
+    /// Input format: auto, native, openai-chat, openai-responses, anthropic, gemini,
+    /// claude-code, qwen-code, codex, gemini-cli or cline.
+    #[arg(long, default_value = "auto", value_parser = FormatChoice::parse)]
+    pub format: FormatChoice,
+    /// The longest record (line, event, array element, whole document) read;
+    /// a longer one is reported as a bad line and skipped (64M, 1G, …).
+    #[arg(long, default_value = "64M", value_name = "SIZE", value_parser = formats::parse_size)]
+    pub max_record: usize,
+}
+
+#[derive(Args)]
+pub struct ViewArgs {
+    /// The stream to view ("-" reads standard input).
+    #[arg(value_name = "FILE", required = true)]
+    pub files: Vec<PathBuf>,
+    #[command(flatten)]
+    pub replay: ReplayFlags,
+    #[command(flatten)]
+    pub judge: LiveJudgeFlags,
+    #[command(flatten)]
+    pub input: InputFlags,
+    #[command(flatten)]
+    pub detectors: DetectorFlags,
+}
+
+#[derive(Args)]
+pub struct TailArgs {
+    /// The file to follow ("-" reads standard input); it may not exist yet.
+    #[arg(required_unless_present = "latest")]
+    pub file: Option<PathBuf>,
+    /// Follow the most recently written session of an agent (claude-code,
+    /// codex, gemini-cli, qwen-code, cline, roo-code) or in a directory,
+    /// and switch to each new session it starts.
+    #[arg(long, value_name = "AGENT|DIR", conflicts_with = "file")]
+    pub latest: Option<String>,
+    #[command(flatten)]
+    pub judge: LiveJudgeFlags,
+    /// Print each detection as it happens instead of opening the viewer.
+    #[arg(long)]
+    pub no_tui: bool,
+    /// With --no-tui: one JSON object per detection (the fields of `scan --json`).
+    #[arg(long, requires = "no_tui")]
+    pub json: bool,
+    /// Replay what the file already holds, then follow. Without it the
+    /// existing content is fed to the detectors silently and following
+    /// starts at the end.
+    #[arg(long)]
+    pub from_start: bool,
+    /// Run CMD through the shell once per detection, with LOOPSCOPE_FILE,
+    /// LOOPSCOPE_DETECTOR, LOOPSCOPE_EVENT, LOOPSCOPE_REASON and LOOPSCOPE_JSON set.
+    #[arg(long, value_name = "CMD")]
+    pub on_detect: Option<String>,
+    /// Ring the terminal bell on each detection.
+    #[arg(long)]
+    pub bell: bool,
+    #[command(flatten)]
+    pub look: LookFlags,
+    #[command(flatten)]
+    pub input: InputFlags,
+    #[command(flatten)]
+    pub detectors: DetectorFlags,
+}
+
+/// How a replay starts and looks.
+#[derive(Args, Clone)]
+pub struct ReplayFlags {
+    /// Start paused.
+    #[arg(long)]
+    pub paused: bool,
+    /// Start with events up to this index already shown.
+    #[arg(long, value_name = "EVENT")]
+    pub start_at: Option<usize>,
+    /// Re-cut the text into deltas of N chars once read (`:rechunk off` in
+    /// the viewer goes back to the recorded deltas).
+    #[arg(long, value_name = "N", value_parser = parse_chunk)]
+    pub rechunk: Option<usize>,
+    #[command(flatten)]
+    pub look: LookFlags,
+}
+
+/// Pacing and looks, for `view` and `tail`.
+#[derive(Args, Clone)]
+pub struct LookFlags {
+    /// Playback speed, 0.25 to 64.
+    #[arg(long, default_value_t = 1.0, value_parser = parse_speed)]
+    pub speed: f64,
+    /// Pause whenever a detector fires.
+    #[arg(long)]
+    pub pause_on_detect: bool,
+    /// Characters per second for events without `ts`.
+    #[arg(long, default_value_t = 300.0, value_parser = parse_positive)]
+    pub cps: f64,
+    /// Colour theme.
+    #[arg(long, value_parser = ["dark", "light", "mono"], default_value = "dark")]
+    pub theme: String,
+    /// No colours (same as NO_COLOR=1): highlights use reverse, underline and bold.
+    #[arg(long)]
+    pub no_color: bool,
+}
+
+pub fn parse_speed(s: &str) -> Result<f64, String> {
+    let v: f64 = s.parse().map_err(|_| format!("{s:?} is not a number"))?;
+    if (0.25..=64.0).contains(&v) {
+        Ok(v)
+    } else {
+        Err("speed must be between 0.25 and 64".into())
+    }
+}
+
+pub fn parse_positive(s: &str) -> Result<f64, String> {
+    match s.parse::<f64>() {
+        Ok(v) if v > 0.0 && v.is_finite() => Ok(v),
+        _ => Err(format!("{s:?} is not a positive number")),
+    }
+}
+
+impl ReplayFlags {
+    pub fn options(&self) -> ViewOptions {
+        ViewOptions {
+            paused: self.paused,
+            start_at: self.start_at,
+            rechunk: self.rechunk,
+            ..self.look.options()
+        }
+    }
+}
+
+impl LookFlags {
+    pub fn options(&self) -> ViewOptions {
+        let no_color = self.no_color || std::env::var_os("NO_COLOR").is_some_and(|v| !v.is_empty());
+        let theme = if no_color { "mono" } else { self.theme.as_str() };
+        ViewOptions {
+            speed: self.speed,
+            pause_on_detect: self.pause_on_detect,
+            pacing: PacingRules {
+                cps: self.cps,
+                ..PacingRules::default()
+            },
+            theme: Theme::by_name(theme).unwrap_or_else(Theme::dark),
+            ..ViewOptions::default()
+        }
+    }
+}
+
+#[derive(Subcommand)]
+pub enum Command {
+    /// Replay a recorded stream in the terminal and see what fires, and why.
+    View(ViewArgs),
+    /// Follow a stream that is still being written; be told the moment a loop starts.
+    Tail(TailArgs),
+    /// Turn any supported input into native loopscope JSONL.
+    Convert(ConvertArgs),
+    /// Draw the viewer at a position of a stream into an SVG file (no terminal needed).
+    Screenshot(ScreenshotArgs),
+    /// Write a recorded stream into a file at its own pace, to try `tail` in another terminal.
+    ReplayInto(ReplayIntoArgs),
+    /// Run the detectors headless and print what fired (exit 1 if anything did).
+    Scan(ScanArgs),
+    /// Write one self-contained HTML report for reviewers: the sessions
+    /// (sortable), and each detection with its reason, numbers, parameters,
+    /// highlighted evidence and the viewer's picture at that moment.
+    Report(ReportArgs),
+    /// A live list of every session of some agents (or folders): which are
+    /// streaming, idle, or ⚠ FIRED; Enter opens one in the viewer.
+    Watch(WatchArgs),
+    /// List detectors, their rules, parameters and defaults.
+    Detectors(DetectorsArgs),
+    /// Try one parameter at many values over your logs: which files fire, and
+    /// with --expect, recall and false positives per value.
+    Tune(TuneArgs),
+    /// Ask an LLM judge (any OpenAI-compatible endpoint) at every check of a
+    /// recorded stream; write a copy with the verdicts as loop_check events.
+    Judge(JudgeArgs),
+    /// Print a shell completion script (e.g. `loopscope completions bash > ~/.local/share/bash-completion/completions/loopscope`).
+    Completions {
+        #[arg(value_enum)]
+        shell: clap_complete::Shell,
+    },
+    /// Print the man page (roff), e.g. `loopscope man > loopscope.1`.
+    Man,
+}
+
+/// Which sessions `scan` and `report` read.
+#[derive(Args, Clone)]
+pub struct SessionFlags {
+    /// Streams to scan ("-" reads standard input); a directory is scanned
+    /// recursively, a glob ('**/*.jsonl', quoted) expanded, files that are
+    /// not agent sessions skipped.
+    pub files: Vec<PathBuf>,
+    /// Also every session of these agents on this machine (claude-code,
+    /// codex, gemini-cli, qwen-code, cline, roo-code, comma-separated, or
+    /// all); LOOPSCOPE_<AGENT>_DIR overrides where they are looked for.
+    #[arg(long, value_name = "AGENT")]
+    pub agent: Option<String>,
+    /// Only files found (in directories, globs, agents' folders) changed within this long (7d, 12h, 30m).
+    #[arg(long, value_name = "AGE", value_parser = sessions::parse_age)]
+    pub since: Option<std::time::Duration>,
+    /// Only files found changed after this date (2026-11-01 or an RFC 3339 time).
+    #[arg(long, value_name = "DATE", value_parser = sessions::parse_date)]
+    pub newer_than: Option<std::time::SystemTime>,
+}
+
+#[derive(Args)]
+pub struct ScanArgs {
+    #[command(flatten)]
+    pub sessions: SessionFlags,
+    /// Files scanned at once [default: one per core].
+    #[arg(long, short = 'j', value_name = "N", value_parser = parse_jobs)]
+    pub jobs: Option<usize>,
+    /// After the files: a row per file (events, bad lines, detections, the
+    /// first and what streamed after it) and totals per detector and format
+    /// (with --json: {"type":"summary"} and {"type":"totals"} records).
+    #[arg(long)]
+    pub summary: bool,
+    /// One JSON object per detection per line (comparing profiles: one per
+    /// profile per file).
+    #[arg(long)]
+    pub json: bool,
+    /// Re-cut the text into deltas of N chars first (the other events stay),
+    /// to see whether a verdict depends on how the stream was cut.
+    #[arg(long, value_name = "N", value_parser = parse_chunk)]
+    pub rechunk: Option<usize>,
+    #[command(flatten)]
+    pub judge: LiveJudgeFlags,
+    #[command(flatten)]
+    pub input: InputFlags,
+    #[command(flatten)]
+    pub detectors: DetectorFlags,
+}
+
+#[derive(Args)]
+pub struct WatchArgs {
+    /// Folders to watch, recursively (they may not exist yet); with no
+    /// folder and no --agent, every agent's usual places.
+    pub dirs: Vec<PathBuf>,
+    /// Watch these agents' session folders (claude-code, codex, gemini-cli,
+    /// qwen-code, cline, roo-code, comma-separated, or all).
+    #[arg(long, value_name = "AGENT")]
+    pub agent: Option<String>,
+    /// Print one line per detection across all sessions instead of the list.
+    #[arg(long)]
+    pub no_tui: bool,
+    /// With --no-tui: one JSON record per detection (as `scan --json`).
+    #[arg(long, requires = "no_tui")]
+    pub json: bool,
+    /// A session that has not grown for this long is idle (30s, 5m, 1h).
+    #[arg(long, default_value = "2m", value_name = "AGE", value_parser = sessions::parse_age)]
+    pub idle_after: std::time::Duration,
+    /// Announce the detections in what the sessions held when watching
+    /// began (without it they only mark the sessions ⚠ FIRED).
+    #[arg(long)]
+    pub from_start: bool,
+    /// Run CMD through the shell once per new detection, with the same
+    /// environment as `tail --on-detect` (LOOPSCOPE_FILE, …).
+    #[arg(long, value_name = "CMD")]
+    pub on_detect: Option<String>,
+    /// Ring the terminal bell on each new detection.
+    #[arg(long)]
+    pub bell: bool,
+    /// Draw the list once every session has been read into this file (SVG,
+    /// or text for a name ending in .txt) and exit, no terminal needed.
+    #[arg(long, value_name = "OUT.svg", conflicts_with = "no_tui")]
+    pub snapshot: Option<PathBuf>,
+    /// With --snapshot: its size in cells.
+    #[arg(long, default_value = "120x24", value_name = "COLSxROWS", value_parser = parse_size)]
+    pub size: (u16, u16),
+    #[command(flatten)]
+    pub look: LookFlags,
+    #[command(flatten)]
+    pub input: InputFlags,
+    #[command(flatten)]
+    pub detectors: DetectorFlags,
+}
+
+#[derive(Args)]
+pub struct ReportArgs {
+    #[command(flatten)]
+    pub sessions: SessionFlags,
+    /// The HTML file to write (never one of the inputs).
+    #[arg(short, long, value_name = "OUT.html")]
+    pub output: PathBuf,
+    /// Detections shown in full with a picture; the rest are in the table only.
+    #[arg(long, default_value_t = 100, value_name = "N")]
+    pub max_detections: usize,
+    /// The viewer's size in the pictures, in cells.
+    #[arg(long, default_value = "120x40", value_name = "COLSxROWS", value_parser = parse_size)]
+    pub size: (u16, u16),
+    #[command(flatten)]
+    pub input: InputFlags,
+    #[command(flatten)]
+    pub detectors: DetectorFlags,
+}
+
+/// The LLM judge of `scan`: its recorded verdicts, a live endpoint, or none.
+#[derive(Args, Clone)]
+pub struct LiveJudgeFlags {
+    /// replay: the loop_check verdicts recorded in the stream; live: ask
+    /// --judge-endpoint at each check (verdicts counted as if recorded);
+    /// off: no llm-judge.
+    #[arg(long, value_parser = ["replay", "live", "off"], default_value = "replay")]
+    pub judge: String,
+    /// With --judge live: the OpenAI-compatible base URL (e.g. http://localhost:11434/v1).
+    #[arg(long, value_name = "URL")]
+    pub judge_endpoint: Option<String>,
+    /// With --judge live: the model asked first.
+    #[arg(long, value_name = "MODEL")]
+    pub judge_model: Option<String>,
+    /// With --judge live: the model that confirms a loop.
+    #[arg(long, value_name = "MODEL")]
+    pub judge_double_check_model: Option<String>,
+    /// With --judge live: the environment variable holding the API key.
+    #[arg(long, value_name = "VAR")]
+    pub judge_api_key_env: Option<String>,
+    /// The judge's instructions, instead of loopscope's own.
+    #[arg(long, value_name = "FILE")]
+    pub judge_prompt: Option<PathBuf>,
+}
+
+/// `-j N`: 1 to 1024 files at once.
+pub fn parse_jobs(s: &str) -> Result<usize, String> {
+    s.trim()
+        .parse::<usize>()
+        .ok()
+        .filter(|n| (1..=1024).contains(n))
+        .ok_or_else(|| format!("expected 1 to 1024 files at once, got {s:?}"))
+}
+
+/// `--rechunk N`: 1 to 1,000,000 chars.
+pub fn parse_chunk(s: &str) -> Result<usize, String> {
+    s.trim()
+        .parse::<usize>()
+        .ok()
+        .filter(|n| (1..=1_000_000).contains(n))
+        .ok_or_else(|| format!("expected a delta size from 1 to 1000000 chars, got {s:?}"))
+}
+
+#[derive(Args)]
+pub struct TuneArgs {
+    /// The logs to try it on.
+    #[arg(required = true)]
+    pub files: Vec<PathBuf>,
+    /// The parameter and its values: ID.PARAM=5..20, =5..20:5 or =3,8,13.
+    #[arg(long, value_name = "ID.PARAM=VALUES")]
+    pub vary: String,
+    /// A file listing the logs that really loop (one path per line); the
+    /// others count as clean work.
+    #[arg(long, value_name = "FILE")]
+    pub expect: Option<PathBuf>,
+    /// One JSON object per value.
+    #[arg(long)]
+    pub json: bool,
+    #[command(flatten)]
+    pub input: InputFlags,
+    #[command(flatten)]
+    pub detectors: DetectorFlags,
+}
+
+#[derive(Args)]
+pub struct JudgeArgs {
+    /// The recorded stream (any supported format).
+    pub file: PathBuf,
+    /// Where to write the stream with the verdicts (never FILE itself).
+    #[arg(short, long, value_name = "OUT", required_unless_present = "dry_run")]
+    pub output: Option<PathBuf>,
+    /// The endpoint's base URL, e.g. http://localhost:11434/v1 (ollama),
+    /// http://localhost:8000/v1 (vLLM); /chat/completions is appended
+    /// [default: base_url in the config's [judge]].
+    #[arg(long, value_name = "URL")]
+    pub endpoint: Option<String>,
+    /// The model asked first ("flash") [default: model in [judge]].
+    #[arg(long)]
+    pub model: Option<String>,
+    /// The model that confirms a loop (gemini-cli's double check).
+    #[arg(long, value_name = "MODEL")]
+    pub double_check_model: Option<String>,
+    /// The environment variable holding the API key (the key is never printed).
+    #[arg(long, value_name = "VAR")]
+    pub api_key_env: Option<String>,
+    /// Seconds per request [default: 60, or timeout in [judge]].
+    #[arg(long, value_name = "SECS")]
+    pub timeout: Option<u64>,
+    /// Attempts per check before it counts as no answer [default: 2, or attempts in [judge]].
+    #[arg(long)]
+    pub attempts: Option<usize>,
+    /// The judge's instructions, instead of loopscope's own.
+    #[arg(long, value_name = "FILE")]
+    pub judge_prompt: Option<PathBuf>,
+    /// Print the requests it would send (JSON lines) and send none.
+    #[arg(long)]
+    pub dry_run: bool,
+    #[command(flatten)]
+    pub input: InputFlags,
+    #[command(flatten)]
+    pub detectors: DetectorFlags,
+}
+
+#[derive(Args)]
+pub struct DetectorsArgs {
+    /// Print JSON instead of text.
+    #[arg(long)]
+    pub json: bool,
+    /// Print the configuration as a TOML file with every default.
+    #[arg(long)]
+    pub print_default_config: bool,
+    #[command(flatten)]
+    pub detectors: DetectorFlags,
+}
+
+#[derive(Clone, Copy, ValueEnum)]
+pub enum ProfileArg {
+    Seed,
+    GeminiCli,
+    Extended,
+    QwenCode,
+    Openhands,
+    RooCode,
+    Cline,
+    RooFork,
+}
+
+/// Which detectors run, with which parameters.
+#[derive(Args, Clone, Default)]
+pub struct DetectorFlags {
+    /// Detector profile [default: seed]; `scan` (and `view`) take several,
+    /// comma-separated, to compare them.
+    #[arg(
+        long,
+        visible_alias = "compare",
+        value_enum,
+        value_delimiter = ',',
+        value_name = "PROFILE"
+    )]
+    pub profile: Vec<ProfileArg>,
+    /// Only these detectors (comma-separated ids) [default: all of the profile].
+    #[arg(long, value_delimiter = ',')]
+    pub detectors: Option<Vec<String>>,
+    /// Set a parameter, e.g. --set block-cycle.min_matches=8 (repeatable; overrides the config).
+    #[arg(long = "set", value_name = "ID.PARAM=VALUE")]
+    pub sets: Vec<String>,
+    /// TOML config file [default: $LOOPSCOPE_CONFIG, then $XDG_CONFIG_HOME/loopscope/config.toml].
+    #[arg(long, value_name = "FILE")]
+    pub config: Option<PathBuf>,
+}
+
+impl ProfileArg {
+    pub fn profile(self) -> Profile {
+        match self {
+            ProfileArg::Seed => Profile::Seed,
+            ProfileArg::GeminiCli => Profile::GeminiCli,
+            ProfileArg::Extended => Profile::Extended,
+            ProfileArg::QwenCode => Profile::QwenCode,
+            ProfileArg::Openhands => Profile::Openhands,
+            ProfileArg::RooCode => Profile::RooCode,
+            ProfileArg::Cline => Profile::Cline,
+            ProfileArg::RooFork => Profile::RooFork,
+        }
+    }
+}
+
+impl DetectorFlags {
+    pub fn choices(&self) -> Choices {
+        Choices {
+            profile: self.profile.first().map(|p| p.profile()),
+            detectors: self.detectors.clone(),
+            config: self.config.clone(),
+            sets: self.sets.clone(),
+        }
+    }
+
+    /// The one setup of a command that runs one profile.
+    pub fn setup(&self) -> Result<Setup, String> {
+        if self.profile.len() > 1 {
+            return Err(
+                "this command runs one profile; compare several with `scan --profile a,b` or `view --profile a,b`"
+                    .to_string(),
+            );
+        }
+        Setup::resolve(&self.choices())
+    }
+
+    /// One setup per profile named (one when none or one is).
+    pub fn setups(&self) -> Result<Vec<Setup>, String> {
+        if self.profile.len() <= 1 {
+            return Ok(vec![self.setup()?]);
+        }
+        let mut profiles: Vec<Profile> = Vec::new();
+        for p in self.profile.iter().map(|p| p.profile()) {
+            if !profiles.contains(&p) {
+                profiles.push(p);
+            }
+        }
+        Setup::resolve_each(&self.choices(), &profiles)
+    }
+}

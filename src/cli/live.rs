@@ -1,0 +1,207 @@
+//! The runners of the commands that show or follow streams: the viewer,
+//! tail, watch.
+
+use std::io;
+use std::path::PathBuf;
+
+use loopscope::formats;
+use loopscope::replay::feed;
+use loopscope::sanitize::Terminal;
+use loopscope::sessions::{self, Agent};
+use loopscope::tail::{run_headless, HeadlessOptions, Target};
+use loopscope::tui::{self, LiveOptions, ViewOptions};
+use loopscope::Setup;
+
+use super::batch::{endpoint, refuse_writing_into, write_output, EndpointFlags};
+use super::flags::*;
+
+/// The viewer shows one stream: several files get a hint, not a clap error.
+pub fn one_stream(mut files: Vec<PathBuf>) -> Result<Option<PathBuf>, String> {
+    if files.len() > 1 {
+        let names: Vec<String> = files.iter().map(|f| loopscope::sanitize::path(f)).collect();
+        return Err(format!(
+            "the viewer opens one stream at a time, not {} ({}); scan several with `loopscope scan {}`",
+            files.len(),
+            names.join(", "),
+            names.join(" ")
+        ));
+    }
+    Ok(files.pop())
+}
+
+/// Opens the viewer on a file, standard input, or the bundled demo.
+pub fn run_view(
+    file: Option<PathBuf>,
+    replay: &ReplayFlags,
+    judge: &LiveJudgeFlags,
+    input: InputFlags,
+    flags: &DetectorFlags,
+) -> Result<i32, String> {
+    // Several profiles: the first is shown, the others compared with it.
+    let mut setups = flags.setups()?;
+    let live = live_judge(judge, &mut setups)?;
+    let setup = setups.remove(0);
+    let mut opts = replay.options();
+    opts.compare = setups;
+    opts.input = file.clone().filter(|f| !loopscope::config::is_stdin(f));
+    let (name, opened) = match file {
+        Some(path) => (path.display().to_string(), formats::open_input(&path, input.format)?),
+        None => (
+            "demo (bundled)".to_string(),
+            formats::detect::open_reader(Box::new(loopscope::DEMO_STREAM.as_bytes()), input.format, None)?,
+        ),
+    };
+    tui::run(&name, setup, opts, |sink| {
+        let sink = match &live {
+            Some(j) => j.wrap(sink),
+            None => sink,
+        };
+        feed::read(opened.reader, opened.decoder, false, sink)
+    })?;
+    Ok(0)
+}
+
+pub fn run_tail(args: &TailArgs) -> Result<i32, String> {
+    let mut setups = vec![args.detectors.setup()?];
+    let live = live_judge(&args.judge, &mut setups)?;
+    let setup = setups.remove(0);
+    // A live judge asks on the reading thread and inserts its verdicts.
+    let wrap = move |sink: feed::Sink| -> feed::Sink {
+        match &live {
+            Some(j) => j.wrap(sink),
+            None => sink,
+        }
+    };
+    let target = match (&args.file, &args.latest) {
+        (_, Some(spec)) => {
+            // Said now rather than on the reading thread: a typo is one line and exit 2.
+            sessions::Latest::new(spec, &sessions::process_env)?;
+            Target::Latest(spec.clone())
+        }
+        (Some(file), None) if loopscope::config::is_stdin(file) => Target::Stdin,
+        (Some(file), None) => {
+            if file.is_dir() && formats::cline::task_file(file).is_none() {
+                return Err(format!(
+                    "{}: is a directory (and not a Cline/Roo task folder); follow its newest session with --latest DIR",
+                    file.display()
+                ));
+            }
+            Target::File(file.clone())
+        }
+        (None, None) => return Err("tail needs a FILE or --latest AGENT|DIR".to_string()),
+    };
+    if args.no_tui {
+        let opts = HeadlessOptions {
+            format: args.input.format,
+            json: args.json,
+            from_start: args.from_start,
+            bell: args.bell,
+            on_detect: args.on_detect.clone(),
+            wrap_sink: Box::new(wrap),
+        };
+        if let Target::File(path) = &target {
+            refuse_writing_into(None, &[path])?;
+        }
+        // Stderr unlocked: hook threads report failures on it too.
+        let (mut out, mut err) = (Terminal::new(io::stdout().lock()), Terminal::new(io::stderr()));
+        return match run_headless(&target, &setup, &opts, &mut out, &mut err) {
+            Err(e) if e.kind() == io::ErrorKind::BrokenPipe => Ok(0),
+            other => other.map_err(|e| loopscope::io_reason(&e)),
+        };
+    }
+    let opts = ViewOptions {
+        live: Some(LiveOptions {
+            from_start: args.from_start,
+            bell: args.bell,
+            on_detect: args.on_detect.clone(),
+        }),
+        ..args.look.options()
+    };
+    let format = args.input.format;
+    tui::run(&target.name(), setup, opts, |sink| target.start(format, wrap(sink)))?;
+    Ok(0)
+}
+
+/// `--judge`: `off` takes llm-judge out of the setups; `live` gives the
+/// endpoint and schedule to ask while reading.
+pub fn live_judge(judge: &LiveJudgeFlags, setups: &mut [Setup]) -> Result<Option<loopscope::judge::LiveJudge>, String> {
+    Ok(match judge.judge.as_str() {
+        "off" => {
+            for s in setups.iter_mut() {
+                s.detectors.retain(|c| c.info.id != "llm-judge");
+            }
+            None
+        }
+        "live" => {
+            let mut params = setups[0]
+                .judge_params()
+                .ok_or_else(|| format!("--judge live: profile {} has no llm-judge", setups[0].profile))?;
+            let ep = endpoint(
+                EndpointFlags {
+                    url: judge.judge_endpoint.as_deref(),
+                    model: judge.judge_model.as_deref(),
+                    double_check: judge.judge_double_check_model.as_deref(),
+                    key_env: judge.judge_api_key_env.as_deref(),
+                    prompt: judge.judge_prompt.as_deref(),
+                    ..EndpointFlags::default()
+                },
+                &setups[0].judge,
+            )?;
+            if ep.double_check_model.is_none() && params.double_check {
+                // The first model decides; the replay of its verdicts must agree.
+                params.double_check = false;
+                for s in setups.iter_mut() {
+                    let _ = s.apply_set("llm-judge.double_check=false");
+                }
+            }
+            Some(loopscope::judge::LiveJudge { endpoint: ep, params })
+        }
+        _ => None,
+    })
+}
+
+pub fn run_watch(args: &WatchArgs) -> Result<i32, String> {
+    let agents = match &args.agent {
+        Some(list) => Agent::parse_list(list)?,
+        None => Vec::new(),
+    };
+    let opts = loopscope::watch::WatchOptions {
+        roots: loopscope::watch::roots(&args.dirs, &agents, &sessions::process_env),
+        setup: args.detectors.setup()?,
+        format: args.input.format,
+        idle_after: args.idle_after,
+        from_start: args.from_start,
+    };
+    if let Some(out) = &args.snapshot {
+        let roots: Vec<&std::path::Path> = opts.roots.iter().map(|r| r.path.as_path()).collect();
+        refuse_writing_into(Some(out), &roots)?;
+        let view = args.look.options();
+        let buffer = tui::watch::snapshot(opts, args.size, &view.theme)?;
+        let picture = if out.extension().is_some_and(|e| e == "txt") {
+            loopscope::render::to_text(&buffer)
+        } else {
+            loopscope::render::svg::to_svg(&buffer, "loopscope watch", view.theme.canvas)
+        };
+        write_output(Some(out), &picture)?;
+        return Ok(0);
+    }
+    if args.no_tui {
+        let print = loopscope::watch::PrintOptions {
+            json: args.json,
+            bell: args.bell,
+            on_detect: args.on_detect.clone(),
+        };
+        let (mut out, mut err) = (Terminal::new(io::stdout().lock()), Terminal::new(io::stderr()));
+        return match loopscope::watch::run_headless(opts, &print, &mut out, &mut err) {
+            Err(e) if e.kind() == io::ErrorKind::BrokenPipe => Ok(0),
+            other => other.map_err(|e| loopscope::io_reason(&e)),
+        };
+    }
+    let live = LiveOptions {
+        from_start: false,
+        bell: args.bell,
+        on_detect: args.on_detect.clone(),
+    };
+    tui::watch::run(opts, live, args.look.options())?;
+    Ok(0)
+}

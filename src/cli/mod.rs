@@ -1,0 +1,6 @@
+//! The `loopscope` command line, apart from the library: flags, and the
+//! runners that turn them into library calls.
+
+pub mod batch;
+pub mod flags;
+pub mod live;
