@@ -8,6 +8,7 @@ use std::time::{Duration, Instant};
 
 use crossterm::event::{KeyCode, KeyEvent, KeyModifiers, MouseButton, MouseEvent, MouseEventKind};
 use loopscope::replay::feed::Feed;
+use loopscope::replay::follow::FileNews;
 use loopscope::tui::app::Overlay;
 use loopscope::tui::layout::Pane;
 use loopscope::tui::status::Mode;
@@ -513,4 +514,28 @@ fn the_status_line_says_when_a_source_holds_whole_blocks() {
     app.update(Action::Feed(Feed::Format(loopscope::formats::Format::Anthropic)), now);
     let text = screen(&app);
     assert!(text.contains("anthropic") && !text.contains("whole blocks"));
+}
+
+#[test]
+fn live_switch_to_a_new_session_restarts_names_it_and_announces_it() {
+    let now = Instant::now();
+    let mut app = live_app(false, now);
+    feed(&mut app, vec![Event::prompt("p"), tv(), tv(), tv(), tv(), tv()], now);
+    app.update(Action::Feed(Feed::CaughtUp), now);
+    assert!(
+        app.announcements.is_empty(),
+        "the first session's backlog is fed silently"
+    );
+    let new = std::path::PathBuf::from("/home/dev/.claude/projects/x/next.jsonl");
+    app.update(Action::Feed(Feed::File(FileNews::Switched(new.clone()))), now);
+    assert_eq!(app.tape.len(), 0, "a new stream");
+    assert_eq!(app.name, new.display().to_string());
+    feed(&mut app, vec![Event::prompt("q"), tv(), tv(), tv(), tv(), tv()], now);
+    assert_eq!(app.announcements.len(), 1, "the new session's loop is live");
+    assert_eq!(app.announcements[0].event, 5, "numbered from the new session's start");
+    let text = screen(&app);
+    assert!(
+        text.contains("now following /home/dev"),
+        "the timeline notes the switch: {text}"
+    );
 }
