@@ -274,6 +274,10 @@ fn the_list_shows_sessions_and_opens_one_in_the_viewer() {
     // Enter on the newest (the new one) opens the live viewer; Esc comes back.
     t.keys(&["Home", "Enter"]);
     t.wait_for("LIVE");
+    // Another session loops while this one is open: said in the viewer.
+    let other = fleet.path().join(PROJECT).join("9c9c9c9c-other.jsonl");
+    write_in_halves(&other, &sample("formats/claude-code-session.jsonl"));
+    t.wait_for("fired in");
     t.keys(&["Escape"]);
     t.wait_for("sessions · newest first");
     t.keys(&["q"]);

@@ -19,11 +19,16 @@ use crate::replay::feed::Feed;
 use crate::tail::{OnDetect, Target};
 use crate::watch::{self, WatchNews, WatchOptions};
 
+/// How long another session's detection is said over the opened viewer.
+const ALERT_FOR: Duration = Duration::from_secs(8);
 /// The list is redrawn at least this often (its "5s ago" column moves).
 const LIST_REFRESH: Duration = Duration::from_secs(1);
 
 /// The session opened from the list.
 struct Opened {
+    path: std::path::PathBuf,
+    /// Another session fired: said over the footer until then.
+    alert: Option<(String, Instant)>,
     app: App,
     feed: mpsc::Receiver<Feed>,
     waiting: Arc<AtomicBool>,
@@ -59,6 +64,12 @@ pub fn run(opts: WatchOptions, live: LiveOptions, view: ViewOptions) -> Result<(
         while let Ok(n) = news_rx.try_recv() {
             dirty = true;
             if let Some((row, d)) = list.apply(n) {
+                // Looking at another session: say so over the viewer's footer.
+                if let Some(o) = opened.as_mut().filter(|o| o.path != row.path) {
+                    let text = format!(" ⚠ {} fired in {} · Esc: the list ", d.detector, row.label());
+                    o.alert = Some((text, Instant::now() + ALERT_FOR));
+                    o.app.dirty = true;
+                }
                 if live.bell {
                     let _ = terminal.backend_mut().write_all(b"\x07");
                 }
@@ -81,8 +92,23 @@ pub fn run(opts: WatchOptions, live: LiveOptions, view: ViewOptions) -> Result<(
             Some(o) => {
                 // The viewer's own announcements are the watcher's too: said once, above.
                 o.app.announcements.clear();
+                if o.alert.as_ref().is_some_and(|(_, until)| now >= *until) {
+                    o.alert = None;
+                    o.app.dirty = true;
+                }
                 if o.app.dirty {
-                    draw(&mut terminal, |f| super::ui::render(f, &o.app)).map_err(|e| format!("cannot draw: {e}"))?;
+                    let alert = o.alert.as_ref().map(|(text, _)| text.as_str());
+                    draw(&mut terminal, |f| {
+                        super::ui::render(f, &o.app);
+                        if let Some(text) = alert {
+                            let area = f.area();
+                            let row = ratatui::layout::Rect::new(0, area.height.saturating_sub(1), area.width, 1);
+                            let line = ratatui::text::Span::styled(super::cells::sanitize(text), theme.badge_alert);
+                            f.render_widget(ratatui::widgets::Clear, row);
+                            f.render_widget(ratatui::widgets::Paragraph::new(line), row);
+                        }
+                    })
+                    .map_err(|e| format!("cannot draw: {e}"))?;
                     o.app.dirty = false;
                 }
             }
@@ -219,6 +245,8 @@ fn open(
         }),
     );
     Opened {
+        path: path.to_path_buf(),
+        alert: None,
         app,
         feed: feed_rx,
         waiting,
