@@ -140,7 +140,13 @@ struct Tracked {
     row: SessionRow,
     /// Its detections are announced (it was read to its end once, or is new).
     live: bool,
+    /// When it last grew while live; a session quiet for [`HOT`] lets go of
+    /// its file descriptor (thousands of sessions must not hold thousands).
+    grew_at: Option<Instant>,
 }
+
+/// A session that grew this recently keeps its file open.
+const HOT: Duration = Duration::from_secs(10);
 
 /// The project of a session: the basename of the `cwd` its first lines
 /// record (Claude Code, Codex), else the folder that holds it (gemini-cli's
@@ -387,6 +393,7 @@ impl Watching {
                 row,
                 // A session that appears while watching is live from its start.
                 live: self.caught_up,
+                grew_at: None,
             };
             self.tracked.insert(path.clone(), tracked);
             if self.caught_up {
@@ -458,6 +465,10 @@ impl Watching {
         if grew && t.live {
             t.row.last_activity = SystemTime::now().max(t.row.last_activity);
             t.row.idle = false;
+            t.grew_at = Some(Instant::now());
+        }
+        if t.grew_at.is_none_or(|at| at.elapsed() >= HOT) {
+            t.followed.rest();
         }
         let new_problem = match (&t.row.problem, &before.problem) {
             (Some(p), None) => Some(format!("{}: {p}", crate::sanitize::path(&t.row.path))),

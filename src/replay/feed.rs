@@ -185,6 +185,11 @@ impl Followed {
         Ok(steps)
     }
 
+    /// Lets go of the file's descriptor while it is quiet (see [`Follower::rest`]).
+    pub fn rest(&mut self) {
+        self.follower.rest();
+    }
+
     /// The stream ended for good (another session is followed now): its
     /// unfinished last line is all there will be.
     pub fn finish(&mut self) -> Vec<Item> {

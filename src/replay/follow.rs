@@ -46,6 +46,9 @@ pub struct Follower {
     polled: bool,
     /// The last read stopped at [`CHUNK`]: there is more to read now.
     more: bool,
+    /// The handle was let go while the file is quiet ([`Follower::rest`]):
+    /// the next look opens it again at `offset` if it is the same file.
+    rested: bool,
 }
 
 /// The most one poll reads, so a large backlog streams through in pieces
@@ -62,7 +65,63 @@ impl Follower {
             said: None,
             polled: false,
             more: false,
+            rested: false,
         }
+    }
+
+    /// Lets go of the open file (`watch` follows thousands of sessions and
+    /// cannot hold a descriptor for each quiet one); the next look finds
+    /// where it was, or what happened to the file meanwhile.
+    pub fn rest(&mut self) {
+        if self.file.is_some() && !self.more {
+            self.file = None;
+            self.rested = true;
+        }
+    }
+
+    /// A rested follower's look: nothing when the file is as it was left
+    /// (no descriptor opened), else the file open again where reading goes on.
+    fn wake(&mut self, out: &mut Vec<Change>) -> io::Result<bool> {
+        let meta = match std::fs::metadata(&self.path) {
+            Ok(m) => m,
+            Err(e) if e.kind() == io::ErrorKind::NotFound => {
+                self.say(FileNews::Deleted, out);
+                return Ok(false);
+            }
+            Err(e) => return Err(e),
+        };
+        let same = FileId::from_meta(&meta) == self.id;
+        if same && meta.len() == self.offset {
+            return Ok(false);
+        }
+        self.rested = false;
+        let mut f = match File::open(&self.path) {
+            Ok(f) => f,
+            Err(e) if e.kind() == io::ErrorKind::NotFound => {
+                self.say(FileNews::Deleted, out);
+                return Ok(false);
+            }
+            Err(e) => {
+                self.rested = true;
+                return Err(e);
+            }
+        };
+        let meta = f.metadata()?;
+        if FileId::from_meta(&meta) != self.id {
+            // Replaced while rested: what the old file got since is gone with it.
+            self.id = FileId::from_meta(&meta);
+            self.offset = 0;
+            self.said = None;
+            self.say(FileNews::Replaced, out);
+        } else if meta.len() < self.offset {
+            self.offset = 0;
+            self.said = None;
+            self.say(FileNews::Truncated, out);
+        } else {
+            f.seek(SeekFrom::Start(self.offset))?;
+        }
+        self.file = Some(f);
+        Ok(true)
     }
 
     /// More bytes were left behind by the last poll: poll again at once.
@@ -118,6 +177,9 @@ impl Follower {
         let mut out = Vec::new();
         let first = !self.polled;
         self.polled = true;
+        if self.rested && !self.wake(&mut out)? {
+            return Ok(out);
+        }
         if self.file.is_none() {
             if !self.open()? {
                 self.say(FileNews::Waiting, &mut out);
@@ -212,6 +274,32 @@ mod tests {
         assert_eq!(text(&f.poll().unwrap()), "");
         append(&p, "again\n");
         assert_eq!(text(&f.poll().unwrap()), "<Replaced>again\n");
+    }
+
+    #[test]
+    fn a_rested_follower_goes_on_where_it_was_and_sees_what_happened() {
+        let dir = tempfile::tempdir().unwrap();
+        let p = dir.path().join("run.jsonl");
+        append(&p, "a\n");
+        let mut f = Follower::new(&p);
+        assert_eq!(text(&f.poll().unwrap()), "a\n");
+        f.rest();
+        assert!(f.file.is_none(), "no descriptor held");
+        assert_eq!(text(&f.poll().unwrap()), "");
+        assert!(f.file.is_none(), "a quiet file is not opened to look at it");
+        append(&p, "b\n");
+        assert_eq!(text(&f.poll().unwrap()), "b\n");
+        f.rest();
+        std::fs::write(&p, "x\n").unwrap();
+        assert_eq!(text(&f.poll().unwrap()), "<Truncated>x\n");
+        f.rest();
+        std::fs::rename(&p, dir.path().join("run.jsonl.1")).unwrap();
+        append(&p, "new\n");
+        assert_eq!(text(&f.poll().unwrap()), "<Replaced>new\n");
+        f.rest();
+        std::fs::remove_file(&p).unwrap();
+        assert_eq!(text(&f.poll().unwrap()), "<Deleted>");
+        assert_eq!(text(&f.poll().unwrap()), "");
     }
 
     #[test]
