@@ -315,3 +315,46 @@ fn idle_sessions_cost_no_busy_loop() {
     assert!(used < 30, "{used} ticks of CPU in 3 s while nothing changed");
     run.stop();
 }
+
+#[cfg(unix)]
+#[test]
+fn more_sessions_than_file_descriptors_are_all_followed() {
+    let dir = tempfile::tempdir().unwrap();
+    for i in 0..300 {
+        std::fs::write(
+            dir.path().join(format!("s{i:03}.jsonl")),
+            sample("identical-tool-calls.jsonl"),
+        )
+        .unwrap();
+    }
+    let mut cmd = std::process::Command::new("sh");
+    cmd.arg("-c")
+        .arg(format!(
+            "ulimit -n 64 && exec {} watch --no-tui --from-start {}",
+            env!("CARGO_BIN_EXE_loopscope"),
+            dir.path().display()
+        ))
+        .env("XDG_CONFIG_HOME", "/nonexistent")
+        .env_remove("LOOPSCOPE_CONFIG");
+    let run = Running::start(cmd);
+    let mut err = Vec::new();
+    Running::wait(&run.err, "watching 300 sessions", &mut err);
+    // A session that grows after them all is still followed.
+    std::fs::OpenOptions::new()
+        .append(true)
+        .open(dir.path().join("s007.jsonl"))
+        .unwrap()
+        .write_all(&sample("identical-tool-calls.jsonl"))
+        .unwrap();
+    let deadline = Instant::now() + Duration::from_secs(15);
+    let mut lines = 0;
+    while Instant::now() < deadline && lines < 300 * 3 + 1 {
+        if run.out.recv_timeout(Duration::from_millis(200)).is_ok() {
+            lines += 1;
+        }
+    }
+    let errors: Vec<String> = run.err.try_iter().collect();
+    assert!(errors.iter().all(|l| !l.contains("open files")), "{errors:?}");
+    assert!(lines > 300 * 3, "{lines} detection lines");
+    run.stop();
+}
