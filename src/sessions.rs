@@ -456,10 +456,15 @@ pub struct Latest {
     /// Files seen so far (a new session is one not among them).
     known: std::collections::HashSet<PathBuf>,
     last_look: Option<std::time::Instant>,
+    /// A change was said while it was too soon to look: look at the next call.
+    nudged: bool,
 }
 
-/// How often `Latest` walks the folders for a new session at most.
+/// How often `Latest` walks the folders for a new session at most, when
+/// something changed in them…
 const LATEST_LOOK: Duration = Duration::from_millis(700);
+/// …and when nothing was said to change (a missed notification).
+const LATEST_ANYWAY: Duration = Duration::from_secs(5);
 
 impl Latest {
     /// An agent's name (its usual folders) or a directory.
@@ -475,6 +480,7 @@ impl Latest {
             agent,
             known: Default::default(),
             last_look: None,
+            nudged: false,
         })
     }
 
@@ -511,10 +517,13 @@ impl Latest {
     /// The first call: the most recently written session. Later calls: a
     /// session that appeared since the last look (the newest, if several),
     /// else None (keep following). Looks at most every 0.7 s.
-    pub fn next(&mut self, current: Option<&Path>) -> Option<PathBuf> {
-        if self.last_look.is_some_and(|t| t.elapsed() < LATEST_LOOK) {
+    pub fn next(&mut self, current: Option<&Path>, nudged: bool) -> Option<PathBuf> {
+        self.nudged |= nudged;
+        let wait = if self.nudged { LATEST_LOOK } else { LATEST_ANYWAY };
+        if self.last_look.is_some_and(|t| t.elapsed() < wait) {
             return None;
         }
+        self.nudged = false;
         self.last_look = Some(std::time::Instant::now());
         let now = self.sessions_now();
         let mut fresh: Vec<(PathBuf, SystemTime)> = Vec::new();

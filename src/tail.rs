@@ -78,7 +78,12 @@ impl Target {
                 Ok(mut latest) => {
                     let make: MakeDecoder = std::sync::Arc::new(move || Box::new(AutoDecoder::new(choice, None)));
                     let roots = latest.roots();
-                    feed::follow_latest(roots, Box::new(move |current| latest.next(current)), make, sink)
+                    feed::follow_latest(
+                        roots,
+                        Box::new(move |current, nudged| latest.next(current, nudged)),
+                        make,
+                        sink,
+                    )
                 }
                 Err(msg) => {
                     let mut sink = sink;

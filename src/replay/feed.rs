@@ -201,7 +201,9 @@ impl Followed {
 
 /// For `tail --latest`: the file to follow now, given the one followed
 /// (None: keep it). Asked after each look once caught up.
-pub type NextSession = Box<dyn FnMut(Option<&Path>) -> Option<PathBuf> + Send>;
+/// `nudged`: something changed in the folders since the last call (or
+/// there are no notifications), so a walk may find something.
+pub type NextSession = Box<dyn FnMut(Option<&Path>, bool) -> Option<PathBuf> + Send>;
 
 /// Whether a notification is a change: opening and reading a file are
 /// events too (a follower's own reads among them), which must not wake it.
@@ -248,7 +250,7 @@ pub fn follow(path: &Path, make: MakeDecoder, sink: Sink) {
 /// (`tail --latest`); `roots` are the folders sessions appear in.
 pub fn follow_latest(roots: Vec<PathBuf>, mut next: NextSession, make: MakeDecoder, mut sink: Sink) {
     thread::spawn(move || {
-        let first = next(None);
+        let first = next(None, true);
         if let Some(f) = &first {
             if !sink(Feed::File(FileNews::Switched(f.clone()))) {
                 return;
@@ -285,6 +287,7 @@ fn follow_on(
     let mut failing: Option<String> = None;
     let mut backoff = POLL;
     let mut waiting_said = false;
+    let mut nudged = false;
     loop {
         if let Some(f) = followed.as_mut() {
             let steps = match f.poll() {
@@ -333,7 +336,8 @@ fn follow_on(
         }
         if let Some(next) = next.as_mut() {
             let current = followed.as_ref().map(|f| f.path().to_path_buf());
-            if let Some(new) = next(current.as_deref()) {
+            let nudged = std::mem::take(&mut nudged) || watcher.is_none();
+            if let Some(new) = next(current.as_deref(), nudged) {
                 if let Some(f) = followed.as_mut() {
                     let mut items = f.finish();
                     if !send_items(&mut items, &mut sink) {
@@ -357,9 +361,13 @@ fn follow_on(
         }
         // Wake on a notification or after the polling interval, then
         // take every notification that piled up.
-        if let Err(mpsc::RecvTimeoutError::Disconnected) = wake.recv_timeout(POLL) {
-            thread::sleep(POLL);
+        match wake.recv_timeout(POLL) {
+            Ok(()) => nudged = true,
+            Err(mpsc::RecvTimeoutError::Disconnected) => thread::sleep(POLL),
+            Err(mpsc::RecvTimeoutError::Timeout) => {}
         }
-        while wake.try_recv().is_ok() {}
+        while wake.try_recv().is_ok() {
+            nudged = true;
+        }
     }
 }
