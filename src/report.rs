@@ -33,6 +33,8 @@ const EXCERPT_CHARS: usize = 6000;
 const CONTEXT_CHARS: usize = 160;
 /// Calls listed for a detection about calls, at most.
 const MAX_CALLS: usize = 40;
+/// Chars of a call's arguments or a result shown, at most.
+const MAX_LINE: usize = 400;
 
 pub struct Report {
     pub profiles: Vec<String>,
@@ -231,10 +233,13 @@ fn excerpt(app: &crate::tui::App, d: &Detection) -> Excerpt {
             .take(MAX_CALLS)
             .filter_map(|&i| app.tape.event(i).map(|e| (i, e)))
             .map(|(i, e)| match e.kind.clone() {
-                EventKind::ToolCall { name, args, .. } => format!("event {i}: {name} {args}"),
+                EventKind::ToolCall { name, args, .. } => {
+                    let args: String = args.to_string().chars().take(MAX_LINE).collect();
+                    format!("event {i}: {name} {args}")
+                }
                 EventKind::ToolResult { ok, output, .. } => {
                     let text = output.map_or(String::new(), |o| o.to_string());
-                    let text: String = text.chars().take(200).collect();
+                    let text: String = text.chars().take(MAX_LINE).collect();
                     format!("event {i}: result ({}) {text}", if ok { "ok" } else { "failed" })
                 }
                 _ => format!("event {i}: {}", e.type_name()),
@@ -256,6 +261,9 @@ fn excerpt(app: &crate::tui::App, d: &Detection) -> Excerpt {
     let start = d.onset.unwrap_or(first).min(first).saturating_sub(CONTEXT_CHARS);
     let last = d.spans.iter().map(|s| s.end).max().unwrap_or(first).min(len);
     let end = last.min(start + EXCERPT_CHARS);
+    if end <= start {
+        return Excerpt::None;
+    }
     let text: Vec<char> = buffer.slice(start..end).chars().collect();
     let mut marks = Vec::new();
     crate::tui::app::evidence_marks(d, len, &mut marks);

@@ -182,3 +182,29 @@ fn a_real_browser_shows_the_report_sorts_it_and_takes_its_picture() {
         bytes.len()
     );
 }
+
+#[test]
+fn huge_calls_make_a_report_of_bounded_size() {
+    let dir = tempfile::tempdir().unwrap();
+    let big = "x".repeat(300_000);
+    let mut log = String::from("{\"type\":\"prompt\",\"text\":\"go\"}\n");
+    for i in 0..6 {
+        let call = serde_json::json!({"type": "tool_call", "id": format!("c{i}"), "name": "write_file", "args": {"content": big}});
+        log.push_str(&call.to_string());
+        log.push('\n');
+    }
+    let input = dir.path().join("big.jsonl");
+    std::fs::write(&input, log).unwrap();
+    let out = dir.path().join("r.html");
+    let run = common::loopscope_at_root()
+        .args(["report", "-o"])
+        .arg(&out)
+        .arg(&input)
+        .output()
+        .unwrap();
+    assert_eq!(run.status.code(), Some(0), "{}", String::from_utf8_lossy(&run.stderr));
+    let html = std::fs::read_to_string(&out).unwrap();
+    assert!(html.contains("<pre class=\"calls\">"), "the calls are listed");
+    // 1.8 MB of arguments in the log; the report shows each call's first 400 chars.
+    assert!(html.len() < 600_000, "{} bytes", html.len());
+}
