@@ -96,6 +96,9 @@ pub fn scan_inputs(sel: &SessionFlags) -> Result<Vec<Input>, String> {
     for n in notes {
         eprintln!("loopscope: {}", loopscope::sanitize::text(&n));
     }
+    if found.is_empty() && !req.agents.is_empty() {
+        eprintln!("loopscope: no session found");
+    }
     Ok(found
         .into_iter()
         .map(|s| if s.found { Input::Found(s) } else { Input::Path(s.path) })
