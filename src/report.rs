@@ -81,7 +81,86 @@ pub enum Excerpt {
     None,
 }
 
-/// Scans `inputs` and gathers the report; warnings go to `err`.
+/// What scanning one input gave.
+enum Scanned {
+    Skipped,
+    Failed(String),
+    Done {
+        format: formats::Format,
+        scan: scan::FileScan,
+        row: Row,
+        warnings: Vec<String>,
+    },
+}
+
+fn scan_input(input: &Input, opts: &ReportOptions) -> Scanned {
+    let name = input.name();
+    let mut opened = match input.open(opts.format) {
+        Ok(o) => o,
+        Err(_) if matches!(input, Input::Found(_)) => return Scanned::Skipped,
+        Err(msg) => return Scanned::Failed(msg),
+    };
+    let format = opened.format;
+    let forced = opened.forced_check();
+    let mut warnings = Vec::new();
+    let scanned = scan::scan_one(
+        opened.reader,
+        &mut *opened.decoder,
+        &opts.setups,
+        &Default::default(),
+        |_| {},
+        |p| warnings.push(format!("loopscope: warning: {name}: {p}")),
+    );
+    let scan = match scanned {
+        Ok(s) => s,
+        Err(e) => return Scanned::Failed(format!("{name}: {}", crate::io_reason(&e))),
+    };
+    if let Err(msg) = forced.check(scan.stream_events) {
+        return match input {
+            Input::Found(_) => Scanned::Skipped,
+            _ => Scanned::Failed(format!("{name}: {msg}")),
+        };
+    }
+    let row = scan::row_of(input, format.name(), &scan);
+    Scanned::Done {
+        format,
+        scan,
+        row,
+        warnings,
+    }
+}
+
+/// `f` of 0..n on every core, the results in order.
+fn in_parallel<T: Send>(n: usize, f: impl Fn(usize) -> T + Sync) -> Vec<T> {
+    use std::sync::atomic::{AtomicUsize, Ordering};
+    let next = AtomicUsize::new(0);
+    let workers = std::thread::available_parallelism()
+        .map_or(1, |c| c.get())
+        .clamp(1, n.max(1));
+    let mut done: Vec<(usize, T)> = std::thread::scope(|scope| {
+        let handles: Vec<_> = (0..workers)
+            .map(|_| {
+                scope.spawn(|| {
+                    let mut mine = Vec::new();
+                    loop {
+                        let i = next.fetch_add(1, Ordering::SeqCst);
+                        if i >= n {
+                            break mine;
+                        }
+                        mine.push((i, f(i)));
+                    }
+                })
+            })
+            .collect();
+        handles.into_iter().flat_map(|h| h.join().unwrap_or_default()).collect()
+    });
+    done.sort_by_key(|(i, _)| *i);
+    done.into_iter().map(|(_, t)| t).collect()
+}
+
+/// Scans `inputs` (on every core) and gathers the report; warnings go to
+/// `err`. The first `max_sections` detections, in input order, get their
+/// pictures (drawn on every core too).
 pub fn build(inputs: &[Input], opts: &ReportOptions, err: &mut dyn Write) -> io::Result<Report> {
     let mut report = Report {
         profiles: opts.setups.iter().map(|s| s.profile.name().to_string()).collect(),
@@ -90,77 +169,61 @@ pub fn build(inputs: &[Input], opts: &ReportOptions, err: &mut dyn Write) -> io:
         failed: Vec::new(),
         not_shown: 0,
     };
+    let scanned = in_parallel(inputs.len(), |i| scan_input(&inputs[i], opts));
+    // Which detections are shown in full: (input, setup, wanted), in order.
+    let mut plans: Vec<(usize, usize, Vec<(usize, Option<u64>)>)> = Vec::new();
     let mut budget = opts.max_sections;
-    for input in inputs {
-        let name = input.name();
-        let mut opened = match input.open(opts.format) {
-            Ok(o) => o,
-            Err(_) if matches!(input, Input::Found(_)) => {
-                report.skipped += 1;
-                continue;
-            }
-            Err(msg) => {
-                report.failed.push(msg);
-                continue;
-            }
-        };
-        let format = opened.format;
-        let forced = opened.forced_check();
-        let scanned = scan::scan_one(
-            opened.reader,
-            &mut *opened.decoder,
-            &opts.setups,
-            &Default::default(),
-            |_| {},
-            |p| {
-                let _ = writeln!(err, "loopscope: warning: {name}: {p}");
-            },
-        );
-        let scanned = match scanned {
-            Ok(s) => s,
-            Err(e) => {
-                report.failed.push(format!("{name}: {}", crate::io_reason(&e)));
-                continue;
-            }
-        };
-        if let Err(msg) = forced.check(scanned.stream_events) {
-            if matches!(input, Input::Found(_)) {
-                report.skipped += 1;
-            } else {
-                report.failed.push(format!("{name}: {msg}"));
-            }
+    for (i, s) in scanned.iter().enumerate() {
+        let Scanned::Done { scan, warnings, .. } = s else {
             continue;
+        };
+        for w in warnings {
+            writeln!(err, "{w}")?;
         }
-        let row = scan::row_of(input, format.name(), &scanned);
-        let mut sections = Vec::new();
-        for (k, setup) in opts.setups.iter().enumerate() {
-            let wanted: Vec<(usize, Option<u64>)> = scanned
+        for k in 0..opts.setups.len() {
+            let wanted: Vec<(usize, Option<u64>)> = scan
                 .detections
                 .iter()
-                .zip(&scanned.lines)
+                .zip(&scan.lines)
                 .filter(|(d, _)| d.run == k)
                 .map(|(_, line)| *line)
                 .enumerate()
                 .collect();
-            if wanted.is_empty() {
-                continue;
-            }
             let shown = wanted.len().min(budget);
             report.not_shown += wanted.len() - shown;
             budget -= shown;
-            if shown == 0 {
-                continue;
-            }
-            match moments(input, format, setup, opts, &wanted[..shown]) {
-                Ok(mut s) => sections.append(&mut s),
-                Err(msg) => writeln!(err, "loopscope: {name}: no pictures: {msg}")?,
+            if shown > 0 {
+                plans.push((i, k, wanted[..shown].to_vec()));
             }
         }
-        report.files.push(FileReport {
-            row,
-            runs: scanned.summaries,
-            sections,
-        });
+    }
+    let pictures = in_parallel(plans.len(), |j| {
+        let (i, k, wanted) = &plans[j];
+        let Scanned::Done { format, .. } = &scanned[*i] else {
+            return Ok(Vec::new());
+        };
+        moments(&inputs[*i], *format, &opts.setups[*k], opts, wanted)
+    });
+    let mut pictures = plans.iter().map(|(i, _, _)| *i).zip(pictures).peekable();
+    for (i, s) in scanned.into_iter().enumerate() {
+        match s {
+            Scanned::Skipped => report.skipped += 1,
+            Scanned::Failed(msg) => report.failed.push(msg),
+            Scanned::Done { scan, row, .. } => {
+                let mut sections = Vec::new();
+                while let Some((_, drawn)) = pictures.next_if(|(p, _)| *p == i) {
+                    match drawn {
+                        Ok(mut s) => sections.append(&mut s),
+                        Err(msg) => writeln!(err, "loopscope: {}: no pictures: {msg}", row.name)?,
+                    }
+                }
+                report.files.push(FileReport {
+                    row,
+                    runs: scan.summaries,
+                    sections,
+                });
+            }
+        }
     }
     Ok(report)
 }
