@@ -85,13 +85,19 @@ pub enum Excerpt {
 enum Scanned {
     Skipped,
     Failed(String),
-    Done {
-        format: formats::Format,
-        scan: scan::FileScan,
-        row: Row,
-        warnings: Vec<String>,
-    },
+    Done(Box<Done>),
 }
+
+struct Done {
+    format: formats::Format,
+    scan: scan::FileScan,
+    row: Row,
+    warnings: Vec<String>,
+}
+
+/// Detections of one input and setup shown in full: (input, setup, (index
+/// among the setup's detections, line)).
+type Plan = (usize, usize, Vec<(usize, Option<u64>)>);
 
 fn scan_input(input: &Input, opts: &ReportOptions) -> Scanned {
     let name = input.name();
@@ -122,12 +128,12 @@ fn scan_input(input: &Input, opts: &ReportOptions) -> Scanned {
         };
     }
     let row = scan::row_of(input, format.name(), &scan);
-    Scanned::Done {
+    Scanned::Done(Box::new(Done {
         format,
         scan,
         row,
         warnings,
-    }
+    }))
 }
 
 /// `f` of 0..n on every core, the results in order.
@@ -171,12 +177,13 @@ pub fn build(inputs: &[Input], opts: &ReportOptions, err: &mut dyn Write) -> io:
     };
     let scanned = in_parallel(inputs.len(), |i| scan_input(&inputs[i], opts));
     // Which detections are shown in full: (input, setup, wanted), in order.
-    let mut plans: Vec<(usize, usize, Vec<(usize, Option<u64>)>)> = Vec::new();
+    let mut plans: Vec<Plan> = Vec::new();
     let mut budget = opts.max_sections;
     for (i, s) in scanned.iter().enumerate() {
-        let Scanned::Done { scan, warnings, .. } = s else {
+        let Scanned::Done(done) = s else {
             continue;
         };
+        let Done { scan, warnings, .. } = done.as_ref();
         for w in warnings {
             writeln!(err, "{w}")?;
         }
@@ -199,17 +206,18 @@ pub fn build(inputs: &[Input], opts: &ReportOptions, err: &mut dyn Write) -> io:
     }
     let pictures = in_parallel(plans.len(), |j| {
         let (i, k, wanted) = &plans[j];
-        let Scanned::Done { format, .. } = &scanned[*i] else {
+        let Scanned::Done(done) = &scanned[*i] else {
             return Ok(Vec::new());
         };
-        moments(&inputs[*i], *format, &opts.setups[*k], opts, wanted)
+        moments(&inputs[*i], done.format, &opts.setups[*k], opts, wanted)
     });
     let mut pictures = plans.iter().map(|(i, _, _)| *i).zip(pictures).peekable();
     for (i, s) in scanned.into_iter().enumerate() {
         match s {
             Scanned::Skipped => report.skipped += 1,
             Scanned::Failed(msg) => report.failed.push(msg),
-            Scanned::Done { scan, row, .. } => {
+            Scanned::Done(done) => {
+                let Done { scan, row, .. } = *done;
                 let mut sections = Vec::new();
                 while let Some((_, drawn)) = pictures.next_if(|(p, _)| *p == i) {
                     match drawn {
