@@ -288,14 +288,19 @@ impl WatchList {
                 ])
             })
             .collect();
-        let widths = [
-            Constraint::Length(26),
-            Constraint::Length(12),
-            Constraint::Length(18),
-            Constraint::Min(20),
-            Constraint::Length(9),
-            Constraint::Length(8),
-        ];
+        // Narrow terminals keep the state whole and give up project and session width.
+        let widths = if area.width >= 110 {
+            [26, 12, 18, 0, 9, 8]
+        } else {
+            [22, 11, 10, 0, 8, 6]
+        }
+        .map(|w| {
+            if w == 0 {
+                Constraint::Fill(1)
+            } else {
+                Constraint::Length(w)
+            }
+        });
         let table = Table::new(rows, widths)
             .header(Row::new(["state", "agent", "project", "session", "active", "events"]).style(theme.title))
             .block(block)
