@@ -292,7 +292,7 @@ impl WatchList {
         let widths = if area.width >= 110 {
             [26, 12, 18, 0, 9, 8]
         } else {
-            [22, 11, 10, 0, 8, 6]
+            [26, 11, 8, 0, 8, 6]
         }
         .map(|w| {
             if w == 0 {
