@@ -1,0 +1,266 @@
+//! What `scan` prints: the aligned lines, the `--json` records (schema in
+//! the README), the comparison table and the summary.
+
+use std::io::{self, Write};
+
+use serde_json::{Map, Value};
+
+use super::{FileScan, Row, SCHEMA};
+use crate::detect::Detection;
+use crate::whatif::RunSummary;
+
+/// The summary after the files: a row per file, then totals per detector
+/// and per format (agent).
+pub(super) fn write_summary(out: &mut dyn Write, rows: &[Row], json: bool) -> io::Result<()> {
+    use std::collections::BTreeMap;
+    let mut per_detector: BTreeMap<&str, usize> = BTreeMap::new();
+    let mut per_format: BTreeMap<&str, (usize, usize)> = BTreeMap::new();
+    let mut per_agent: BTreeMap<&str, (usize, usize)> = BTreeMap::new();
+    for r in rows {
+        for d in &r.detectors {
+            *per_detector.entry(d).or_default() += 1;
+        }
+        for (map, key) in [(&mut per_format, r.format), (&mut per_agent, r.agent)] {
+            let f = map.entry(key).or_default();
+            f.0 += 1;
+            f.1 += usize::from(!r.detectors.is_empty());
+        }
+    }
+    let counts = |m: &BTreeMap<&str, (usize, usize)>| {
+        m.iter()
+            .map(|(k, v)| (k.to_string(), serde_json::json!({"files": v.0, "looped": v.1})))
+            .collect::<serde_json::Map<_, _>>()
+    };
+    if json {
+        for r in rows {
+            let first = r.first.as_ref().map(
+                |d| serde_json::json!({"detector": d.detector, "event": d.event, "evidence_from": d.evidence_from()}),
+            );
+            let rec = serde_json::json!({
+                "type": "summary", "schema": SCHEMA, "file": r.file, "parent": r.parent, "agent": r.agent, "format": r.format,
+                "events": r.events, "bad_lines": r.bad_lines, "detections": r.detectors.len(), "first": first,
+                "after_first": {"chars": r.after.chars, "tokens": r.after.tokens,
+                                "tokens_estimated": !r.after.tokens_recorded, "tool_calls": r.after.tool_calls},
+            });
+            writeln!(out, "{}", crate::sanitize::json(&rec.to_string()))?;
+        }
+        let totals = serde_json::json!({"type": "totals", "schema": SCHEMA, "files": rows.len(),
+            "per_detector": per_detector, "per_agent": counts(&per_agent), "per_format": counts(&per_format)});
+        return writeln!(out, "{}", crate::sanitize::json(&totals.to_string()));
+    }
+    writeln!(out)?;
+    writeln!(out, "summary of {} files", rows.len())?;
+    let w = rows.iter().map(|r| r.name.chars().count()).max().unwrap_or(4).max(4);
+    writeln!(
+        out,
+        "  {:<w$}  {:>7}  {:>4}  {:>10}  first detection (event, evidence from)  burnt after it",
+        "file", "events", "bad", "detections"
+    )?;
+    for r in rows {
+        let (first, burnt) = match &r.first {
+            Some(d) => (
+                format!(
+                    "{} ({}, {})",
+                    d.detector,
+                    d.event,
+                    d.evidence_from().unwrap_or_else(|| "-".into())
+                ),
+                format!(
+                    "{} chars, {}{} tokens, {} calls",
+                    r.after.chars,
+                    if r.after.tokens_recorded { "" } else { "~" },
+                    r.after.tokens,
+                    r.after.tool_calls
+                ),
+            ),
+            None => ("-".to_string(), "-".to_string()),
+        };
+        writeln!(
+            out,
+            "  {:<w$}  {:>7}  {:>4}  {:>10}  {first}  {burnt}",
+            r.name,
+            r.events,
+            r.bad_lines,
+            r.detectors.len()
+        )?;
+    }
+    let dets: Vec<String> = per_detector.iter().map(|(d, n)| format!("{d} {n}")).collect();
+    writeln!(
+        out,
+        "  detections per detector: {}",
+        if dets.is_empty() {
+            "none".to_string()
+        } else {
+            dets.join(", ")
+        }
+    )?;
+    let looped = |m: &BTreeMap<&str, (usize, usize)>| {
+        let v: Vec<String> = m.iter().map(|(f, (n, l))| format!("{f} {l} of {n} looped")).collect();
+        v.join(", ")
+    };
+    writeln!(out, "  files per agent: {}", looped(&per_agent))?;
+    writeln!(out, "  files per format: {}", looped(&per_format))?;
+    out.flush()
+}
+
+/// `scan --json`'s detection record: `type` and `schema`, `file` (and a
+/// sub-agent's `parent`), then the detection's fields as [`json_line`].
+pub fn detection_record(file: &str, parent: Option<&str>, d: &Detection) -> Value {
+    let mut m = Map::new();
+    m.insert("type".into(), Value::String("detection".into()));
+    m.insert("schema".into(), Value::from(SCHEMA));
+    if let Value::Object(fields) = json_line(file, d) {
+        m.extend(fields);
+    }
+    if let Some(p) = parent {
+        m.insert("parent".into(), Value::String(p.to_string()));
+    }
+    Value::Object(m)
+}
+
+/// A detection as one JSON object: `file` first, then the detection's
+/// fields (`tail --json` and `--on-detect`'s `LOOPSCOPE_JSON`).
+pub fn json_line(file: &str, d: &Detection) -> Value {
+    let mut m = Map::new();
+    m.insert("file".into(), Value::String(file.to_string()));
+    if let Ok(Value::Object(fields)) = serde_json::to_value(d) {
+        m.extend(fields);
+    }
+    Value::Object(m)
+}
+
+/// The line of `d` (one of the scan's detections), where the input has lines.
+fn line_of(scan: &FileScan, d: &Detection) -> Option<u64> {
+    let i = scan.detections.iter().position(|x| std::ptr::eq(x, d))?;
+    scan.lines.get(i).copied().flatten()
+}
+
+/// `scan --profile a,b --json`: one record per profile per file.
+pub fn summary_json(file: &str, s: &RunSummary, scan: &FileScan) -> Value {
+    let first = s.first.as_ref().map(|d| {
+        let first = scan.detections.iter().find(|x| x.run == d.run);
+        serde_json::json!({
+            "detector": d.detector,
+            "event": d.event,
+            "line": first.and_then(|x| line_of(scan, x)),
+            "channel": d.channel.as_str(),
+            "at_char": d.at_char,
+            "onset": d.onset,
+            "evidence_from": d.evidence_from(),
+            "reason": d.reason,
+        })
+    });
+    serde_json::json!({
+        "type": "profile",
+        "schema": SCHEMA,
+        "file": file,
+        "profile": s.label,
+        "detections": s.detections,
+        "first": first,
+        "after_first": {
+            "chars": s.after.chars,
+            "tokens": s.after.tokens,
+            "tokens_estimated": !s.after.tokens_recorded,
+            "tool_calls": s.after.tool_calls,
+        },
+    })
+}
+
+/// `scan --profile a,b`: a table per file — for each profile its first
+/// detection and what streamed after it (saved, or lost if it was wrong).
+pub(super) fn write_comparison(out: &mut dyn Write, name: &str, scan: &FileScan) -> io::Result<()> {
+    writeln!(out, "{name}: {} events", scan.events)?;
+    let rows: Vec<[String; 6]> = scan
+        .summaries
+        .iter()
+        .map(|s| match &s.first {
+            Some(d) => {
+                let tokens = if s.after.tokens_recorded { "" } else { "~" };
+                [
+                    s.label.clone(),
+                    format!("{} ({} in all)", d.detector, s.detections),
+                    d.event.to_string(),
+                    d.evidence_from().unwrap_or_else(|| "-".to_string()),
+                    format!("{} chars, {tokens}{} tokens", s.after.chars, s.after.tokens),
+                    s.after.tool_calls.to_string(),
+                ]
+            }
+            None => [
+                s.label.clone(),
+                "no detection".to_string(),
+                "-".into(),
+                "-".into(),
+                "-".into(),
+                "-".into(),
+            ],
+        })
+        .collect();
+    let head = [
+        "profile",
+        "first detection",
+        "event",
+        "evidence from",
+        "streamed after it",
+        "calls after",
+    ];
+    let widths: Vec<usize> = (0..6)
+        .map(|c| {
+            rows.iter()
+                .map(|r| r[c].chars().count())
+                .chain([head[c].len()])
+                .max()
+                .unwrap_or(0)
+        })
+        .collect();
+    let line = |cells: &[String]| {
+        let parts: Vec<String> = cells.iter().zip(&widths).map(|(c, w)| format!("{c:<w$}")).collect();
+        format!("  {}", parts.join("  ")).trim_end().to_string()
+    };
+    writeln!(out, "{}", line(&head.map(str::to_string)))?;
+    for r in &rows {
+        writeln!(out, "{}", line(r))?;
+    }
+    Ok(())
+}
+
+/// Where a detection is: the channel and, for text, the buffer length.
+pub fn position(d: &Detection) -> String {
+    match d.at_char {
+        Some(c) => format!("{}@{c}", d.channel.as_str()),
+        None => d.channel.as_str().to_string(),
+    }
+}
+
+pub(super) fn write_human(out: &mut dyn Write, name: &str, scan: &FileScan) -> io::Result<()> {
+    if scan.detections.is_empty() {
+        let bad = match scan.bad_lines {
+            0 => String::new(),
+            n => format!(", {n} bad lines skipped"),
+        };
+        return writeln!(out, "{name}: no detections ({} events{bad})", scan.events);
+    }
+    // Events are numbered from 0 as the log format does; the line is for
+    // editors (1-based), where the input has lines.
+    let loc = |i: usize| {
+        let d = &scan.detections[i];
+        match scan.lines.get(i).copied().flatten() {
+            Some(line) => format!("{name} event {} line {line}", d.event),
+            None => format!("{name} event {}", d.event),
+        }
+    };
+    let n = scan.detections.len();
+    let w_loc = (0..n).map(|i| loc(i).chars().count()).max().unwrap_or(0);
+    let w_det = scan.detections.iter().map(|d| d.detector.len()).max().unwrap_or(0);
+    let w_pos = scan.detections.iter().map(|d| position(d).len()).max().unwrap_or(0);
+    for (i, d) in scan.detections.iter().enumerate() {
+        writeln!(
+            out,
+            "{:<w_loc$}  {:<w_det$}  {:<w_pos$}  {}",
+            loc(i),
+            d.detector,
+            position(d),
+            d.reason
+        )?;
+    }
+    Ok(())
+}
