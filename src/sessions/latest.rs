@@ -1,0 +1,106 @@
+//! `tail --latest`: which session of an agent (or a folder) to follow now.
+
+use std::ffi::OsString;
+use std::path::{Path, PathBuf};
+use std::time::{Duration, SystemTime};
+
+use super::{modified, parent_session, walk, Agent};
+use crate::formats;
+
+/// `tail --latest AGENT|DIR`: the most recently written session, then
+/// each new session the agent starts. Sub-agents are left to `watch`: they
+/// belong to the session that started them.
+pub struct Latest {
+    roots: Vec<PathBuf>,
+    agent: Option<Agent>,
+    /// Files seen so far (a new session is one not among them).
+    known: std::collections::HashSet<PathBuf>,
+    last_look: Option<std::time::Instant>,
+    /// A change was said while it was too soon to look: look at the next call.
+    nudged: bool,
+}
+
+/// How often `Latest` walks the folders for a new session at most, when
+/// something changed in them…
+const LATEST_LOOK: Duration = Duration::from_millis(700);
+/// …and when nothing was said to change (a missed notification).
+const LATEST_ANYWAY: Duration = Duration::from_secs(5);
+
+impl Latest {
+    /// An agent's name (its usual folders) or a directory.
+    pub fn new(spec: &str, env: &dyn Fn(&str) -> Option<OsString>) -> Result<Latest, String> {
+        let (roots, agent) = match Agent::parse_list(spec) {
+            Ok(agents) if agents.len() == 1 => (agents[0].locations(env), Some(agents[0])),
+            Ok(_) => return Err("--latest follows one agent's sessions: name one agent or a directory".into()),
+            Err(_) if Path::new(spec).is_dir() => (vec![PathBuf::from(spec)], None),
+            Err(e) => return Err(format!("--latest {spec:?}: not a directory, and {e}")),
+        };
+        Ok(Latest {
+            roots,
+            agent,
+            known: Default::default(),
+            last_look: None,
+            nudged: false,
+        })
+    }
+
+    /// The folders new sessions appear in (some may not exist yet).
+    pub fn roots(&self) -> Vec<PathBuf> {
+        self.roots.clone()
+    }
+
+    /// What is being followed, for messages.
+    pub fn describe(&self) -> String {
+        match self.agent {
+            Some(a) => format!("the newest {} session", a.name()),
+            None => format!(
+                "the newest session in {}",
+                self.roots.first().map_or(String::new(), |r| crate::sanitize::path(r))
+            ),
+        }
+    }
+
+    /// The session files under the roots now, with their modification times.
+    fn sessions_now(&self) -> Vec<(PathBuf, SystemTime)> {
+        let mut found = Vec::new();
+        for root in self.roots.iter().filter(|r| r.is_dir()) {
+            walk(root, &mut found, 0);
+        }
+        found
+            .into_iter()
+            .filter(|p| self.agent.is_none_or(|a| a.is_session_file(p)))
+            .filter(|p| parent_session(p).is_none())
+            .filter_map(|p| modified(&p).map(|m| (p, m)))
+            .collect()
+    }
+
+    /// The first call: the most recently written session. Later calls: a
+    /// session that appeared since the last look (the newest, if several),
+    /// else None (keep following). Looks at most every 0.7 s.
+    pub fn next(&mut self, current: Option<&Path>, nudged: bool) -> Option<PathBuf> {
+        self.nudged |= nudged;
+        let wait = if self.nudged { LATEST_LOOK } else { LATEST_ANYWAY };
+        if self.last_look.is_some_and(|t| t.elapsed() < wait) {
+            return None;
+        }
+        self.nudged = false;
+        self.last_look = Some(std::time::Instant::now());
+        let now = self.sessions_now();
+        let mut fresh: Vec<(PathBuf, SystemTime)> = Vec::new();
+        for (path, time) in now {
+            if self.known.contains(&path) {
+                continue;
+            }
+            // An empty file may be a session being created: look again later.
+            if std::fs::metadata(&path).is_ok_and(|m| m.is_file() && m.len() == 0) {
+                continue;
+            }
+            self.known.insert(path.clone());
+            if formats::open_input(&path, formats::FormatChoice::Auto).is_ok() {
+                fresh.push((path, time));
+            }
+        }
+        let newest = fresh.into_iter().max_by_key(|(p, t)| (*t, p.clone())).map(|(p, _)| p)?;
+        (Some(newest.as_path()) != current).then_some(newest)
+    }
+}
