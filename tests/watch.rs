@@ -251,6 +251,14 @@ fn tail_latest_refuses_what_it_cannot_follow() {
     assert_eq!(out.status.code(), Some(2));
     let err = String::from_utf8_lossy(&out.stderr);
     assert!(err.contains("not a directory") && err.lines().count() == 1, "{err}");
+    let file = Path::new(env!("CARGO_MANIFEST_DIR")).join("sample-logs/demo.jsonl");
+    let out = common::loopscope_at_root()
+        .args(["watch", "--no-tui"])
+        .arg(&file)
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("loopscope tail FILE"));
 }
 
 #[test]

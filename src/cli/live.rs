@@ -165,6 +165,12 @@ pub fn run_watch(args: &WatchArgs) -> Result<i32, String> {
         Some(list) => Agent::parse_list(list)?,
         None => Vec::new(),
     };
+    if let Some(file) = args.dirs.iter().find(|d| d.exists() && !d.is_dir()) {
+        return Err(format!(
+            "{}: watch takes folders; follow one file with `loopscope tail FILE`",
+            file.display()
+        ));
+    }
     let opts = loopscope::watch::WatchOptions {
         roots: loopscope::watch::roots(&args.dirs, &agents, &sessions::process_env),
         setup: args.detectors.setup()?,
