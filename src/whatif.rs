@@ -133,6 +133,27 @@ pub struct After {
     pub tokens_recorded: bool,
 }
 
+impl After {
+    /// `~` when the tokens are estimated from chars, else nothing.
+    pub fn approx(&self) -> &'static str {
+        if self.tokens_recorded {
+            ""
+        } else {
+            "~"
+        }
+    }
+
+    /// "496 chars, ~124 tokens".
+    pub fn chars_and_tokens(&self) -> String {
+        format!("{} chars, {}{} tokens", self.chars, self.approx(), self.tokens)
+    }
+
+    /// "496 chars, ~124 tokens, 3 calls".
+    pub fn describe(&self) -> String {
+        format!("{}, {} calls", self.chars_and_tokens(), self.tool_calls)
+    }
+}
+
 /// Running totals of a stream: text chars, tool calls, recorded tokens.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub struct Tally {

@@ -6,7 +6,6 @@ use std::fmt::Write;
 
 use crate::report::{Excerpt, FileReport, Report, Section};
 use crate::tui::buffer_pane::Mark;
-use crate::whatif::After;
 
 /// Text for HTML: markup escaped; newlines and tabs kept; control and
 /// direction-changing chars as the terminal's placeholders (so a log cannot
@@ -91,11 +90,6 @@ fn num(out: &mut String, v: usize) {
     let _ = write!(out, r#"<td class="n" data-v="{v}">{v}</td>"#);
 }
 
-fn after_text(a: &After) -> String {
-    let est = if a.tokens_recorded { "" } else { "~" };
-    format!("{} chars, {est}{} tokens, {} calls", a.chars, a.tokens, a.tool_calls)
-}
-
 /// The whole report page.
 pub fn to_html(report: &Report) -> String {
     let mut out = String::with_capacity(64 * 1024);
@@ -152,31 +146,12 @@ pub fn to_html(report: &Report) -> String {
 }
 
 fn totals(out: &mut String, report: &Report) {
-    use std::collections::BTreeMap;
-    let mut per_detector: BTreeMap<&str, usize> = BTreeMap::new();
-    let mut per_agent: BTreeMap<&str, (usize, usize)> = BTreeMap::new();
-    for f in &report.files {
-        for d in &f.row.detectors {
-            *per_detector.entry(d).or_default() += 1;
-        }
-        let a = per_agent.entry(f.row.agent).or_default();
-        a.0 += 1;
-        a.1 += usize::from(!f.row.detectors.is_empty());
-    }
-    let dets: Vec<String> = per_detector.iter().map(|(d, n)| format!("{} {n}", escape(d))).collect();
-    let agents: Vec<String> = per_agent
-        .iter()
-        .map(|(a, (n, l))| format!("{} {l} of {n} looped", escape(a)))
-        .collect();
+    let totals = crate::scan::Totals::of(report.files.iter().map(|f| &f.row));
     let _ = writeln!(
         out,
         "<p id=\"totals\">Detections per detector: {}<br>Sessions per agent: {}</p>",
-        if dets.is_empty() {
-            "none".to_string()
-        } else {
-            dets.join(", ")
-        },
-        agents.join(", ")
+        escape(&totals.detectors_text()),
+        escape(&crate::scan::Totals::looped_text(&totals.per_agent))
     );
 }
 
@@ -208,8 +183,12 @@ fn summary_table(out: &mut String, report: &Report) {
                 num(out, d.event);
                 let _ = write!(out, "<td>{}</td>", escape(&d.evidence_from().unwrap_or_default()));
                 num(out, r.after.chars);
-                let est = if r.after.tokens_recorded { "" } else { "~" };
-                let _ = write!(out, "<td class=\"n\" data-v=\"{t}\">{est}{t}</td>", t = r.after.tokens);
+                let _ = write!(
+                    out,
+                    "<td class=\"n\" data-v=\"{t}\">{}{t}</td>",
+                    r.after.approx(),
+                    t = r.after.tokens
+                );
                 num(out, r.after.tool_calls);
             }
             None => {
@@ -245,7 +224,7 @@ fn comparison(out: &mut String, report: &Report) {
                         out,
                         "<td>{}</td><td>{}</td>",
                         escape(&d.evidence_from().unwrap_or_default()),
-                        escape(&after_text(&run.after))
+                        escape(&run.after.describe())
                     );
                 }
                 None => out.push_str("<td class=\"clean\">none</td><td data-v=\"-1\"></td><td></td><td></td>"),

@@ -58,6 +58,50 @@ pub struct Row {
     pub after: crate::whatif::After,
 }
 
+/// Totals over summary rows: detections per detector, and files (with
+/// how many looped) per agent and per format.
+#[derive(Debug, Default)]
+pub struct Totals {
+    pub per_detector: std::collections::BTreeMap<&'static str, usize>,
+    pub per_agent: std::collections::BTreeMap<&'static str, (usize, usize)>,
+    pub per_format: std::collections::BTreeMap<&'static str, (usize, usize)>,
+}
+
+impl Totals {
+    pub fn of<'a>(rows: impl IntoIterator<Item = &'a Row>) -> Totals {
+        let mut t = Totals::default();
+        for r in rows {
+            for d in &r.detectors {
+                *t.per_detector.entry(d).or_default() += 1;
+            }
+            for (map, key) in [(&mut t.per_format, r.format), (&mut t.per_agent, r.agent)] {
+                let f = map.entry(key).or_default();
+                f.0 += 1;
+                f.1 += usize::from(!r.detectors.is_empty());
+            }
+        }
+        t
+    }
+
+    /// "block-cycle 2, tool-repeat 1", or "none".
+    pub fn detectors_text(&self) -> String {
+        if self.per_detector.is_empty() {
+            return "none".to_string();
+        }
+        let v: Vec<String> = self.per_detector.iter().map(|(d, n)| format!("{d} {n}")).collect();
+        v.join(", ")
+    }
+
+    /// "claude-code 3 of 4 looped, codex 1 of 1 looped" for `per_agent` or `per_format`.
+    pub fn looped_text(counts: &std::collections::BTreeMap<&'static str, (usize, usize)>) -> String {
+        let v: Vec<String> = counts
+            .iter()
+            .map(|(k, (n, l))| format!("{k} {l} of {n} looped"))
+            .collect();
+        v.join(", ")
+    }
+}
+
 /// What is done to a stream before the detectors see it.
 #[derive(Clone, Debug, Default)]
 pub struct Transform {

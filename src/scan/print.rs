@@ -5,7 +5,7 @@ use std::io::{self, Write};
 
 use serde_json::{Map, Value};
 
-use super::{FileScan, Row, SCHEMA};
+use super::{FileScan, Row, Totals, SCHEMA};
 use crate::detect::Detection;
 use crate::whatif::RunSummary;
 
@@ -13,19 +13,7 @@ use crate::whatif::RunSummary;
 /// and per format (agent).
 pub(super) fn write_summary(out: &mut dyn Write, rows: &[Row], json: bool) -> io::Result<()> {
     use std::collections::BTreeMap;
-    let mut per_detector: BTreeMap<&str, usize> = BTreeMap::new();
-    let mut per_format: BTreeMap<&str, (usize, usize)> = BTreeMap::new();
-    let mut per_agent: BTreeMap<&str, (usize, usize)> = BTreeMap::new();
-    for r in rows {
-        for d in &r.detectors {
-            *per_detector.entry(d).or_default() += 1;
-        }
-        for (map, key) in [(&mut per_format, r.format), (&mut per_agent, r.agent)] {
-            let f = map.entry(key).or_default();
-            f.0 += 1;
-            f.1 += usize::from(!r.detectors.is_empty());
-        }
-    }
+    let totals = Totals::of(rows);
     let counts = |m: &BTreeMap<&str, (usize, usize)>| {
         m.iter()
             .map(|(k, v)| (k.to_string(), serde_json::json!({"files": v.0, "looped": v.1})))
@@ -45,7 +33,7 @@ pub(super) fn write_summary(out: &mut dyn Write, rows: &[Row], json: bool) -> io
             writeln!(out, "{}", crate::sanitize::json(&rec.to_string()))?;
         }
         let totals = serde_json::json!({"type": "totals", "schema": SCHEMA, "files": rows.len(),
-            "per_detector": per_detector, "per_agent": counts(&per_agent), "per_format": counts(&per_format)});
+            "per_detector": totals.per_detector, "per_agent": counts(&totals.per_agent), "per_format": counts(&totals.per_format)});
         return writeln!(out, "{}", crate::sanitize::json(&totals.to_string()));
     }
     writeln!(out)?;
@@ -65,13 +53,7 @@ pub(super) fn write_summary(out: &mut dyn Write, rows: &[Row], json: bool) -> io
                     d.event,
                     d.evidence_from().unwrap_or_else(|| "-".into())
                 ),
-                format!(
-                    "{} chars, {}{} tokens, {} calls",
-                    r.after.chars,
-                    if r.after.tokens_recorded { "" } else { "~" },
-                    r.after.tokens,
-                    r.after.tool_calls
-                ),
+                r.after.describe(),
             ),
             None => ("-".to_string(), "-".to_string()),
         };
@@ -84,22 +66,9 @@ pub(super) fn write_summary(out: &mut dyn Write, rows: &[Row], json: bool) -> io
             r.detectors.len()
         )?;
     }
-    let dets: Vec<String> = per_detector.iter().map(|(d, n)| format!("{d} {n}")).collect();
-    writeln!(
-        out,
-        "  detections per detector: {}",
-        if dets.is_empty() {
-            "none".to_string()
-        } else {
-            dets.join(", ")
-        }
-    )?;
-    let looped = |m: &BTreeMap<&str, (usize, usize)>| {
-        let v: Vec<String> = m.iter().map(|(f, (n, l))| format!("{f} {l} of {n} looped")).collect();
-        v.join(", ")
-    };
-    writeln!(out, "  files per agent: {}", looped(&per_agent))?;
-    writeln!(out, "  files per format: {}", looped(&per_format))?;
+    writeln!(out, "  detections per detector: {}", totals.detectors_text())?;
+    writeln!(out, "  files per agent: {}", Totals::looped_text(&totals.per_agent))?;
+    writeln!(out, "  files per format: {}", Totals::looped_text(&totals.per_format))?;
     out.flush()
 }
 
@@ -174,17 +143,14 @@ pub(super) fn write_comparison(out: &mut dyn Write, name: &str, scan: &FileScan)
         .summaries
         .iter()
         .map(|s| match &s.first {
-            Some(d) => {
-                let tokens = if s.after.tokens_recorded { "" } else { "~" };
-                [
-                    s.label.clone(),
-                    format!("{} ({} in all)", d.detector, s.detections),
-                    d.event.to_string(),
-                    d.evidence_from().unwrap_or_else(|| "-".to_string()),
-                    format!("{} chars, {tokens}{} tokens", s.after.chars, s.after.tokens),
-                    s.after.tool_calls.to_string(),
-                ]
-            }
+            Some(d) => [
+                s.label.clone(),
+                format!("{} ({} in all)", d.detector, s.detections),
+                d.event.to_string(),
+                d.evidence_from().unwrap_or_else(|| "-".to_string()),
+                s.after.chars_and_tokens(),
+                s.after.tool_calls.to_string(),
+            ],
             None => [
                 s.label.clone(),
                 "no detection".to_string(),

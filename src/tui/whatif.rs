@@ -105,10 +105,15 @@ impl App {
             .map(|s| match &s.first {
                 Some(d) => {
                     let from = d.evidence_from().map_or(String::new(), |f| format!(" (from {f})"));
-                    let approx = if s.after.tokens_recorded { "" } else { "~" };
                     format!(
-                        "{}: {} at {}{from} · after it {} chars {approx}{} tokens, {} calls",
-                        s.label, d.detector, d.event, s.after.chars, s.after.tokens, s.after.tool_calls
+                        "{}: {} at {}{from} · after it {} chars {}{} tokens, {} calls",
+                        s.label,
+                        d.detector,
+                        d.event,
+                        s.after.chars,
+                        s.after.approx(),
+                        s.after.tokens,
+                        s.after.tool_calls
                     )
                 }
                 None => format!("{}: no detection", s.label),
