@@ -171,20 +171,9 @@ pub fn project_of(path: &Path) -> String {
     String::new()
 }
 
-/// A `cwd` (or Codex's `payload.cwd`) in the first lines (at most 64 KB read).
+/// A `cwd` (or Codex's `payload.cwd`) in the first lines.
 fn first_cwd(path: &Path) -> Option<String> {
-    use std::io::Read;
-    if path.is_dir() {
-        return None;
-    }
-    let mut head = Vec::new();
-    std::fs::File::open(path)
-        .ok()?
-        .take(64 * 1024)
-        .read_to_end(&mut head)
-        .ok()?;
-    head.split(|b| *b == b'\n').take(20).find_map(|line| {
-        let v: serde_json::Value = serde_json::from_slice(line).ok()?;
+    sessions::first_json_lines(path, 20).into_iter().find_map(|v| {
         v.get("cwd")
             .or_else(|| v.pointer("/payload/cwd"))
             .and_then(|c| c.as_str())
@@ -334,26 +323,22 @@ impl Watching {
 
     /// Finds sessions not tracked yet under the roots and starts following them.
     fn discover(&mut self) {
-        let mut found: Vec<(PathBuf, Option<Agent>)> = Vec::new();
-        for r in &self.opts.roots {
-            if !r.path.is_dir() {
-                continue;
-            }
-            let mut files = Vec::new();
-            sessions::walk(&r.path, &mut files, 0);
-            found.extend(
-                files
+        let found: Vec<(PathBuf, Option<Agent>)> = self
+            .opts
+            .roots
+            .iter()
+            .filter(|r| r.path.is_dir())
+            .flat_map(|r| {
+                sessions::files_under(&r.path, r.agent)
                     .into_iter()
-                    .filter(|f| r.agent.is_none_or(|a| a.is_session_file(f)))
-                    .map(|f| (f, r.agent)),
-            );
-        }
+                    .map(|f| (f, r.agent))
+            })
+            .collect();
         for (path, agent) in found {
             if self.tracked.contains_key(&path) || self.ignored.contains(&path) {
                 continue;
             }
-            // An empty file may be a session being created: look again later.
-            if std::fs::metadata(&path).is_ok_and(|m| m.is_file() && m.len() == 0) {
+            if sessions::being_created(&path) {
                 continue;
             }
             // A file that cannot be read is shown with its problem (the

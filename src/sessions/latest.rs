@@ -4,7 +4,7 @@ use std::ffi::OsString;
 use std::path::{Path, PathBuf};
 use std::time::{Duration, SystemTime};
 
-use super::{modified, parent_session, walk, Agent};
+use super::{being_created, files_under, modified, parent_session, Agent};
 use crate::formats;
 
 /// `tail --latest AGENT|DIR`: the most recently written session, then
@@ -62,13 +62,10 @@ impl Latest {
 
     /// The session files under the roots now, with their modification times.
     fn sessions_now(&self) -> Vec<(PathBuf, SystemTime)> {
-        let mut found = Vec::new();
-        for root in self.roots.iter().filter(|r| r.is_dir()) {
-            walk(root, &mut found, 0);
-        }
-        found
-            .into_iter()
-            .filter(|p| self.agent.is_none_or(|a| a.is_session_file(p)))
+        self.roots
+            .iter()
+            .filter(|r| r.is_dir())
+            .flat_map(|r| files_under(r, self.agent))
             .filter(|p| parent_session(p).is_none())
             .filter_map(|p| modified(&p).map(|m| (p, m)))
             .collect()
@@ -91,8 +88,7 @@ impl Latest {
             if self.known.contains(&path) {
                 continue;
             }
-            // An empty file may be a session being created: look again later.
-            if std::fs::metadata(&path).is_ok_and(|m| m.is_file() && m.len() == 0) {
+            if being_created(&path) {
                 continue;
             }
             self.known.insert(path.clone());

@@ -280,9 +280,7 @@ pub fn collect(req: &Request, env: &dyn Fn(&str) -> Option<OsString>) -> (Vec<Se
             missing.push(agent);
         }
         for dir in dirs {
-            let mut found = Vec::new();
-            walk(&dir, &mut found, 0);
-            found.retain(|f| agent.is_session_file(f));
+            let found = files_under(&dir, Some(agent));
             push_found(&mut out, &mut notes, &dir, found, Some(agent), &fresh);
         }
     }
@@ -437,17 +435,44 @@ pub fn parent_session(path: &Path) -> Option<PathBuf> {
     None
 }
 
-/// A string field of the first JSON line of `path` (reads at most 256 KB).
+/// A string field of the first JSON line of `path`.
 fn first_line_field(path: &Path, field: &str) -> Option<String> {
+    first_json_lines(path, 1)
+        .into_iter()
+        .next()?
+        .get(field)?
+        .as_str()
+        .map(str::to_string)
+}
+
+/// The first `n` lines of a file that parse as JSON (its first 256 KB
+/// read at most; none for a folder or an unreadable file): where sessions
+/// say who they are (`sessionId`, `cwd`).
+pub fn first_json_lines(path: &Path, n: usize) -> Vec<serde_json::Value> {
     let mut head = Vec::new();
-    std::fs::File::open(path)
-        .ok()?
-        .take(256 * 1024)
-        .read_to_end(&mut head)
-        .ok()?;
-    let line = head.split(|b| *b == b'\n').next()?;
-    let v: serde_json::Value = serde_json::from_slice(line).ok()?;
-    v.get(field)?.as_str().map(str::to_string)
+    let read = std::fs::File::open(path).and_then(|f| f.take(256 * 1024).read_to_end(&mut head));
+    if read.is_err() {
+        return Vec::new();
+    }
+    head.split(|b| *b == b'\n')
+        .take(n)
+        .filter_map(|line| serde_json::from_slice(line).ok())
+        .collect()
+}
+
+/// The files under `root` that can be `agent`'s sessions (every file for
+/// a folder the user named).
+pub fn files_under(root: &Path, agent: Option<Agent>) -> Vec<PathBuf> {
+    let mut found = Vec::new();
+    walk(root, &mut found, 0);
+    found.retain(|f| agent.is_none_or(|a| a.is_session_file(f)));
+    found
+}
+
+/// An empty file may be a session being created: it is looked at again
+/// later rather than judged now.
+pub fn being_created(path: &Path) -> bool {
+    std::fs::metadata(path).is_ok_and(|m| m.is_file() && m.len() == 0)
 }
 
 /// `--newer-than`: a date (midnight UTC) or an RFC 3339 time.
