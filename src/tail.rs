@@ -203,7 +203,9 @@ pub fn run_headless(
     let feed_tx = tx.clone();
     let sink: Sink = Box::new(move |f| feed_tx.send(f).is_ok());
     target.start(opts.format, (opts.wrap_sink)(sink));
-    stop_on_signals(tx);
+    on_stop_signal(move || {
+        let _ = tx.send(Feed::Ended);
+    });
     let mut hook = opts.on_detect.as_ref().map(|command| OnDetect {
         command: command.clone(),
         file: name.clone(),
@@ -277,13 +279,14 @@ pub fn run_headless(
     Ok(if detected { EXIT_DETECTED } else { EXIT_CLEAN })
 }
 
-/// SIGINT, SIGTERM and SIGHUP end the run like the end of input does.
-fn stop_on_signals(tx: mpsc::Sender<Feed>) {
+/// SIGINT, SIGTERM and SIGHUP call `stop` once (on a thread of their
+/// own): `tail`, `watch` and the viewer end as at the end of input or `q`.
+pub fn on_stop_signal(stop: impl FnOnce() + Send + 'static) {
     use signal_hook::consts::{SIGHUP, SIGINT, SIGTERM};
     if let Ok(mut signals) = signal_hook::iterator::Signals::new([SIGTERM, SIGHUP, SIGINT]) {
         thread::spawn(move || {
             if signals.forever().next().is_some() {
-                let _ = tx.send(Feed::Ended);
+                stop();
             }
         });
     }

@@ -516,7 +516,7 @@ pub fn run_headless(
     let (tx, rx) = mpsc::channel::<Option<WatchNews>>();
     let news_tx = tx.clone();
     spawn(opts, Box::new(move |n| news_tx.send(Some(n)).is_ok()));
-    stop_on_signals(move || {
+    crate::tail::on_stop_signal(move || {
         let _ = tx.send(None);
     });
     let mut detected = false;
@@ -569,16 +569,4 @@ pub fn run_headless(
     } else {
         crate::scan::EXIT_CLEAN
     })
-}
-
-/// SIGINT, SIGTERM and SIGHUP call `stop` once.
-pub fn stop_on_signals(stop: impl FnOnce() + Send + 'static) {
-    use signal_hook::consts::{SIGHUP, SIGINT, SIGTERM};
-    if let Ok(mut signals) = signal_hook::iterator::Signals::new([SIGTERM, SIGHUP, SIGINT]) {
-        thread::spawn(move || {
-            if signals.forever().next().is_some() {
-                stop();
-            }
-        });
-    }
 }

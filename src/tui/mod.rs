@@ -58,7 +58,7 @@ const FRAME: Duration = Duration::from_millis(16);
 const IDLE_WAKE: Duration = Duration::from_millis(250);
 /// Batches of decoded events waiting for the app. Bounded: a big file
 /// waits in the reader (on disk), not in memory.
-pub(crate) const FEED_QUEUE: usize = 4;
+const FEED_QUEUE: usize = 4;
 /// Decoded events are applied for at most this long between looks at the
 /// keyboard and signals, so a key is answered while a big file loads.
 const FEED_SLICE: Duration = Duration::from_millis(8);
@@ -73,18 +73,8 @@ pub fn run(name: &str, setup: Setup, opts: ViewOptions, start: impl FnOnce(Sink)
     // always looked at first; decoded events on a small bounded one, taken
     // in time slices. A wake-up (Tick) on the first says events are waiting.
     let (tx, rx) = mpsc::channel::<Action>();
-    let (feed_tx, feed_rx) = mpsc::sync_channel::<Feed>(FEED_QUEUE);
-    let feed_waiting = Arc::new(AtomicBool::new(false));
-    let (wake_tx, waiting) = (tx.clone(), Arc::clone(&feed_waiting));
-    start(Box::new(move |f| {
-        if feed_tx.send(f).is_err() {
-            return false;
-        }
-        if !waiting.swap(true, Ordering::SeqCst) {
-            let _ = wake_tx.send(Action::Tick);
-        }
-        true
-    }));
+    let (sink, feed_rx, feed_waiting) = feed_sink(tx.clone());
+    start(sink);
     let mut feed_backlog = false;
     spawn_signals(tx.clone());
     let guard = TerminalGuard::enter().map_err(|e| format!("cannot set up the terminal: {e}"))?;
@@ -171,6 +161,24 @@ pub fn run(name: &str, setup: Setup, opts: ViewOptions, start: impl FnOnce(Sink)
     Ok(())
 }
 
+/// A source's sink into a small bounded queue of feed batches, taken by
+/// [`take_feed`]; the first batch waiting sends `wake` a Tick.
+pub(crate) fn feed_sink(wake: Sender<Action>) -> (Sink, mpsc::Receiver<Feed>, Arc<AtomicBool>) {
+    let (feed_tx, feed_rx) = mpsc::sync_channel::<Feed>(FEED_QUEUE);
+    let waiting = Arc::new(AtomicBool::new(false));
+    let flag = Arc::clone(&waiting);
+    let sink: Sink = Box::new(move |f| {
+        if feed_tx.send(f).is_err() {
+            return false;
+        }
+        if !flag.swap(true, Ordering::SeqCst) {
+            let _ = wake.send(Action::Tick);
+        }
+        true
+    });
+    (sink, feed_rx, waiting)
+}
+
 /// Applies waiting feed batches for at most [`FEED_SLICE`]; true when
 /// some are left for the next turn of the loop.
 pub(crate) fn take_feed(app: &mut App, feed: &mpsc::Receiver<Feed>, waiting: &AtomicBool) -> bool {
@@ -186,8 +194,16 @@ pub(crate) fn take_feed(app: &mut App, feed: &mpsc::Receiver<Feed>, waiting: &At
 }
 
 fn draw(terminal: &mut Terminal<CrosstermBackend<io::Stdout>>, app: &App) -> io::Result<()> {
+    draw_with(terminal, |frame| ui::render(frame, app))
+}
+
+/// One frame, drawn as one synchronized update (no half-drawn screens).
+pub(crate) fn draw_with(
+    terminal: &mut Terminal<CrosstermBackend<io::Stdout>>,
+    render: impl FnOnce(&mut ratatui::Frame),
+) -> io::Result<()> {
     crossterm::queue!(terminal.backend_mut(), BeginSynchronizedUpdate)?;
-    terminal.draw(|frame| ui::render(frame, app))?;
+    terminal.draw(render)?;
     crossterm::queue!(terminal.backend_mut(), EndSynchronizedUpdate)?;
     terminal.backend_mut().flush()
 }
@@ -251,12 +267,7 @@ pub(crate) fn spawn_input(tx: Sender<Action>) {
 }
 
 pub(crate) fn spawn_signals(tx: Sender<Action>) {
-    use signal_hook::consts::{SIGHUP, SIGINT, SIGTERM};
-    if let Ok(mut signals) = signal_hook::iterator::Signals::new([SIGTERM, SIGHUP, SIGINT]) {
-        thread::spawn(move || {
-            if signals.forever().next().is_some() {
-                let _ = tx.send(Action::Quit);
-            }
-        });
-    }
+    crate::tail::on_stop_signal(move || {
+        let _ = tx.send(Action::Quit);
+    });
 }

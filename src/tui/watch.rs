@@ -4,7 +4,7 @@
 //! only when something changed.
 
 use std::io::{self, IsTerminal, Write};
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::atomic::AtomicBool;
 use std::sync::mpsc::{self, RecvTimeoutError};
 use std::sync::Arc;
 use std::time::{Duration, Instant, SystemTime};
@@ -14,7 +14,9 @@ use ratatui::backend::CrosstermBackend;
 use ratatui::Terminal;
 
 use super::watch_list::{ListAction, WatchList};
-use super::{spawn_input, spawn_signals, take_feed, Action, App, LiveOptions, TerminalGuard, ViewOptions, FEED_QUEUE};
+use super::{
+    draw_with, feed_sink, spawn_input, spawn_signals, take_feed, Action, App, LiveOptions, TerminalGuard, ViewOptions,
+};
 use crate::replay::feed::Feed;
 use crate::tail::{OnDetect, Target};
 use crate::watch::{self, WatchNews, WatchOptions};
@@ -98,7 +100,7 @@ pub fn run(opts: WatchOptions, live: LiveOptions, view: ViewOptions) -> Result<(
                 }
                 if o.app.dirty {
                     let alert = o.alert.as_ref().map(|(text, _)| text.as_str());
-                    draw(&mut terminal, |f| {
+                    draw_with(&mut terminal, |f| {
                         super::ui::render(f, &o.app);
                         if let Some(text) = alert {
                             let area = f.area();
@@ -114,7 +116,7 @@ pub fn run(opts: WatchOptions, live: LiveOptions, view: ViewOptions) -> Result<(
             }
             None => {
                 if dirty || now >= last_draw + LIST_REFRESH {
-                    draw(&mut terminal, |f| list.render(f, &theme, SystemTime::now()))
+                    draw_with(&mut terminal, |f| list.render(f, &theme, SystemTime::now()))
                         .map_err(|e| format!("cannot draw: {e}"))?;
                     dirty = false;
                     last_draw = now;
@@ -229,21 +231,8 @@ fn open(
     };
     let mut app = App::new(name, setup.clone(), &opts, now);
     app.update(Action::Resize(size.width, size.height), now);
-    let (feed_tx, feed_rx) = mpsc::sync_channel::<Feed>(FEED_QUEUE);
-    let waiting = Arc::new(AtomicBool::new(false));
-    let (flag, wake) = (Arc::clone(&waiting), wake.clone());
-    Target::File(path.to_path_buf()).start(
-        format,
-        Box::new(move |f| {
-            if feed_tx.send(f).is_err() {
-                return false;
-            }
-            if !flag.swap(true, Ordering::SeqCst) {
-                let _ = wake.send(Action::Tick);
-            }
-            true
-        }),
-    );
+    let (sink, feed_rx, waiting) = feed_sink(wake.clone());
+    Target::File(path.to_path_buf()).start(format, sink);
     Opened {
         path: path.to_path_buf(),
         alert: None,
@@ -252,17 +241,6 @@ fn open(
         waiting,
         backlog: false,
     }
-}
-
-fn draw(
-    terminal: &mut Terminal<CrosstermBackend<io::Stdout>>,
-    render: impl FnOnce(&mut ratatui::Frame),
-) -> io::Result<()> {
-    use crossterm::terminal::{BeginSynchronizedUpdate, EndSynchronizedUpdate};
-    crossterm::queue!(terminal.backend_mut(), BeginSynchronizedUpdate)?;
-    terminal.draw(render)?;
-    crossterm::queue!(terminal.backend_mut(), EndSynchronizedUpdate)?;
-    terminal.backend_mut().flush()
 }
 
 /// The list as it is once every session that exists has been read, drawn
