@@ -7,24 +7,7 @@ use std::fmt::Write;
 use crate::report::{Excerpt, FileReport, Report, Section};
 use crate::tui::buffer_pane::Mark;
 
-/// Text for HTML: markup escaped; newlines and tabs kept; control and
-/// direction-changing chars as the terminal's placeholders (so a log cannot
-/// reorder or hide what a reviewer reads).
-pub fn escape(s: &str) -> String {
-    let mut out = String::with_capacity(s.len());
-    for c in s.chars() {
-        match c {
-            '&' => out.push_str("&amp;"),
-            '<' => out.push_str("&lt;"),
-            '>' => out.push_str("&gt;"),
-            '"' => out.push_str("&quot;"),
-            '\'' => out.push_str("&#39;"),
-            '\n' | '\t' => out.push(c),
-            c => out.push(crate::sanitize::placeholder(c).unwrap_or(c)),
-        }
-    }
-    out
-}
+use super::escape_markup as escape;
 
 const STYLE: &str = r#"
 :root { color-scheme: dark; --bg: #14161a; --panel: #1d2026; --fg: #e6e6e6; --dim: #9aa0a6; --line: #333842; --red: #ff6b6b; --cyan: #5fd7ff; }

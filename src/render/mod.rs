@@ -23,6 +23,25 @@ use crate::tui::keymap::Command;
 use crate::tui::layout::Pane;
 use crate::tui::{theme::Theme, ui, Action, App, LiveOptions, ViewOptions};
 
+/// Text for SVG and HTML: markup escaped; newlines and tabs kept; control
+/// and direction-changing chars as the terminal's placeholders (XML cannot
+/// hold controls, and a log must not reorder or hide what a reader sees).
+pub fn escape_markup(s: &str) -> String {
+    let mut out = String::with_capacity(s.len());
+    for c in s.chars() {
+        match c {
+            '&' => out.push_str("&amp;"),
+            '<' => out.push_str("&lt;"),
+            '>' => out.push_str("&gt;"),
+            '"' => out.push_str("&quot;"),
+            '\'' => out.push_str("&apos;"),
+            '\n' | '\t' => out.push(c),
+            c => out.push(crate::sanitize::placeholder(c).unwrap_or(c)),
+        }
+    }
+    out
+}
+
 /// Where the picture is taken.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum At {

@@ -8,6 +8,7 @@ use ratatui::buffer::Buffer;
 use ratatui::style::{Color, Modifier};
 use unicode_width::UnicodeWidthStr;
 
+use super::escape_markup as escape;
 use crate::tui::theme::Canvas;
 
 /// One terminal cell, in SVG user units.
@@ -120,24 +121,6 @@ fn indexed(i: u8) -> String {
             format!("#{g:02x}{g:02x}{g:02x}")
         }
     }
-}
-
-fn escape(s: &str) -> String {
-    let mut out = String::with_capacity(s.len());
-    for c in s.chars() {
-        match c {
-            '&' => out.push_str("&amp;"),
-            '<' => out.push_str("&lt;"),
-            '>' => out.push_str("&gt;"),
-            '"' => out.push_str("&quot;"),
-            '\'' => out.push_str("&apos;"),
-            // XML 1.0 cannot hold these at all; the TUI never draws them, but a
-            // picture must stay well-formed whatever the buffer holds.
-            c if c.is_control() && c != '\t' => out.push('\u{fffd}'),
-            c => out.push(c),
-        }
-    }
-    out
 }
 
 /// The drawn colours and text attributes of one cell.
