@@ -4,7 +4,7 @@
 
 use std::path::PathBuf;
 
-use clap::{Args, Parser, Subcommand, ValueEnum};
+use clap::{Args, Parser, Subcommand};
 
 use loopscope::formats::{self, FormatChoice};
 use loopscope::render::At;
@@ -522,16 +522,12 @@ pub struct DetectorsArgs {
     pub detectors: DetectorFlags,
 }
 
-#[derive(Clone, Copy, ValueEnum)]
-pub enum ProfileArg {
-    Seed,
-    GeminiCli,
-    Extended,
-    QwenCode,
-    Openhands,
-    RooCode,
-    Cline,
-    RooFork,
+/// `--profile`: one of [`Profile::ALL`] by its name (the list `--help`,
+/// completions and the man page show comes from the same names).
+fn profile_parser() -> impl clap::builder::TypedValueParser<Value = Profile> {
+    use clap::builder::TypedValueParser;
+    clap::builder::PossibleValuesParser::new(Profile::ALL.map(Profile::name))
+        .map(|name: String| Profile::from_name(&name).expect("a name from Profile::ALL"))
 }
 
 /// Which detectors run, with which parameters.
@@ -542,11 +538,11 @@ pub struct DetectorFlags {
     #[arg(
         long,
         visible_alias = "compare",
-        value_enum,
+        value_parser = profile_parser(),
         value_delimiter = ',',
         value_name = "PROFILE"
     )]
-    pub profile: Vec<ProfileArg>,
+    pub profile: Vec<Profile>,
     /// Only these detectors (comma-separated ids) [default: all of the profile].
     #[arg(long, value_delimiter = ',')]
     pub detectors: Option<Vec<String>>,
@@ -558,25 +554,10 @@ pub struct DetectorFlags {
     pub config: Option<PathBuf>,
 }
 
-impl ProfileArg {
-    pub fn profile(self) -> Profile {
-        match self {
-            ProfileArg::Seed => Profile::Seed,
-            ProfileArg::GeminiCli => Profile::GeminiCli,
-            ProfileArg::Extended => Profile::Extended,
-            ProfileArg::QwenCode => Profile::QwenCode,
-            ProfileArg::Openhands => Profile::Openhands,
-            ProfileArg::RooCode => Profile::RooCode,
-            ProfileArg::Cline => Profile::Cline,
-            ProfileArg::RooFork => Profile::RooFork,
-        }
-    }
-}
-
 impl DetectorFlags {
     pub fn choices(&self) -> Choices {
         Choices {
-            profile: self.profile.first().map(|p| p.profile()),
+            profile: self.profile.first().copied(),
             detectors: self.detectors.clone(),
             config: self.config.clone(),
             sets: self.sets.clone(),
@@ -600,7 +581,7 @@ impl DetectorFlags {
             return Ok(vec![self.setup()?]);
         }
         let mut profiles: Vec<Profile> = Vec::new();
-        for p in self.profile.iter().map(|p| p.profile()) {
+        for &p in &self.profile {
             if !profiles.contains(&p) {
                 profiles.push(p);
             }
