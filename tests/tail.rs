@@ -7,38 +7,30 @@ mod common;
 use std::fs::OpenOptions;
 use std::io::Write;
 use std::path::{Path, PathBuf};
-use std::process::{Child, Command, Stdio};
-use std::sync::mpsc::Receiver;
+use std::process::{Command, Stdio};
 use std::time::Duration;
 
-use common::{interrupt, lines_of};
+use common::{lines_of, Running};
 use serde_json::{json, Value};
 
 const BIN: &str = env!("CARGO_BIN_EXE_loopscope");
 
 /// A running `tail --no-tui --json`, its stdout and stderr read line by line.
 struct Tail {
-    child: Child,
-    out: Receiver<String>,
-    err: Receiver<String>,
+    run: Running,
 }
 
 impl Tail {
     fn start(file: &Path, extra: &[&str]) -> Tail {
-        let mut child = Command::new(BIN)
-            .args(["tail", "--no-tui", "--json", "--detectors", "tool-repeat"])
+        let mut cmd = Command::new(BIN);
+        cmd.args(["tail", "--no-tui", "--json", "--detectors", "tool-repeat"])
             .arg(file)
             .args(extra)
             .env_remove("LOOPSCOPE_CONFIG")
-            .env("XDG_CONFIG_HOME", file.parent().unwrap())
-            .stdin(Stdio::null())
-            .stdout(Stdio::piped())
-            .stderr(Stdio::piped())
-            .spawn()
-            .unwrap();
-        let out = lines_of(child.stdout.take().unwrap());
-        let err = lines_of(child.stderr.take().unwrap());
-        let t = Tail { child, out, err };
+            .env("XDG_CONFIG_HOME", file.parent().unwrap());
+        let t = Tail {
+            run: Running::start(cmd),
+        };
         // What is written from now on is new content, not backlog.
         t.notice("following");
         t
@@ -46,6 +38,7 @@ impl Tail {
 
     fn detection(&self) -> Value {
         let line = self
+            .run
             .out
             .recv_timeout(Duration::from_secs(10))
             .expect("a detection line");
@@ -53,7 +46,7 @@ impl Tail {
     }
 
     fn no_detection(&self) {
-        if let Ok(line) = self.out.recv_timeout(Duration::from_millis(400)) {
+        if let Ok(line) = self.run.out.recv_timeout(Duration::from_millis(400)) {
             panic!("unexpected output: {line}");
         }
     }
@@ -61,6 +54,7 @@ impl Tail {
     fn notice(&self, text: &str) {
         loop {
             let line = self
+                .run
                 .err
                 .recv_timeout(Duration::from_secs(10))
                 .unwrap_or_else(|_| panic!("no notice {text:?}"));
@@ -71,15 +65,8 @@ impl Tail {
     }
 
     /// Interrupts it like Ctrl-C does and returns the exit code.
-    fn stop(mut self) -> i32 {
-        interrupt(&self.child);
-        self.child.wait().unwrap().code().unwrap_or(-1)
-    }
-}
-
-impl Drop for Tail {
-    fn drop(&mut self) {
-        let _ = self.child.kill();
+    fn stop(self) -> i32 {
+        self.run.stop()
     }
 }
 

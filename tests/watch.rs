@@ -7,56 +7,14 @@ mod common;
 
 use std::io::Write;
 use std::path::{Path, PathBuf};
-use std::process::{Child, Stdio};
-use std::sync::mpsc::Receiver;
 use std::time::{Duration, Instant};
 
 use common::fleet::{Fleet, PROJECT};
 use common::tmux::Tmux;
-use common::{interrupt, lines_of};
+use common::Running;
 
 fn sample(name: &str) -> Vec<u8> {
     std::fs::read(Path::new(env!("CARGO_MANIFEST_DIR")).join("sample-logs").join(name)).unwrap()
-}
-
-/// A running command, its stdout and stderr line by line.
-struct Running {
-    child: Child,
-    out: Receiver<String>,
-    err: Receiver<String>,
-}
-
-impl Running {
-    fn start(mut cmd: std::process::Command) -> Running {
-        let mut child = cmd
-            .stdin(Stdio::null())
-            .stdout(Stdio::piped())
-            .stderr(Stdio::piped())
-            .spawn()
-            .unwrap();
-        let out = lines_of(child.stdout.take().unwrap());
-        let err = lines_of(child.stderr.take().unwrap());
-        Running { child, out, err }
-    }
-
-    /// Waits for a line containing `text` on `which`, returning it.
-    fn wait(rx: &Receiver<String>, text: &str, seen: &mut Vec<String>) -> String {
-        let deadline = Instant::now() + Duration::from_secs(15);
-        while Instant::now() < deadline {
-            if let Ok(line) = rx.recv_timeout(Duration::from_millis(100)) {
-                seen.push(line.clone());
-                if line.contains(text) {
-                    return line;
-                }
-            }
-        }
-        panic!("no line with {text:?}; seen: {seen:#?}");
-    }
-
-    fn stop(mut self) -> i32 {
-        interrupt(&self.child);
-        self.child.wait().unwrap().code().unwrap_or(-1)
-    }
 }
 
 /// Writes `bytes` to `path` in two pieces cut inside a line, a moment apart
@@ -104,21 +62,12 @@ fn watch_no_tui_prints_new_detections_from_several_agents_sessions() {
         .write_all(&rest)
         .unwrap();
     Running::wait(&run.out, "00000000-clean.jsonl", &mut out);
-    let err_rx = run.err;
-    let code = {
-        let r = Running {
-            child: run.child,
-            out: run.out,
-            err: err_rx,
-        };
-        let lines_err: Vec<String> = r.err.try_iter().collect();
-        assert!(
-            lines_err.iter().all(|l| !l.contains("line ")),
-            "bad lines: {lines_err:?}"
-        );
-        r.stop()
-    };
-    assert_eq!(code, 1);
+    let lines_err: Vec<String> = run.err.try_iter().collect();
+    assert!(
+        lines_err.iter().all(|l| !l.contains("line ")),
+        "bad lines: {lines_err:?}"
+    );
+    assert_eq!(run.stop(), 1);
     // The session that looped before watching began was not announced.
     assert!(out.iter().all(|l| !l.contains("5f0c1d2e")), "{out:#?}");
 }

@@ -88,3 +88,52 @@ pub const LOWER: &[u8] = b"abcdefghijklmnopqrstuvwxyz";
 pub fn tool(name: &str, args: &str) -> Event {
     Event::tool_call(name, serde_json::from_str::<Value>(args).expect("valid args"))
 }
+
+/// A running command, its stdout and stderr line by line.
+pub struct Running {
+    pub child: std::process::Child,
+    pub out: std::sync::mpsc::Receiver<String>,
+    pub err: std::sync::mpsc::Receiver<String>,
+}
+
+impl Running {
+    pub fn start(mut cmd: std::process::Command) -> Running {
+        let mut child = cmd
+            .stdin(std::process::Stdio::null())
+            .stdout(std::process::Stdio::piped())
+            .stderr(std::process::Stdio::piped())
+            .spawn()
+            .unwrap();
+        let out = lines_of(child.stdout.take().unwrap());
+        let err = lines_of(child.stderr.take().unwrap());
+        Running { child, out, err }
+    }
+
+    /// Waits for a line containing `text` on `which`, returning it.
+    pub fn wait(rx: &std::sync::mpsc::Receiver<String>, text: &str, seen: &mut Vec<String>) -> String {
+        let deadline = std::time::Instant::now() + std::time::Duration::from_secs(15);
+        while std::time::Instant::now() < deadline {
+            if let Ok(line) = rx.recv_timeout(std::time::Duration::from_millis(100)) {
+                seen.push(line.clone());
+                if line.contains(text) {
+                    return line;
+                }
+            }
+        }
+        panic!("no line with {text:?}; seen: {seen:#?}");
+    }
+
+    /// Interrupts it like Ctrl-C does and returns the exit code.
+    pub fn stop(mut self) -> i32 {
+        interrupt(&self.child);
+        self.child.wait().unwrap().code().unwrap_or(-1)
+    }
+}
+
+/// A test that fails midway leaves no process behind.
+impl Drop for Running {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
