@@ -99,13 +99,7 @@ pub struct SessionRow {
 impl SessionRow {
     /// `PARENT ▸ agent-ID` for a sub-agent, else the path.
     pub fn label(&self) -> String {
-        sessions::Session {
-            path: self.path.clone(),
-            found: true,
-            agent: None,
-            parent: self.parent.clone(),
-        }
-        .label()
+        sessions::label(&self.path, self.parent.as_deref())
     }
 
     /// streaming / idle / ⚠ FIRED detector.
@@ -439,11 +433,10 @@ impl Watching {
                 break;
             }
         }
-        if let Ok(m) = std::fs::metadata(t.followed.path()) {
-            if m.len() != t.row.bytes {
-                grew = true;
-                t.row.bytes = m.len();
-            }
+        // Bytes read, a half-written line included (no second look at the file).
+        if t.followed.offset() != t.row.bytes {
+            grew = true;
+            t.row.bytes = t.followed.offset();
         }
         // What a session held when watching began is not activity: its
         // last activity stays its modification time.

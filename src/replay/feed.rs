@@ -141,6 +141,11 @@ impl Followed {
         self.follower.has_more()
     }
 
+    /// Bytes of the current file read so far.
+    pub fn offset(&self) -> u64 {
+        self.follower.offset()
+    }
+
     /// Reads what is new. A half-written last line waits for its newline;
     /// formats whose writers rewrite the whole file are re-read whole.
     pub fn poll(&mut self) -> io::Result<Vec<Step>> {

@@ -133,6 +133,11 @@ impl Follower {
         &self.path
     }
 
+    /// Bytes of the current file read so far.
+    pub fn offset(&self) -> u64 {
+        self.offset
+    }
+
     fn say(&mut self, news: FileNews, out: &mut Vec<Change>) {
         if self.said.as_ref() != Some(&news) {
             self.said = Some(news.clone());

@@ -193,14 +193,7 @@ impl Session {
 
     /// How it is shown: its path, or for a sub-agent `PARENT ▸ agent-ID`.
     pub fn label(&self) -> String {
-        match &self.parent {
-            Some(parent) => {
-                let stem = self.path.file_stem().unwrap_or_default().to_string_lossy();
-                let stem = stem.strip_suffix(".jsonl").unwrap_or(&stem);
-                format!("{} ▸ {stem}", parent.display())
-            }
-            None => self.path.display().to_string(),
-        }
+        label(&self.path, self.parent.as_deref())
     }
 
     /// Sub-agents sort right after their parent.
@@ -209,6 +202,18 @@ impl Session {
             Some(p) => (p.clone(), true, self.path.clone()),
             None => (self.path.clone(), false, PathBuf::new()),
         }
+    }
+}
+
+/// How a session is shown: its path, or for a sub-agent `PARENT ▸ agent-ID`.
+pub fn label(path: &Path, parent: Option<&Path>) -> String {
+    match parent {
+        Some(parent) => {
+            let stem = path.file_stem().unwrap_or_default().to_string_lossy();
+            let stem = stem.strip_suffix(".jsonl").unwrap_or(&stem);
+            format!("{} ▸ {stem}", parent.display())
+        }
+        None => path.display().to_string(),
     }
 }
 
