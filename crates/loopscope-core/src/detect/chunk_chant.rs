@@ -96,10 +96,9 @@ fn build(p: &Params) -> Box<dyn super::Detector> {
         quirks,
         shared_latch: p.flag("shared_latch"),
         classes: Classifier::get(quirks),
-        history: History {
-            buckets: Buckets::new(p.count("max_history")),
-            ..History::default()
-        },
+        // The buckets grow with the history a session really has: a fresh
+        // detector costs nothing (`watch` keeps one per session).
+        history: History::default(),
         in_code_block: false,
         request: 0,
         last_best: None,
@@ -137,8 +136,11 @@ enum Seen {
 /// bucket and each position links to the previous one of its bucket, so
 /// finding a chunk's newest position walks a chain that is short (the
 /// buckets outnumber the positions in history) and stops at the first
-/// position before the history. Nothing is ever deleted or rebuilt: old
-/// positions simply fall out of reach, and a reset costs nothing.
+/// position before the history. Nothing is ever deleted: old positions
+/// simply fall out of reach, and a reset costs nothing. The buckets start
+/// few and double (rebuilt from the positions in history) whenever the
+/// history outgrows half of them, so an engine's size follows the text it
+/// has seen, not the longest history it may keep.
 #[derive(Clone, Debug, Default)]
 struct Buckets {
     head: Vec<usize>,
@@ -147,9 +149,9 @@ struct Buckets {
 }
 
 impl Buckets {
-    /// Sized for a history of `max_history` positions (twice as many buckets).
-    fn new(max_history: usize) -> Buckets {
-        let size = (max_history * 2).next_power_of_two().clamp(64, 1 << 22);
+    /// Sized for a history of `positions` positions (twice as many buckets).
+    fn new(positions: usize) -> Buckets {
+        let size = (positions * 2).next_power_of_two().clamp(MIN_BUCKETS, MAX_BUCKETS);
         Buckets {
             head: vec![NONE; size],
             shift: 64 - size.trailing_zeros(),
@@ -163,6 +165,11 @@ impl Buckets {
 
 /// `prev_same` of a position that starts the chain of its chunk.
 const NONE: usize = usize::MAX;
+/// `bucket_prev` of a position left unrecorded (a hash collision): it is
+/// in no chain, so a rebuild of the buckets skips it.
+const UNRECORDED: usize = usize::MAX - 1;
+const MIN_BUCKETS: usize = 64;
+const MAX_BUCKETS: usize = 1 << 22;
 
 /// Text appended to the history by one delta, for mapping positions back to
 /// content-channel offsets.
@@ -356,8 +363,9 @@ impl History {
     /// as its chunk's newest, unless the newest position with that hash
     /// holds different text, which gemini-cli leaves unrecorded.
     fn record(&mut self, pos: usize, hash: u64, chunk: usize) -> Seen {
-        if self.buckets.head.is_empty() {
-            self.buckets = Buckets::new(1024);
+        let in_reach = (pos + 1).saturating_sub(self.start);
+        if in_reach * 2 > self.buckets.head.len() && self.buckets.head.len() < MAX_BUCKETS {
+            self.grow_buckets(pos, in_reach);
         }
         let bucket = self.buckets.of(hash);
         let mut q = self.buckets.head[bucket];
@@ -378,12 +386,28 @@ impl History {
         };
         self.hashes.push(hash);
         if matches!(seen, Seen::Collision) {
-            self.bucket_prev.push(NONE);
+            self.bucket_prev.push(UNRECORDED);
         } else {
             self.bucket_prev.push(self.buckets.head[bucket]);
             self.buckets.head[bucket] = pos;
         }
         seen
+    }
+
+    /// Buckets for `in_reach` positions, refilled with the recorded
+    /// positions in history before `pos`, oldest first (so each chain runs
+    /// newest to oldest, as if they had been recorded into these buckets).
+    fn grow_buckets(&mut self, pos: usize, in_reach: usize) {
+        self.buckets = Buckets::new(in_reach.max(self.buckets.head.len()));
+        for p in self.start..pos {
+            let i = p - self.base;
+            if self.bucket_prev[i] == UNRECORDED {
+                continue;
+            }
+            let bucket = self.buckets.of(self.hashes[i]);
+            self.bucket_prev[i] = self.buckets.head[bucket];
+            self.buckets.head[bucket] = p;
+        }
     }
 
     fn count_positions(&self, last: usize, limit: usize) -> usize {
@@ -704,5 +728,51 @@ impl Rule for ChunkChant {
 
     fn shares_latch(&self) -> bool {
         self.shared_latch
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// What `record` answers for every position of `units` (hashes folded
+    /// to a few values, so different chunks collide), the history window
+    /// moving on as it goes; and the buckets it ended with.
+    fn record_all(units: &[u32], buckets: Buckets) -> (Vec<String>, usize) {
+        let chunk = 4;
+        let pow = (0..chunk).fold(1, |acc, _| mul_mod(acc, BASE));
+        let mut h = History {
+            buckets,
+            ..History::default()
+        };
+        h.units.extend_from_slice(units);
+        h.extend_prefix(0);
+        let seen = (0..=units.len() - chunk)
+            .map(|pos| {
+                h.start = pos.saturating_sub(700);
+                let hash = h.hash(pos, chunk, pow) % 13;
+                match h.record(pos, hash, chunk) {
+                    Seen::New => "new".to_string(),
+                    Seen::At(q) => format!("at {q}"),
+                    Seen::Collision => "collision".to_string(),
+                }
+            })
+            .collect();
+        (seen, h.buckets.head.len())
+    }
+
+    #[test]
+    fn buckets_grow_with_the_history_and_find_what_presized_ones_find() {
+        // A few chunks repeating irregularly, CJK and emoji among them.
+        let text: Vec<u32> = (0..3000u32)
+            .map(|i| ['a', 'b', '思', '🙂', 'c'][((i * i + i / 7) % 5) as usize] as u32)
+            .collect();
+        let (grown, size) = record_all(&text, Buckets::default());
+        let (presized, _) = record_all(&text, Buckets::new(5000));
+        assert_eq!(grown, presized);
+        assert!(grown.iter().any(|s| s == "collision") && grown.iter().any(|s| s.starts_with("at")));
+        // The window holds about 700 positions: the buckets follow it, not max_history.
+        assert!((1024..=4096).contains(&size), "{size} buckets");
+        assert_eq!(record_all(&text[..40], Buckets::default()).1, 128);
     }
 }
