@@ -281,6 +281,19 @@ impl Followed {
         }
     }
 
+    /// Whether a file descriptor is held (a store's shared connection is not counted).
+    pub fn holds_file(&self) -> bool {
+        matches!(&self.tracker, Tracker::File(f) if f.holds_file())
+    }
+
+    /// Reads a file no further than `end` bytes (see [`Follower::stop_at`]);
+    /// records (stores, folders) have no such limit.
+    pub fn stop_at(&mut self, end: Option<u64>) {
+        if let Tracker::File(f) = &mut self.tracker {
+            f.stop_at(end);
+        }
+    }
+
     /// The stream ended for good (another session is followed now): its
     /// unfinished last line is all there will be.
     pub fn finish(&mut self) -> Vec<Item> {
