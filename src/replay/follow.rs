@@ -195,7 +195,8 @@ impl Follower {
             }
         };
         // Stopped at `end`: nothing more until the limit is lifted.
-        self.more = n as u64 == room && room == CHUNK as u64 && self.end.is_none_or(|end| self.offset + (n as u64) < end);
+        self.more =
+            n as u64 == room && room == CHUNK as u64 && self.end.is_none_or(|end| self.offset + (n as u64) < end);
         if n > 0 {
             self.offset += n as u64;
             out.push(Change::Bytes(bytes));

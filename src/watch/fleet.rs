@@ -289,7 +289,13 @@ impl Watching {
         // A folder inside a watched root is watched already (and watching
         // it again, not recursively, would stop the root's watch from
         // following new folders under it).
-        let inside = |p: &Path, me: &Self| me.opts.roots.iter().zip(&me.armed).any(|(r, a)| *a && p.starts_with(&r.path));
+        let inside = |p: &Path, me: &Self| {
+            me.opts
+                .roots
+                .iter()
+                .zip(&me.armed)
+                .any(|(r, a)| *a && p.starts_with(&r.path))
+        };
         lookouts.retain(|p| !inside(p, self));
         if let Some(w) = &mut self.watcher {
             for gone in self.lookouts.difference(&lookouts) {
@@ -388,7 +394,11 @@ impl Watching {
                 .tracked
                 .range(prefix.clone()..)
                 .map(|(k, _)| k)
-                .take_while(|k| k.as_os_str().as_encoded_bytes().starts_with(prefix.as_os_str().as_encoded_bytes()))
+                .take_while(|k| {
+                    k.as_os_str()
+                        .as_encoded_bytes()
+                        .starts_with(prefix.as_os_str().as_encoded_bytes())
+                })
                 .cloned()
                 .collect();
             container |= !streams.is_empty();
@@ -497,7 +507,10 @@ impl Watching {
             }
         };
         self.ignored.remove(&path);
-        let follow = formats::cline::task_file(&path).unwrap_or_else(|| path.clone());
+        // A task or Copilot session folder is followed through its file.
+        let follow = formats::cline::task_file(&path)
+            .or_else(|| formats::copilot::session_file(&path))
+            .unwrap_or_else(|| path.clone());
         let row = SessionRow {
             agent: agent
                 .map_or_else(|| format.map_or("?", |f| f.name()), Agent::name)
@@ -678,18 +691,37 @@ mod tests {
 
     #[test]
     fn scratch_files_are_told_by_name() {
-        for name in ["a.jsonl.tmp", ".a.jsonl", "a.jsonl~", "a.tmp.jsonl", "a.json.part", ".a.jsonl.swp"] {
+        for name in [
+            "a.jsonl.tmp",
+            ".a.jsonl",
+            "a.jsonl~",
+            "a.tmp.jsonl",
+            "a.json.part",
+            ".a.jsonl.swp",
+        ] {
             assert!(is_scratch(Path::new(name)), "{name}");
         }
-        for name in ["a.jsonl", "rollout-2026.jsonl.zst", "temperature.json", "tmp.jsonl", "opencode.db"] {
+        for name in [
+            "a.jsonl",
+            "rollout-2026.jsonl.zst",
+            "temperature.json",
+            "tmp.jsonl",
+            "opencode.db",
+        ] {
             assert!(!is_scratch(Path::new(name)), "{name}");
         }
     }
 
     #[test]
     fn a_store_side_file_stands_for_the_store() {
-        assert_eq!(store_of(Path::new("/x/opencode.db-wal")), PathBuf::from("/x/opencode.db"));
-        assert_eq!(store_of(Path::new("/x/opencode.db-shm")), PathBuf::from("/x/opencode.db"));
+        assert_eq!(
+            store_of(Path::new("/x/opencode.db-wal")),
+            PathBuf::from("/x/opencode.db")
+        );
+        assert_eq!(
+            store_of(Path::new("/x/opencode.db-shm")),
+            PathBuf::from("/x/opencode.db")
+        );
         assert_eq!(store_of(Path::new("/x/a.jsonl")), PathBuf::from("/x/a.jsonl"));
     }
 }
