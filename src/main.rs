@@ -32,6 +32,17 @@ fn main() -> ExitCode {
     if let Some(i) = input {
         formats::set_max_record(i.max_record);
     }
+    let spool = match &cli.command {
+        Some(Command::View(a)) => Some(a.spool),
+        Some(Command::Tail(a)) => Some(a.spool),
+        Some(Command::Screenshot(a)) => Some(a.spool),
+        Some(Command::Watch(a)) => Some(a.spool),
+        None => Some(cli.spool),
+        Some(_) => None,
+    };
+    if let Some(s) = spool {
+        loopscope::store::set_max_spool(s.max_spool as u64);
+    }
     let result = match cli.command {
         Some(Command::View(args)) => {
             one_stream(args.files).and_then(|f| run_view(f, &args.replay, &args.judge, args.input, &args.detectors))

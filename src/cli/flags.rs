@@ -36,6 +36,8 @@ pub struct Cli {
     #[command(flatten)]
     pub input: InputFlags,
     #[command(flatten)]
+    pub spool: SpoolFlags,
+    #[command(flatten)]
     pub detectors: DetectorFlags,
 }
 
@@ -83,6 +85,8 @@ pub struct ScreenshotArgs {
     #[command(flatten)]
     pub input: InputFlags,
     #[command(flatten)]
+    pub spool: SpoolFlags,
+    #[command(flatten)]
     pub detectors: DetectorFlags,
 }
 
@@ -113,6 +117,17 @@ pub fn parse_size(s: &str) -> Result<(u16, u16), String> {
     }
 }
 
+/// How much of a log the viewer keeps on disk.
+#[derive(Args, Clone, Copy)]
+pub struct SpoolFlags {
+    /// The most of the decoded log the viewer writes to a temporary file
+    /// (past 32 MB in memory); past it, or when the disk would keep less
+    /// than 1 GiB (or a tenth of it) free, later events are not kept and
+    /// the viewer says so (64M, 1G, …).
+    #[arg(long, default_value = "1G", value_name = "SIZE", value_parser = formats::parse_size)]
+    pub max_spool: usize,
+}
+
 /// How the input is read.
 #[derive(Args, Clone, Copy)]
 pub struct InputFlags {
@@ -137,6 +152,8 @@ pub struct ViewArgs {
     pub judge: LiveJudgeFlags,
     #[command(flatten)]
     pub input: InputFlags,
+    #[command(flatten)]
+    pub spool: SpoolFlags,
     #[command(flatten)]
     pub detectors: DetectorFlags,
 }
@@ -179,6 +196,8 @@ pub struct TailArgs {
     pub look: LookFlags,
     #[command(flatten)]
     pub input: InputFlags,
+    #[command(flatten)]
+    pub spool: SpoolFlags,
     #[command(flatten)]
     pub detectors: DetectorFlags,
 }
@@ -437,6 +456,8 @@ pub struct WatchArgs {
     pub look: LookFlags,
     #[command(flatten)]
     pub input: InputFlags,
+    #[command(flatten)]
+    pub spool: SpoolFlags,
     #[command(flatten)]
     pub detectors: DetectorFlags,
 }

@@ -123,6 +123,13 @@ pub fn screenshot_streamed(
 ) -> Result<Buffer, String> {
     let now = Instant::now();
     let mut app = load(read, format, setup, shot, now)?;
+    if let Some(cut) = app.tape.cut() {
+        eprintln!(
+            "loopscope: warning: {}: drawn up to event {} (--max-spool SIZE keeps more)",
+            crate::sanitize::text(&cut.why),
+            cut.at.saturating_sub(1),
+        );
+    }
     match shot.at {
         At::End if shot.live => {}
         At::End => app.command(Command::End, now),

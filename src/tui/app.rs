@@ -241,7 +241,11 @@ impl App {
     pub fn append(&mut self, events: Vec<Event>, now: Instant) {
         let announce = self.live.as_ref().is_some_and(|l| l.caught_up || l.from_start);
         let first_new = self.tape.detections().len();
+        let was_cut = self.tape.cut().is_some();
         for event in events {
+            if self.tape.cut().is_some() {
+                break;
+            }
             let index = self.tape.len();
             self.pacing.push(&event);
             self.panes.timeline.push(index, &event);
@@ -252,6 +256,16 @@ impl App {
                     self.announcements.push(d);
                 }
             }
+        }
+        if let (false, Some(cut)) = (was_cut, self.tape.cut().cloned()) {
+            // Said once, where it happened and in a flash: nothing after is shown.
+            let text = format!(
+                "{}: kept up to event {}, not the rest",
+                cut.why,
+                cut.at.saturating_sub(1)
+            );
+            self.panes.timeline.push_note(cut.at, text.clone());
+            self.flash(text, now);
         }
         let arrived = self.tape.detections().len() - first_new;
         if let Some(live) = self.live.as_mut() {
