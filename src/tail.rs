@@ -16,7 +16,7 @@ use crate::formats::detect::AutoDecoder;
 use crate::formats::FormatChoice;
 use crate::replay::feed::{self, Feed, MakeDecoder, Sink};
 use crate::replay::follow::FileNews;
-use crate::scan::{json_line, position, EXIT_CLEAN, EXIT_DETECTED};
+use crate::scan::{detection_record, position, EXIT_CLEAN, EXIT_DETECTED};
 
 /// What to follow.
 #[derive(Clone, Debug)]
@@ -140,7 +140,7 @@ impl OnDetect {
             .env("LOOPSCOPE_DETECTOR", d.detector)
             .env("LOOPSCOPE_EVENT", d.event.to_string())
             .env("LOOPSCOPE_REASON", &d.reason)
-            .env("LOOPSCOPE_JSON", json_line(&self.file, d).to_string())
+            .env("LOOPSCOPE_JSON", detection_record(&self.file, None, d).to_string())
             .stdin(Stdio::null());
         if quiet {
             cmd.stdout(Stdio::null()).stderr(Stdio::piped());
@@ -247,7 +247,7 @@ pub fn run_headless(
                         }
                         detected = true;
                         let line = if opts.json {
-                            crate::sanitize::json(&json_line(&name, &d).to_string()).into_owned()
+                            crate::sanitize::json(&detection_record(&name, None, &d).to_string()).into_owned()
                         } else {
                             human_line(&name, &d)
                         };

@@ -414,9 +414,13 @@ fn dry_run_prints_requests_and_sends_none() {
         .unwrap();
     assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
     let text = String::from_utf8(o.stdout).unwrap();
-    let bodies: Vec<Value> = text.lines().map(|l| serde_json::from_str(l).unwrap()).collect();
-    assert_eq!(bodies.len(), 1, "one check at turn 30");
-    assert_eq!(bodies[0]["model"], "flash");
+    let records: Vec<Value> = text.lines().map(|l| serde_json::from_str(l).unwrap()).collect();
+    assert_eq!(records.len(), 1, "one check at turn 30");
+    assert_eq!(
+        (&records[0]["type"], &records[0]["schema"], &records[0]["stage"]),
+        (&json!("judge_request"), &json!(1), &json!(1))
+    );
+    assert_eq!(records[0]["request"]["model"], "flash");
     // Writing into the input is refused.
     let (code, err) = judge(&input, &input, "http://127.0.0.1:9/v1", &[]);
     assert_eq!(code, 2);

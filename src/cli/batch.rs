@@ -415,7 +415,11 @@ pub fn run_detectors(args: &DetectorsArgs) -> Result<i32, String> {
     let text = if args.print_default_config {
         setup.to_toml()
     } else if args.json {
-        serde_json::to_string_pretty(&setup.describe_json()).expect("plain JSON") + "\n"
+        let mut record = serde_json::json!({"type": "detectors", "schema": loopscope::scan::SCHEMA});
+        if let (Some(r), serde_json::Value::Object(fields)) = (record.as_object_mut(), setup.describe_json()) {
+            r.extend(fields);
+        }
+        serde_json::to_string_pretty(&record).expect("plain JSON") + "\n"
     } else {
         describe_text(&setup)
     };
