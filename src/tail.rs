@@ -220,7 +220,7 @@ pub fn run_headless(
         None => sink,
     };
     target.start(opts.format, sink);
-    on_stop_signal(move || {
+    on_stop_signal(move |_| {
         let _ = tx.send(Feed::Ended);
     });
     let mut hook = opts.on_detect.as_ref().map(|command| OnDetect {
@@ -311,16 +311,17 @@ pub fn run_headless(
     Ok(if detected { EXIT_DETECTED } else { EXIT_CLEAN })
 }
 
-/// SIGINT, SIGTERM, SIGHUP and SIGQUIT call `stop` once (on a thread of their
-/// own): `tail`, `watch` and the viewer end as at the end of input or `q`.
-pub fn on_stop_signal(stop: impl FnOnce() + Send + 'static) {
+/// SIGINT, SIGTERM, SIGHUP and SIGQUIT call `stop` once with the signal (on
+/// a thread of their own): `tail` and `watch` end as at the end of input,
+/// the viewer as on `q` but with the exit status 128 + the signal.
+pub fn on_stop_signal(stop: impl FnOnce(i32) + Send + 'static) {
     use signal_hook::consts::{SIGHUP, SIGINT, SIGQUIT, SIGTERM};
     // SIGQUIT too: its default (a core dump) would leave the terminal in
     // raw mode on the alternate screen.
     if let Ok(mut signals) = signal_hook::iterator::Signals::new([SIGTERM, SIGHUP, SIGINT, SIGQUIT]) {
         thread::spawn(move || {
-            if signals.forever().next().is_some() {
-                stop();
+            if let Some(sig) = signals.forever().next() {
+                stop(sig);
             }
         });
     }

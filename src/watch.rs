@@ -175,7 +175,7 @@ pub fn run_headless(
     let (tx, rx) = mpsc::channel::<Option<WatchNews>>();
     let news_tx = tx.clone();
     spawn(opts, Box::new(move |n| news_tx.send(Some(n)).is_ok()));
-    crate::tail::on_stop_signal(move || {
+    crate::tail::on_stop_signal(move |_| {
         let _ = tx.send(None);
     });
     let mut detected = false;

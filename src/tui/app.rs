@@ -131,6 +131,8 @@ pub struct App {
     pub chosen: Option<usize>,
     pub size: Rect,
     pub quit: bool,
+    /// The stop signal that ended it (Ctrl-C counts as SIGINT).
+    pub interrupted: Option<i32>,
     /// Something changed since the last draw.
     pub dirty: bool,
     /// Derived from the engine at `cursor` by `refresh`.
@@ -181,6 +183,7 @@ impl App {
             chosen: None,
             size: Rect::default(),
             quit: false,
+            interrupted: None,
             dirty: true,
             states: Vec::new(),
             runs: Vec::new(),
@@ -235,6 +238,12 @@ impl App {
     fn browsing(&self) -> bool {
         let stopped = self.live.is_some() && !self.following();
         stopped || self.overlay.is_some() || self.prompt.is_some() || self.panes.timeline.selected.is_some()
+    }
+
+    /// The exit status once it ended: 0, or 128 + the stop signal (130
+    /// for Ctrl-C), as a shell reports a command a signal ended.
+    pub fn exit_status(&self) -> i32 {
+        self.interrupted.map_or(0, |sig| 128 + sig)
     }
 
     /// New events from the source: run through the engine, paced, listed.
