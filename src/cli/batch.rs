@@ -43,7 +43,7 @@ pub fn endpoint(
         .map(std::path::Path::to_path_buf)
         .or(config.prompt_file.clone());
     let prompt = match prompt_path.as_deref() {
-        Some(p) => std::fs::read_to_string(p).map_err(|e| format!("{}: {}", p.display(), loopscope::io_reason(&e)))?,
+        Some(p) => loopscope::config::read_capped(p, loopscope::config::MAX_SMALL_FILE)?,
         None => loopscope::judge::DEFAULT_PROMPT.to_string(),
     };
     let api_key = match key_env {

@@ -625,11 +625,45 @@ pub struct DetectorsArgs {
 }
 
 /// `--profile`: one of [`Profile::ALL`] by its name (the list `--help`,
-/// completions and the man page show comes from the same names).
-fn profile_parser() -> impl clap::builder::TypedValueParser<Value = Profile> {
-    use clap::builder::TypedValueParser;
-    clap::builder::PossibleValuesParser::new(Profile::ALL.map(Profile::name))
-        .map(|name: String| Profile::from_name(&name).expect("a name from Profile::ALL"))
+/// completions and the man page show comes from the same names). An
+/// unknown name is quoted cut, as `loopscope_core::setup` does: clap's own
+/// message echoed a 50 MB argument whole.
+fn profile_parser() -> ProfileParser {
+    ProfileParser
+}
+
+#[derive(Clone)]
+pub struct ProfileParser;
+
+impl clap::builder::TypedValueParser for ProfileParser {
+    type Value = Profile;
+
+    fn parse_ref(
+        &self,
+        cmd: &clap::Command,
+        arg: Option<&clap::Arg>,
+        value: &std::ffi::OsStr,
+    ) -> Result<Profile, clap::Error> {
+        let name = value.to_string_lossy();
+        Profile::from_name(&name).ok_or_else(|| {
+            let names: Vec<&str> = Profile::ALL.iter().map(|p| p.name()).collect();
+            let flag = arg.map_or_else(|| "--profile".to_string(), ToString::to_string);
+            let message = format!(
+                "unknown profile {} for {flag} (known: {})\n",
+                loopscope::detect::quote(&name, 60),
+                names.join(", ")
+            );
+            clap::Error::raw(clap::error::ErrorKind::InvalidValue, message).with_cmd(cmd)
+        })
+    }
+
+    fn possible_values(&self) -> Option<Box<dyn Iterator<Item = clap::builder::PossibleValue> + '_>> {
+        Some(Box::new(
+            Profile::ALL
+                .into_iter()
+                .map(|p| clap::builder::PossibleValue::new(p.name())),
+        ))
+    }
 }
 
 /// Which detectors run, with which parameters.
