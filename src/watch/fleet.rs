@@ -64,6 +64,14 @@ struct Tracked {
     grew_at: Option<Instant>,
 }
 
+impl Tracked {
+    /// Quiet: lets go of the file and of what the detectors can work out again.
+    fn rest(&mut self) {
+        self.followed.rest();
+        self.engine.compact();
+    }
+}
+
 /// What a file looked like when it was judged not a session: it is judged
 /// again once it differs (grown past a first line still being written,
 /// rewritten, replaced).
@@ -619,7 +627,7 @@ impl Watching {
             self.tick_by(Instant::now() + HOT.min(self.opts.idle_after));
         }
         if t.grew_at.is_none_or(|at| at.elapsed() >= HOT) {
-            t.followed.rest();
+            t.rest();
         }
         let new_problem = match (&t.row.problem, &before.problem) {
             (Some(p), None) => Some(format!("{}: {p}", crate::sanitize::path(&t.row.path))),
@@ -670,7 +678,7 @@ impl Watching {
             if t.followed.holds_file() {
                 match t.grew_at.map(|at| at + HOT).filter(|at| *at > now) {
                     Some(at) => due = Some(due.map_or(at, |d| d.min(at))),
-                    None => t.followed.rest(),
+                    None => t.rest(),
                 }
             }
             next = match (next, due) {

@@ -72,6 +72,14 @@ impl Engine {
         found
     }
 
+    /// Lets every detector drop what it can work out again (see
+    /// [`crate::detect::Detector::compact`]): `watch` does it to a quiet session.
+    pub fn compact(&mut self) {
+        for d in &mut self.detectors {
+            d.compact();
+        }
+    }
+
     /// Events applied so far.
     pub fn position(&self) -> usize {
         self.position

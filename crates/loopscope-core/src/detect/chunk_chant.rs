@@ -202,6 +202,10 @@ struct History {
     hashes: Vec<u64>,
     bucket_prev: Vec<usize>,
     segments: VecDeque<Segment>,
+    /// Compacted ([`History::compact`]): the positions in reach left
+    /// unrecorded (collisions); prefix, hashes, chains and buckets are gone
+    /// until [`History::rebuild`] works them out again from the units.
+    compacted: Option<Vec<usize>>,
 }
 
 impl Clone for History {
@@ -225,6 +229,7 @@ impl Clone for History {
             index: self.index,
             buckets: self.buckets.clone(),
             segments: self.segments.clone(),
+            compacted: self.compacted.clone(),
         }
     }
 }
@@ -394,6 +399,70 @@ impl History {
         seen
     }
 
+    /// Keeps only the units (4 bytes each) and the collisions: an idle
+    /// session's history costs a tenth of what it does while examined. Not
+    /// after a detection (the index stays on the chunk that fired).
+    fn compact(&mut self) {
+        let examined = self.index.saturating_sub(self.base);
+        if self.compacted.is_some() || self.prev_same.len() != examined || self.hashes.len() != examined {
+            return;
+        }
+        let keep_from = self
+            .segments
+            .front()
+            .map_or(self.start, |s| s.start.min(self.start))
+            .max(self.base);
+        let collisions = (self.start.max(self.base)..self.index)
+            .filter(|p| self.bucket_prev[p - self.base] == UNRECORDED)
+            .collect();
+        self.units.drain(..keep_from - self.base);
+        self.units.shrink_to_fit();
+        self.base = keep_from;
+        for v in [&mut self.prev_same, &mut self.bucket_prev] {
+            *v = Vec::new();
+        }
+        self.prefix = Vec::new();
+        self.hashes = Vec::new();
+        self.buckets = Buckets::default();
+        self.segments.shrink_to_fit();
+        self.compacted = Some(collisions);
+    }
+
+    /// Works out again what [`History::compact`] dropped: the prefix
+    /// hashes, and each examined position in reach recorded in order as it
+    /// was (the collisions left out), so every chain is what it was for
+    /// the positions a look can still reach.
+    fn rebuild(&mut self, chunk: usize, pow: u64) {
+        let Some(collisions) = self.compacted.take() else {
+            return;
+        };
+        self.extend_prefix(0);
+        let examined = self.index.saturating_sub(self.base);
+        self.prev_same.reserve(examined);
+        self.hashes.reserve(examined);
+        self.bucket_prev.reserve(examined);
+        for pos in self.base..self.index {
+            if pos < self.start {
+                self.prev_same.push(NONE);
+                self.hashes.push(0);
+                self.bucket_prev.push(NONE);
+                continue;
+            }
+            let hash = self.hash(pos, chunk, pow);
+            if collisions.binary_search(&pos).is_ok() {
+                self.hashes.push(hash);
+                self.bucket_prev.push(UNRECORDED);
+                self.prev_same.push(NONE);
+                continue;
+            }
+            let previous = match self.record(pos, hash, chunk) {
+                Seen::At(p) => p,
+                Seen::New | Seen::Collision => NONE,
+            };
+            self.prev_same.push(previous);
+        }
+    }
+
     /// Buckets for `in_reach` positions, refilled with the recorded
     /// positions in history before `pos`, oldest first (so each chain runs
     /// newest to oldest, as if they had been recorded into these buckets).
@@ -524,6 +593,7 @@ impl ChunkChant {
     }
 
     fn append(&mut self, text: &str, obs: &Observation<'_>) {
+        self.history.rebuild(self.chunk, self.pow);
         let (text, skipped_chars, skipped_units) = self.fitting_tail(text);
         if skipped_units > 0 {
             self.history.skip(skipped_units);
@@ -729,6 +799,17 @@ impl Rule for ChunkChant {
     fn shares_latch(&self) -> bool {
         self.shared_latch
     }
+
+    fn compact(&mut self, stopped: bool) {
+        if stopped {
+            // Dead until the prompt that resets it: let all of it go.
+            self.history.reset();
+            self.history.buckets = Buckets::default();
+            self.last_best = None;
+        } else {
+            self.history.compact();
+        }
+    }
 }
 
 #[cfg(test)]
@@ -759,6 +840,46 @@ mod tests {
             })
             .collect();
         (seen, h.buckets.head.len())
+    }
+
+    #[test]
+    fn a_compacted_history_finds_what_a_kept_one_finds_and_costs_its_units() {
+        use crate::config::Setup;
+        use crate::engine::Engine;
+        use crate::event::Event;
+        for profile in [crate::detect::Profile::Seed, crate::detect::Profile::GeminiCli] {
+            let mut setup = Setup::profile(profile);
+            setup.select(&["chunk-chant".to_string()]).unwrap();
+            let (mut kept, mut compacted) = (Engine::new(&setup), Engine::new(&setup));
+            let mut seed = 7u64;
+            let mut found = (Vec::new(), Vec::new());
+            for i in 0..400 {
+                seed = seed.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
+                let event = match seed >> 60 {
+                    0 => Event::prompt("go on"),
+                    1 => Event::request(),
+                    2 if i % 3 == 0 => Event::tool_call("ls", serde_json::json!({})),
+                    3..=7 => {
+                        Event::content(&"I will check it once more 思考🙂, ".repeat(1 + (seed >> 50) as usize % 4))
+                    }
+                    _ => {
+                        // Text from few words (思考 and 🙂 among them), so chunks repeat and chant.
+                        let words = ["loop ", "again ", "思考 ", "🙂 ", "and ", "then "];
+                        let text: String = (0..(seed >> 40) % 90)
+                            .map(|k| words[((seed >> (k % 50)) % words.len() as u64) as usize])
+                            .collect();
+                        Event::content(&text)
+                    }
+                };
+                found.0.extend(kept.push(&event));
+                found.1.extend(compacted.push(&event));
+                compacted.compact();
+                let status = |e: &Engine| format!("{:?}", e.states());
+                assert_eq!(status(&kept), status(&compacted), "event {i}");
+            }
+            assert_eq!(found.0, found.1, "{profile:?}");
+            assert!(!found.0.is_empty(), "{profile:?}: the text chants");
+        }
     }
 
     #[test]

@@ -129,6 +129,10 @@ pub trait Detector: Send + Sync {
     }
     /// A detector sharing this one's latch fired: stop as the real service does.
     fn latch(&mut self, _by: &'static str, _event: usize) {}
+    /// The stream is quiet (`watch` has thousands): keep only what cannot
+    /// be worked out again; the next event rebuilds the rest. What it
+    /// finds is the same either way.
+    fn compact(&mut self) {}
     /// A boxed copy (detectors are cloned for seek snapshots).
     fn clone_box(&self) -> Box<dyn Detector>;
 }
@@ -295,6 +299,9 @@ pub(crate) trait Rule: Clone + Send + Sync + 'static {
     fn shares_latch(&self) -> bool {
         false
     }
+    /// See [`Detector::compact`]; `stopped`: it fired or was latched, so
+    /// nothing it holds counts until the next prompt resets it.
+    fn compact(&mut self, _stopped: bool) {}
 }
 
 #[derive(Clone, Debug)]
@@ -357,6 +364,10 @@ impl<R: Rule> Detector for PromptScoped<R> {
         if self.stopped.is_none() {
             self.stopped = Some(Stop::Latched { by, event });
         }
+    }
+
+    fn compact(&mut self) {
+        self.rule.compact(self.stopped.is_some());
     }
 
     fn clone_box(&self) -> Box<dyn Detector> {
