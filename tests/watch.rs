@@ -357,7 +357,12 @@ fn an_idle_fleet_never_wakes_up() {
     for i in 0..200 {
         let path = dir.path().join(format!("s{i:03}.jsonl"));
         std::fs::write(&path, sample("long-clean-session.jsonl")).unwrap();
-        std::fs::File::options().append(true).open(&path).unwrap().set_modified(day_ago).unwrap();
+        std::fs::File::options()
+            .append(true)
+            .open(&path)
+            .unwrap()
+            .set_modified(day_ago)
+            .unwrap();
     }
     let mut cmd = common::loopscope_at_root();
     cmd.args(["watch", "--no-tui"]).arg(dir.path());
