@@ -81,15 +81,7 @@ pub fn is_unsafe(c: char) -> bool {
 /// Log text for one line: newlines shown as ⏎, tabs as a space, anything
 /// unsafe as its placeholder.
 pub fn line(text: &str) -> String {
-    text.split('\n')
-        .map(|part| {
-            part.split('\t')
-                .map(|piece| shown_chars(piece).collect::<String>())
-                .collect::<Vec<String>>()
-                .join(" ")
-        })
-        .collect::<Vec<String>>()
-        .join("⏎")
+    shown_with(text, "⏎", " ")
 }
 
 /// Text for a terminal that may span lines: newlines and tabs stay.
@@ -97,17 +89,24 @@ pub fn text(text: &str) -> Cow<'_, str> {
     if !text.chars().any(|c| c != '\n' && c != '\t' && is_unsafe(c)) {
         return Cow::Borrowed(text);
     }
-    Cow::Owned(
-        text.split('\n')
-            .map(|part| {
-                part.split('\t')
-                    .map(|piece| shown_chars(piece).collect::<String>())
-                    .collect::<Vec<String>>()
-                    .join("\t")
-            })
-            .collect::<Vec<String>>()
-            .join("\n"),
-    )
+    Cow::Owned(shown_with(text, "\n", "\t"))
+}
+
+/// `text` as shown ([`shown_chars`]), its newlines and tabs as given.
+fn shown_with(text: &str, newline: &str, tab: &str) -> String {
+    let mut out = String::with_capacity(text.len());
+    for (i, part) in text.split('\n').enumerate() {
+        if i > 0 {
+            out.push_str(newline);
+        }
+        for (j, piece) in part.split('\t').enumerate() {
+            if j > 0 {
+                out.push_str(tab);
+            }
+            out.extend(shown_chars(piece));
+        }
+    }
+    out
 }
 
 /// A file name as printed (names can hold escape sequences too).
