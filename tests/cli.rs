@@ -323,7 +323,7 @@ fn configuration_mistakes_exit_2_with_a_message() {
             "not in profile gemini-cli",
         ),
         (&["--config", "missing.toml"], "cannot read config missing.toml"),
-        (&["--profile", "extended-plus"], "invalid value 'extended-plus'"),
+        (&["--profile", "extended-plus"], "unknown profile \"extended-plus\""),
     ];
     for (args, msg) in cases {
         let out = env
