@@ -228,7 +228,7 @@ fn scan_records(root: &Path) -> Vec<String> {
 #[test]
 fn watch_reports_what_scan_of_the_final_files_reports_under_concurrent_writers() {
     let sessions = env_count("LOOPSCOPE_LOAD_SESSIONS", 30);
-    let rounds = env_count("LOOPSCOPE_LOAD_ROUNDS", 2);
+    let rounds = env_count("LOOPSCOPE_LOAD_ROUNDS", 6);
     let dir = tempfile::tempdir().unwrap();
     let root: PathBuf = dir.path().canonicalize().unwrap();
     let early = sessions / 3;
