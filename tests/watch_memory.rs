@@ -59,6 +59,7 @@ fn heap_per_session(dir: &Path, n: usize) -> isize {
         format: loopscope::formats::FormatChoice::Auto,
         idle_after: Duration::from_secs(3600),
         from_start: false,
+        telemetry: Default::default(),
     };
     watch::spawn(
         opts,

@@ -62,6 +62,8 @@ struct Tracked {
     /// When it last grew while live; a session quiet for [`HOT`] lets go of
     /// its file descriptor (thousands of sessions must not hold thousands).
     grew_at: Option<Instant>,
+    /// Its part in `--otlp` and `--metrics` (None without them).
+    link: Option<crate::telemetry::SessionLink>,
 }
 
 impl Tracked {
@@ -295,6 +297,8 @@ impl Watching {
         let before = t.row.clone();
         let mut found: Vec<Detection> = Vec::new();
         let mut grew = false;
+        let announce = t.live || self.opts.from_start;
+        let profile = self.opts.setup.profile.name();
         loop {
             let steps = match t.followed.poll() {
                 Ok(s) => {
@@ -316,9 +320,15 @@ impl Watching {
                                 Item::Event(e, _) => {
                                     grew = true;
                                     t.row.events += 1;
+                                    if let Some(link) = t.link.as_mut() {
+                                        link.saw(&e);
+                                    }
                                     for d in t.engine.push(&e) {
                                         t.row.detections += 1;
                                         t.row.fired.get_or_insert((d.detector, d.event));
+                                        if let (Some(link), true) = (t.link.as_mut(), announce) {
+                                            link.detection(&d, &e, profile);
+                                        }
                                         found.push(d);
                                     }
                                 }
@@ -363,11 +373,25 @@ impl Watching {
         if t.grew_at.is_none_or(|at| at.elapsed() >= HOT) {
             t.rest();
         }
+        if let Some(link) = t.link.as_mut() {
+            // Counts start over with a file that does.
+            let since = |now: u64, then: u64| if now >= then { now - then } else { now };
+            link.read(
+                crate::telemetry::Read {
+                    events: since(t.row.events as u64, before.events as u64),
+                    bytes: since(t.row.bytes, before.bytes),
+                    bad_lines: since(t.row.bad_lines as u64, before.bad_lines as u64),
+                },
+                t.live,
+            );
+            if t.row.problem.as_deref() == Some(DELETED) && before.problem.as_deref() != Some(DELETED) {
+                link.finish();
+            }
+        }
         let new_problem = match (&t.row.problem, &before.problem) {
             (Some(p), None) => Some(format!("{}: {p}", crate::sanitize::path(&t.row.path))),
             _ => None,
         };
-        let announce = t.live || self.opts.from_start;
         let row = t.row.clone();
         self.tracked.insert(key.to_path_buf(), t);
         if let Some(note) = new_problem {

@@ -274,9 +274,23 @@ impl Watching {
             // anything written while the others are read is new.
             followed.stop_at(std::fs::metadata(&follow).ok().filter(|m| m.is_file()).map(|m| m.len()));
         }
+        let telemetry = &self.opts.telemetry;
+        let link = (!telemetry.is_empty()).then(|| {
+            telemetry.session(
+                crate::telemetry::SessionInfo {
+                    name: row.label(),
+                    id: path.display().to_string(),
+                    agent: row.agent.clone(),
+                    format: format.map_or("", |f| f.name()).to_string(),
+                    profile: self.opts.setup.profile.name().to_string(),
+                },
+                false,
+            )
+        });
         let tracked = Tracked {
             followed,
             engine: Engine::new(&self.opts.setup),
+            link,
             row,
             // A session that appears while watching is live from its start.
             live: self.caught_up,
