@@ -14,7 +14,10 @@ use loopscope::formats;
 use loopscope::scan::EXIT_ERROR;
 
 fn main() -> ExitCode {
-    let cli = Cli::parse();
+    let cli = match Cli::try_parse() {
+        Ok(cli) => cli,
+        Err(e) => return usage_error(e),
+    };
     let input = match &cli.command {
         Some(Command::View(a)) => Some(a.input),
         Some(Command::Tail(a)) => Some(a.input),
@@ -31,6 +34,17 @@ fn main() -> ExitCode {
     };
     if let Some(i) = input {
         formats::set_max_record(i.max_record);
+    }
+    let spool = match &cli.command {
+        Some(Command::View(a)) => Some(a.spool),
+        Some(Command::Tail(a)) => Some(a.spool),
+        Some(Command::Screenshot(a)) => Some(a.spool),
+        Some(Command::Watch(a)) => Some(a.spool),
+        None => Some(cli.spool),
+        Some(_) => None,
+    };
+    if let Some(s) = spool {
+        loopscope::store::set_max_spool(s.max_spool as u64);
     }
     let result = match cli.command {
         Some(Command::View(args)) => {
@@ -66,4 +80,35 @@ fn main() -> ExitCode {
             ExitCode::from(EXIT_ERROR as u8)
         }
     }
+}
+
+/// The longest line of a usage error printed whole: clap quotes a bad
+/// value in its message, and a value can be 50 MB.
+const USAGE_LINE_CHARS: usize = 400;
+
+/// Prints clap's message (help and version as they are), each line cut to
+/// [`USAGE_LINE_CHARS`] and made safe for a terminal; exit 2.
+fn usage_error(e: clap::Error) -> ExitCode {
+    use clap::error::ErrorKind;
+    if matches!(
+        e.kind(),
+        ErrorKind::DisplayHelp | ErrorKind::DisplayVersion | ErrorKind::DisplayHelpOnMissingArgumentOrSubcommand
+    ) {
+        e.exit();
+    }
+    let text = e.render().to_string();
+    let mut out = String::new();
+    for line in text.lines() {
+        let n = line.chars().count();
+        if n > USAGE_LINE_CHARS {
+            let head: String = line.chars().take(USAGE_LINE_CHARS - 60).collect();
+            let tail: String = line.chars().skip(n - 40).collect();
+            out += &format!("{head}… ({} chars cut) …{tail}\n", n - USAGE_LINE_CHARS + 20);
+        } else {
+            out += line;
+            out.push('\n');
+        }
+    }
+    eprint!("{}", loopscope::sanitize::text(&out));
+    ExitCode::from(2)
 }

@@ -16,7 +16,7 @@ use crate::formats::detect::AutoDecoder;
 use crate::formats::FormatChoice;
 use crate::replay::feed::{self, Feed, MakeDecoder, Sink};
 use crate::replay::follow::FileNews;
-use crate::scan::{json_line, position, EXIT_CLEAN, EXIT_DETECTED};
+use crate::scan::{detection_record, position, EXIT_CLEAN, EXIT_DETECTED};
 
 /// What to follow.
 #[derive(Clone, Debug)]
@@ -140,7 +140,7 @@ impl OnDetect {
             .env("LOOPSCOPE_DETECTOR", d.detector)
             .env("LOOPSCOPE_EVENT", d.event.to_string())
             .env("LOOPSCOPE_REASON", &d.reason)
-            .env("LOOPSCOPE_JSON", json_line(&self.file, d).to_string())
+            .env("LOOPSCOPE_JSON", detection_record(&self.file, None, d).to_string())
             .stdin(Stdio::null());
         if quiet {
             cmd.stdout(Stdio::null()).stderr(Stdio::piped());
@@ -220,7 +220,7 @@ pub fn run_headless(
         None => sink,
     };
     target.start(opts.format, sink);
-    on_stop_signal(move || {
+    on_stop_signal(move |_| {
         let _ = tx.send(Feed::Ended);
     });
     let mut hook = opts.on_detect.as_ref().map(|command| OnDetect {
@@ -247,7 +247,7 @@ pub fn run_headless(
                         }
                         detected = true;
                         let line = if opts.json {
-                            crate::sanitize::json(&json_line(&name, &d).to_string()).into_owned()
+                            crate::sanitize::json(&detection_record(&name, None, &d).to_string()).into_owned()
                         } else {
                             human_line(&name, &d)
                         };
@@ -311,16 +311,17 @@ pub fn run_headless(
     Ok(if detected { EXIT_DETECTED } else { EXIT_CLEAN })
 }
 
-/// SIGINT, SIGTERM, SIGHUP and SIGQUIT call `stop` once (on a thread of their
-/// own): `tail`, `watch` and the viewer end as at the end of input or `q`.
-pub fn on_stop_signal(stop: impl FnOnce() + Send + 'static) {
+/// SIGINT, SIGTERM, SIGHUP and SIGQUIT call `stop` once with the signal (on
+/// a thread of their own): `tail` and `watch` end as at the end of input,
+/// the viewer as on `q` but with the exit status 128 + the signal.
+pub fn on_stop_signal(stop: impl FnOnce(i32) + Send + 'static) {
     use signal_hook::consts::{SIGHUP, SIGINT, SIGQUIT, SIGTERM};
     // SIGQUIT too: its default (a core dump) would leave the terminal in
     // raw mode on the alternate screen.
     if let Ok(mut signals) = signal_hook::iterator::Signals::new([SIGTERM, SIGHUP, SIGINT, SIGQUIT]) {
         thread::spawn(move || {
-            if signals.forever().next().is_some() {
-                stop();
+            if let Some(sig) = signals.forever().next() {
+                stop(sig);
             }
         });
     }

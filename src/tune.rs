@@ -231,6 +231,7 @@ pub fn run(opts: &TuneOptions, out: &mut dyn Write, err: &mut dyn Write) -> Resu
                 .collect();
             let mut rec = serde_json::json!({
                 "type": "trial",
+                "schema": crate::scan::SCHEMA,
                 "param": t.target,
                 "value": trial.value,
                 "fired": fired,

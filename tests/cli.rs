@@ -2,7 +2,7 @@
 
 mod common;
 
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 
 use assert_cmd::Command;
 use loopscope::Event;
@@ -323,7 +323,7 @@ fn configuration_mistakes_exit_2_with_a_message() {
             "not in profile gemini-cli",
         ),
         (&["--config", "missing.toml"], "cannot read config missing.toml"),
-        (&["--profile", "extended-plus"], "invalid value 'extended-plus'"),
+        (&["--profile", "extended-plus"], "unknown profile \"extended-plus\""),
     ];
     for (args, msg) in cases {
         let out = env
@@ -736,4 +736,71 @@ fn text_lines_read_tool_arguments_as_text_and_json_keeps_them_exact() {
         "read_file \"{\\\"path\\\":\\\"config/server.toml\\\"}\" called 5 times in a row with the same arguments (threshold 5), events 6..42"
     );
     assert_eq!(d["repeated"], "read_file:{\"path\":\"config/server.toml\"}");
+}
+
+#[test]
+fn a_huge_bad_value_is_quoted_cut_and_a_huge_file_is_not_read_whole() {
+    // Issue 31: a 50 MB unknown profile name was echoed whole;
+    // prompt_file = "/dev/zero" grew to 2.1 GB before failing.
+    let dir = tempfile::tempdir().unwrap();
+    let log = dir.path().join("x.jsonl");
+    std::fs::write(&log, "{\"type\":\"prompt\",\"text\":\"hi\"}\n").unwrap();
+    let run = |args: &[&str], config: Option<&Path>| {
+        let mut cmd = common::loopscope_at_root();
+        cmd.args(args);
+        if let Some(c) = config {
+            cmd.env("LOOPSCOPE_CONFIG", c);
+        }
+        let o = cmd.output().unwrap();
+        (o.status.code(), String::from_utf8_lossy(&o.stderr).into_owned())
+    };
+    let long = "p".repeat(100_000);
+    let bad = format!("{long}\u{1b}[31m");
+    for args in [
+        vec!["scan", "--profile", &bad, log.to_str().unwrap()],
+        vec!["scan", "--max-record", &bad, log.to_str().unwrap()],
+        vec![
+            "scan",
+            "--set",
+            &format!("tool-repeat.threshold={long}"),
+            log.to_str().unwrap(),
+        ],
+    ] {
+        let (code, err) = run(&args, None);
+        assert_eq!(code, Some(2), "{}", &err[..err.len().min(300)]);
+        assert!(err.len() < 1500, "{} bytes of error for {}", err.len(), args[1]);
+        assert!(!err.contains('\u{1b}'), "raw escape for {}", args[1]);
+    }
+    let (_, err) = run(&["scan", "--profile", &long, log.to_str().unwrap()], None);
+    assert!(err.contains("unknown profile \"pppp") && err.contains("…"), "{err}");
+    // In a config file too (under its 1 MiB), and a config over it is refused.
+    let config = dir.path().join("config.toml");
+    std::fs::write(&config, format!("profile = \"{}\"\n", "q".repeat(500_000))).unwrap();
+    let (code, err) = run(&["scan", log.to_str().unwrap()], Some(&config));
+    assert_eq!(code, Some(2));
+    assert!(
+        err.contains("unknown profile") && err.len() < 1000,
+        "{}",
+        &err[..err.len().min(300)]
+    );
+    std::fs::write(&config, format!("# {}\n", "z".repeat(3 << 20))).unwrap();
+    let (code, err) = run(&["scan", log.to_str().unwrap()], Some(&config));
+    assert_eq!(code, Some(2));
+    assert!(err.contains("longer than 1 MiB"), "{err}");
+    // The judge's prompt file: read at most 1 MiB.
+    std::fs::write(&config, "[judge]\nprompt_file = \"/dev/zero\"\n").unwrap();
+    let (code, err) = run(
+        &[
+            "judge",
+            "--dry-run",
+            "--model",
+            "m",
+            "--endpoint",
+            "http://127.0.0.1:9/v1",
+            log.to_str().unwrap(),
+        ],
+        Some(&config),
+    );
+    assert_eq!(code, Some(2), "{err}");
+    assert!(err.contains("/dev/zero: longer than 1 MiB"), "{err}");
 }

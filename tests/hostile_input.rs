@@ -544,3 +544,43 @@ fn following_a_stream_of_unclassifiable_lines_costs_linear_time() {
     let problems: Vec<_> = out.iter().filter(|i| matches!(i, Item::Problem(_))).collect();
     assert_eq!(problems.len(), 1, "{problems:?}");
 }
+
+#[test]
+fn invisible_unicode_is_shown_in_the_viewer_and_the_report_emoji_sequences_kept() {
+    // Issue 31: zero-width chars, tag characters and the soft hyphen passed
+    // into the viewer and the report unmarked.
+    let dir = tempfile::tempdir().unwrap();
+    let log = dir.path().join("hidden.jsonl");
+    let chant = "repeat\u{200b}me now, ".repeat(40);
+    let lines = [
+        serde_json::json!({"type": "prompt", "text": "go"}),
+        serde_json::json!({"type": "request"}),
+        serde_json::json!({"type": "reasoning", "text": "hidden\u{200b}word \u{e0068}\u{e0069} soft\u{ad}hyphen 👩\u{200d}💻 done"}),
+        serde_json::json!({"type": "content", "text": chant}),
+    ];
+    let text: String = lines.iter().map(|l| l.to_string() + "\n").collect();
+    std::fs::write(&log, text).unwrap();
+    let invisible = ['\u{200b}', '\u{e0068}', '\u{e0069}', '\u{ad}'];
+    let shot = dir.path().join("shot.txt");
+    let o = common::loopscope_at_root()
+        .args(["screenshot", "--at", "2", "-o"])
+        .arg(&shot)
+        .arg(&log)
+        .output()
+        .unwrap();
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let screen = std::fs::read_to_string(&shot).unwrap();
+    assert!(screen.contains("hidden�word �� soft�hyphen 👩\u{200d}💻"), "{screen}");
+    assert!(!screen.chars().any(|c| invisible.contains(&c)), "{screen}");
+    let report = dir.path().join("report.html");
+    let o = common::loopscope_at_root()
+        .args(["report", "-o"])
+        .arg(&report)
+        .arg(&log)
+        .output()
+        .unwrap();
+    assert_eq!(o.status.code(), Some(0), "{}", String::from_utf8_lossy(&o.stderr));
+    let html = std::fs::read_to_string(&report).unwrap();
+    assert!(html.contains("repeat�me"), "the chant's evidence is in the report");
+    assert!(!html.chars().any(|c| invisible.contains(&c)));
+}

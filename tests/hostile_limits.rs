@@ -325,3 +325,47 @@ fn decode_all(decoder: &mut dyn Decoder, bytes: &[u8]) -> Vec<Item> {
     decoder.finish(&mut items);
     items
 }
+
+#[test]
+fn a_zstd_file_that_expands_past_the_spool_limit_is_drawn_up_to_the_cut_and_said() {
+    let _alone = alone();
+    // Issue 31: a 91 KB zstd file spooled 966 MB to the temporary folder.
+    // Here 40 MB of events in a file of a few KB, and a 2 MB spool limit.
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("bomb.jsonl.zst");
+    let mut enc = zstd::stream::write::Encoder::new(std::fs::File::create(&path).unwrap(), 19).unwrap();
+    use std::io::Write;
+    for i in 0..60_000 {
+        let text = format!(
+            "step {} of the plan: {}",
+            i % 7,
+            "read the file and think again ".repeat(17)
+        );
+        writeln!(enc, "{}", serde_json::json!({"type": "content", "text": text})).unwrap();
+    }
+    enc.finish().unwrap();
+    assert!(std::fs::metadata(&path).unwrap().len() < 100_000);
+    let out = dir.path().join("shot.txt");
+    let o = common::loopscope_at_root()
+        .args(["screenshot", "--max-spool", "2M", "-o"])
+        .arg(&out)
+        .arg(&path)
+        .output()
+        .unwrap();
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert_eq!(o.status.code(), Some(0), "{err}");
+    assert!(err.contains("spool reached its limit of 2 MiB (--max-spool)"), "{err}");
+    let at: usize = err
+        .split("drawn up to event ")
+        .nth(1)
+        .unwrap()
+        .split(' ')
+        .next()
+        .unwrap()
+        .parse()
+        .unwrap();
+    assert!((40_000..60_000).contains(&at), "cut at {at}");
+    let screen = std::fs::read_to_string(&out).unwrap();
+    assert!(screen.contains(&format!("event {at} (0–{at})")), "{screen}");
+    assert!(screen.contains("kept up to event"), "the timeline says where: {screen}");
+}

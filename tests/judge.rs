@@ -24,6 +24,8 @@ enum Reply {
     Slow,
     /// A 401 whose long body echoes the Authorization header it got.
     EchoKey,
+    /// A redirect (status, Location).
+    Redirect(u16, String),
 }
 
 /// Serves `script` in order (then 500s); returns the base URL and the bodies received.
@@ -56,7 +58,15 @@ fn server(script: Vec<Reply>) -> (String, Arc<Mutex<Vec<Value>>>) {
                 .unwrap()
                 .push(serde_json::from_slice(&body).unwrap_or(Value::Null));
             let reply = script.next().unwrap_or(Reply::Status(500));
+            if let Reply::Redirect(status, location) = &reply {
+                let _ = write!(
+                    stream,
+                    "HTTP/1.1 {status} X\r\nLocation: {location}\r\nContent-Length: 0\r\nConnection: close\r\n\r\n"
+                );
+                continue;
+            }
             let (status, text) = match reply {
+                Reply::Redirect(..) => unreachable!("answered above"),
                 Reply::Confidence(c) => {
                     let content = json!({"analysis": format!("scripted {c}"), "confidence": c}).to_string();
                     (
@@ -318,6 +328,42 @@ fn bad_answers_are_warnings_and_count_as_no_answer() {
 }
 
 #[test]
+fn a_redirect_to_another_origin_is_a_failure_and_nothing_goes_there() {
+    // Issue 31: the 302 was followed (without the key) and the other
+    // host's answer recorded as the verdict.
+    let dir = tempfile::tempdir().unwrap();
+    let input = stream(dir.path(), 31);
+    let out = dir.path().join("out.jsonl");
+    let (elsewhere, asked_there) = server(vec![Reply::Confidence(0.99), Reply::Confidence(0.99)]);
+    let target = format!("{elsewhere}/chat/completions");
+    let (url, asked) = server(vec![Reply::Redirect(302, target.clone()), Reply::Redirect(307, target)]);
+    let (code, err) = judge(&input, &out, &url, &[]);
+    assert_eq!(code, 0, "{err}");
+    assert!(
+        err.contains("HTTP 302: the endpoint redirects to another origin"),
+        "{err}"
+    );
+    assert!(
+        err.contains(elsewhere.trim_start_matches("http://").split('/').next().unwrap()),
+        "{err}"
+    );
+    assert_eq!(asked.lock().unwrap().len(), 1);
+    assert!(asked_there.lock().unwrap().is_empty(), "the other origin was asked");
+    assert_eq!(verdicts(&out), vec![(None, 1)], "recorded as no answer");
+    // Within the endpoint's origin a redirect is followed, key and body kept.
+    let (url, asked) = server(vec![
+        Reply::Redirect(307, "/v2/chat/completions".into()),
+        Reply::Confidence(0.2),
+    ]);
+    let (code, err) = judge(&input, &out, &url, &[]);
+    assert_eq!(code, 0, "{err}");
+    assert_eq!(verdicts(&out), vec![(Some(0.2), 1)], "{err}");
+    let bodies = asked.lock().unwrap();
+    assert_eq!(bodies.len(), 2);
+    assert_eq!(bodies[0], bodies[1], "the same request again");
+}
+
+#[test]
 fn an_endpoint_that_echoes_the_api_key_never_gets_it_written() {
     // A 401 that echoes the key put it in 4 places (each warning, each
     // verdict's analysis in -o): now redacted, and the body cut short.
@@ -368,9 +414,13 @@ fn dry_run_prints_requests_and_sends_none() {
         .unwrap();
     assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
     let text = String::from_utf8(o.stdout).unwrap();
-    let bodies: Vec<Value> = text.lines().map(|l| serde_json::from_str(l).unwrap()).collect();
-    assert_eq!(bodies.len(), 1, "one check at turn 30");
-    assert_eq!(bodies[0]["model"], "flash");
+    let records: Vec<Value> = text.lines().map(|l| serde_json::from_str(l).unwrap()).collect();
+    assert_eq!(records.len(), 1, "one check at turn 30");
+    assert_eq!(
+        (&records[0]["type"], &records[0]["schema"], &records[0]["stage"]),
+        (&json!("judge_request"), &json!(1), &json!(1))
+    );
+    assert_eq!(records[0]["request"]["model"], "flash");
     // Writing into the input is refused.
     let (code, err) = judge(&input, &input, "http://127.0.0.1:9/v1", &[]);
     assert_eq!(code, 2);

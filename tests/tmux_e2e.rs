@@ -59,7 +59,8 @@ fn ctrl_c_quits_from_the_help_overlay() {
     t.keys(&["?"]);
     t.wait_for("loopscope keys");
     t.keys(&["C-c"]);
-    let screen = t.wait_for("EXIT=0");
+    // Ctrl-C is a key in raw mode; the viewer ends as SIGINT ends a program.
+    let screen = t.wait_for("EXIT=130");
     assert_restored(&t, &screen);
 }
 
@@ -99,11 +100,12 @@ fn an_allocation_failure_or_a_panic_on_another_thread_restores_the_terminal() {
 }
 
 #[test]
-fn sigterm_and_sigquit_restore_the_terminal() {
+fn sigterm_sigquit_and_sigint_restore_the_terminal_and_exit_128_plus_the_signal() {
     // SIGQUIT's default action (a core dump) left raw mode, the alternate
     // screen and mouse reporting on; it now stops the app as SIGTERM does.
+    // SIGINT ended it with 0 (issue 31): 130, as a shell reports it.
     let _shared = TIMING.read().unwrap_or_else(|e| e.into_inner());
-    for signal in ["-TERM", "-QUIT"] {
+    for (signal, status) in [("-TERM", "EXIT=143"), ("-QUIT", "EXIT=131"), ("-INT", "EXIT=130")] {
         let t = Tmux::start(&signal[1..].to_lowercase(), &viewer(""));
         t.wait_for("PAUSED");
         assert!(t.mouse_reporting_on());
@@ -115,6 +117,7 @@ fn sigterm_and_sigquit_restore_the_terminal() {
         assert!(killed.success());
         let screen = t.wait_for("EXIT=");
         assert_restored(&t, &screen);
+        assert!(screen.contains(status), "{signal}: {screen}");
     }
 }
 

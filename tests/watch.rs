@@ -330,35 +330,60 @@ fn enter_on_a_fired_session_opens_its_detection_and_q_comes_back() {
     t.wait_for("EXIT=0");
 }
 
-/// CPU time (user + system, in clock ticks) a process has used so far.
+/// Times any thread of a process was switched out so far (voluntary and
+/// not): how often it woke up.
 #[cfg(target_os = "linux")]
-fn cpu_ticks(pid: u32) -> u64 {
-    let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).unwrap();
-    let after = &stat[stat.rfind(')').unwrap() + 2..];
-    let fields: Vec<&str> = after.split(' ').collect();
-    fields[11].parse::<u64>().unwrap() + fields[12].parse::<u64>().unwrap()
+fn wakeups(pid: u32) -> u64 {
+    let mut total = 0;
+    for task in std::fs::read_dir(format!("/proc/{pid}/task")).unwrap().flatten() {
+        let status = std::fs::read_to_string(task.path().join("status")).unwrap_or_default();
+        total += status
+            .lines()
+            .filter(|l| l.contains("ctxt_switches"))
+            .filter_map(|l| l.split_whitespace().nth(1)?.parse::<u64>().ok())
+            .sum::<u64>();
+    }
+    total
 }
 
 #[cfg(target_os = "linux")]
 #[test]
-fn idle_sessions_cost_no_busy_loop() {
+fn an_idle_fleet_never_wakes_up() {
+    // Issue 31: 10,003 idle sessions took ~10 % of a core: every session was
+    // looked at every 5 s and the thread woke every second. Now it sleeps
+    // until a notification: no wakeup at all while nothing changes.
     let dir = tempfile::tempdir().unwrap();
-    for i in 0..40 {
-        std::fs::write(
-            dir.path().join(format!("s{i:02}.jsonl")),
-            sample("long-clean-session.jsonl"),
-        )
-        .unwrap();
+    let day_ago = std::time::SystemTime::now() - Duration::from_secs(86_400);
+    for i in 0..200 {
+        let path = dir.path().join(format!("s{i:03}.jsonl"));
+        std::fs::write(&path, sample("long-clean-session.jsonl")).unwrap();
+        std::fs::File::options()
+            .append(true)
+            .open(&path)
+            .unwrap()
+            .set_modified(day_ago)
+            .unwrap();
     }
     let mut cmd = common::loopscope_at_root();
     cmd.args(["watch", "--no-tui"]).arg(dir.path());
     let run = Running::start(cmd);
-    Running::wait(&run.err, "watching 40 sessions", &mut Vec::new());
-    let before = cpu_ticks(run.child.id());
-    std::thread::sleep(Duration::from_secs(3));
-    let used = cpu_ticks(run.child.id()) - before;
-    // A look at every session every few seconds: well under a tenth of a core.
-    assert!(used < 30, "{used} ticks of CPU in 3 s while nothing changed");
+    Running::wait(&run.err, "watching 200 sessions", &mut Vec::new());
+    // Its own reads of the files are notifications too, handled by now.
+    std::thread::sleep(Duration::from_millis(500));
+    let before = wakeups(run.child.id());
+    // A window to count in (the old watch woke once a second: 4 here).
+    std::thread::sleep(Duration::from_secs(4));
+    let woke = wakeups(run.child.id()) - before;
+    assert!(woke <= 1, "{woke} wakeups in an idle window");
+    // And a notification still wakes it: a session that grows is read.
+    let grown = dir.path().join("s007.jsonl");
+    std::fs::OpenOptions::new()
+        .append(true)
+        .open(&grown)
+        .unwrap()
+        .write_all(&sample("identical-tool-calls.jsonl"))
+        .unwrap();
+    Running::wait(&run.out, "s007.jsonl", &mut Vec::new());
     run.stop();
 }
 

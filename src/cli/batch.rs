@@ -43,7 +43,7 @@ pub fn endpoint(
         .map(std::path::Path::to_path_buf)
         .or(config.prompt_file.clone());
     let prompt = match prompt_path.as_deref() {
-        Some(p) => std::fs::read_to_string(p).map_err(|e| format!("{}: {}", p.display(), loopscope::io_reason(&e)))?,
+        Some(p) => loopscope::config::read_capped(p, loopscope::config::MAX_SMALL_FILE)?,
         None => loopscope::judge::DEFAULT_PROMPT.to_string(),
     };
     let api_key = match key_env {
@@ -415,7 +415,11 @@ pub fn run_detectors(args: &DetectorsArgs) -> Result<i32, String> {
     let text = if args.print_default_config {
         setup.to_toml()
     } else if args.json {
-        serde_json::to_string_pretty(&setup.describe_json()).expect("plain JSON") + "\n"
+        let mut record = serde_json::json!({"type": "detectors", "schema": loopscope::scan::SCHEMA});
+        if let (Some(r), serde_json::Value::Object(fields)) = (record.as_object_mut(), setup.describe_json()) {
+            r.extend(fields);
+        }
+        serde_json::to_string_pretty(&record).expect("plain JSON") + "\n"
     } else {
         describe_text(&setup)
     };

@@ -36,6 +36,8 @@ pub struct Cli {
     #[command(flatten)]
     pub input: InputFlags,
     #[command(flatten)]
+    pub spool: SpoolFlags,
+    #[command(flatten)]
     pub detectors: DetectorFlags,
 }
 
@@ -83,6 +85,8 @@ pub struct ScreenshotArgs {
     #[command(flatten)]
     pub input: InputFlags,
     #[command(flatten)]
+    pub spool: SpoolFlags,
+    #[command(flatten)]
     pub detectors: DetectorFlags,
 }
 
@@ -113,6 +117,17 @@ pub fn parse_size(s: &str) -> Result<(u16, u16), String> {
     }
 }
 
+/// How much of a log the viewer keeps on disk.
+#[derive(Args, Clone, Copy)]
+pub struct SpoolFlags {
+    /// The most of the decoded log the viewer writes to a temporary file
+    /// (past 32 MB in memory); past it, or when the disk would keep less
+    /// than 1 GiB (or a tenth of it) free, later events are not kept and
+    /// the viewer says so (64M, 1G, …).
+    #[arg(long, default_value = "1G", value_name = "SIZE", value_parser = formats::parse_size)]
+    pub max_spool: usize,
+}
+
 /// How the input is read.
 #[derive(Args, Clone, Copy)]
 pub struct InputFlags {
@@ -137,6 +152,8 @@ pub struct ViewArgs {
     pub judge: LiveJudgeFlags,
     #[command(flatten)]
     pub input: InputFlags,
+    #[command(flatten)]
+    pub spool: SpoolFlags,
     #[command(flatten)]
     pub detectors: DetectorFlags,
 }
@@ -179,6 +196,8 @@ pub struct TailArgs {
     pub look: LookFlags,
     #[command(flatten)]
     pub input: InputFlags,
+    #[command(flatten)]
+    pub spool: SpoolFlags,
     #[command(flatten)]
     pub detectors: DetectorFlags,
 }
@@ -438,6 +457,8 @@ pub struct WatchArgs {
     #[command(flatten)]
     pub input: InputFlags,
     #[command(flatten)]
+    pub spool: SpoolFlags,
+    #[command(flatten)]
     pub detectors: DetectorFlags,
 }
 
@@ -604,11 +625,45 @@ pub struct DetectorsArgs {
 }
 
 /// `--profile`: one of [`Profile::ALL`] by its name (the list `--help`,
-/// completions and the man page show comes from the same names).
-fn profile_parser() -> impl clap::builder::TypedValueParser<Value = Profile> {
-    use clap::builder::TypedValueParser;
-    clap::builder::PossibleValuesParser::new(Profile::ALL.map(Profile::name))
-        .map(|name: String| Profile::from_name(&name).expect("a name from Profile::ALL"))
+/// completions and the man page show comes from the same names). An
+/// unknown name is quoted cut, as `loopscope_core::setup` does: clap's own
+/// message echoed a 50 MB argument whole.
+fn profile_parser() -> ProfileParser {
+    ProfileParser
+}
+
+#[derive(Clone)]
+pub struct ProfileParser;
+
+impl clap::builder::TypedValueParser for ProfileParser {
+    type Value = Profile;
+
+    fn parse_ref(
+        &self,
+        cmd: &clap::Command,
+        arg: Option<&clap::Arg>,
+        value: &std::ffi::OsStr,
+    ) -> Result<Profile, clap::Error> {
+        let name = value.to_string_lossy();
+        Profile::from_name(&name).ok_or_else(|| {
+            let names: Vec<&str> = Profile::ALL.iter().map(|p| p.name()).collect();
+            let flag = arg.map_or_else(|| "--profile".to_string(), ToString::to_string);
+            let message = format!(
+                "unknown profile {} for {flag} (known: {})\n",
+                loopscope::detect::quote(&name, 60),
+                names.join(", ")
+            );
+            clap::Error::raw(clap::error::ErrorKind::InvalidValue, message).with_cmd(cmd)
+        })
+    }
+
+    fn possible_values(&self) -> Option<Box<dyn Iterator<Item = clap::builder::PossibleValue> + '_>> {
+        Some(Box::new(
+            Profile::ALL
+                .into_iter()
+                .map(|p| clap::builder::PossibleValue::new(p.name())),
+        ))
+    }
 }
 
 /// Which detectors run, with which parameters.

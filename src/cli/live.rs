@@ -78,8 +78,7 @@ pub fn run_view(
             None => sink,
         };
         feed::read(opened.reader, opened.decoder, false, sink)
-    })?;
-    Ok(0)
+    })
 }
 
 pub fn run_tail(args: &TailArgs) -> Result<i32, String> {
@@ -191,8 +190,7 @@ pub fn run_tail(args: &TailArgs) -> Result<i32, String> {
         link.with(|l| l.finish());
     }
     telemetry.finish();
-    result?;
-    Ok(0)
+    result
 }
 
 /// `--judge`: `off` takes llm-judge out of the setups; `live` gives the
@@ -293,6 +291,5 @@ pub fn run_watch(args: &WatchArgs) -> Result<i32, String> {
     };
     let result = tui::watch::run(opts, live, view);
     telemetry.finish();
-    result?;
-    Ok(0)
+    result
 }

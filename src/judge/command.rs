@@ -27,9 +27,14 @@ struct DryRun<'a> {
 
 impl Asker for DryRun<'_> {
     fn ask(&mut self, stage: u8, model: &str, messages: &[Value]) -> Answer {
-        let mut b = body(model, messages);
-        b["_stage"] = Value::from(stage);
-        let _ = writeln!(self.out, "{}", crate::sanitize::json(&b.to_string()));
+        // A record like every command's JSON; `request` is the body as sent.
+        let record = serde_json::json!({
+            "type": "judge_request",
+            "schema": crate::scan::SCHEMA,
+            "stage": stage,
+            "request": body(model, messages),
+        });
+        let _ = writeln!(self.out, "{}", crate::sanitize::json(&record.to_string()));
         Answer::Nothing("dry run".to_string())
     }
 }

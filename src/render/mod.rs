@@ -44,15 +44,14 @@ use crate::tui::{theme::Theme, ui, Action, App, LiveOptions, ViewOptions};
 /// hold controls, and a log must not reorder or hide what a reader sees).
 pub fn escape_markup(s: &str) -> String {
     let mut out = String::with_capacity(s.len());
-    for c in s.chars() {
+    for c in crate::sanitize::text(s).chars() {
         match c {
             '&' => out.push_str("&amp;"),
             '<' => out.push_str("&lt;"),
             '>' => out.push_str("&gt;"),
             '"' => out.push_str("&quot;"),
             '\'' => out.push_str("&apos;"),
-            '\n' | '\t' => out.push(c),
-            c => out.push(crate::sanitize::placeholder(c).unwrap_or(c)),
+            c => out.push(c),
         }
     }
     out
@@ -123,6 +122,13 @@ pub fn screenshot_streamed(
 ) -> Result<Buffer, String> {
     let now = Instant::now();
     let mut app = load(read, format, setup, shot, now)?;
+    if let Some(cut) = app.tape.cut() {
+        eprintln!(
+            "loopscope: warning: {}: drawn up to event {} (--max-spool SIZE keeps more)",
+            crate::sanitize::text(&cut.why),
+            cut.at.saturating_sub(1),
+        );
+    }
     match shot.at {
         At::End if shot.live => {}
         At::End => app.command(Command::End, now),

@@ -141,7 +141,13 @@ pub struct Followed {
 pub fn make_for(path: &Path, choice: crate::formats::FormatChoice) -> MakeDecoder {
     let (base, part) = crate::formats::source::split(path);
     let hint = base.file_name().map(|n| n.to_string_lossy().into_owned());
-    std::sync::Arc::new(move || Box::new(AutoDecoder::with_part(choice, hint.as_deref(), part.as_deref())))
+    let path = path.to_path_buf();
+    std::sync::Arc::new(move || {
+        // A store's or a folder's session comes as records of its own: `#ID`
+        // chose them, it names no part inside them.
+        let part = part.as_deref().filter(|_| !source::is_records(&path));
+        Box::new(AutoDecoder::with_part(choice, hint.as_deref(), part))
+    })
 }
 
 impl Followed {
@@ -278,6 +284,19 @@ impl Followed {
     pub fn rest(&mut self) {
         if let Tracker::File(f) = &mut self.tracker {
             f.rest();
+        }
+    }
+
+    /// Whether a file descriptor is held (a store's shared connection is not counted).
+    pub fn holds_file(&self) -> bool {
+        matches!(&self.tracker, Tracker::File(f) if f.holds_file())
+    }
+
+    /// Reads a file no further than `end` bytes (see [`Follower::stop_at`]);
+    /// records (stores, folders) have no such limit.
+    pub fn stop_at(&mut self, end: Option<u64>) {
+        if let Tracker::File(f) = &mut self.tracker {
+            f.stop_at(end);
         }
     }
 

@@ -52,6 +52,9 @@ pub struct Follower {
     /// The handle was let go while the file is quiet ([`Follower::rest`]):
     /// the next look opens it again at `offset` if it is the same file.
     rested: bool,
+    /// Reading stops at this length until told otherwise
+    /// ([`Follower::stop_at`]); a new file (replaced, truncated) lifts it.
+    end: Option<u64>,
 }
 
 /// The most one poll reads, so a large backlog streams through in pieces
@@ -69,7 +72,20 @@ impl Follower {
             polled: false,
             more: false,
             rested: false,
+            end: None,
         }
+    }
+
+    /// Reads no further than `end` bytes of the current file (None: to its
+    /// end): `watch` catches a session up to the length it had when
+    /// watching began, so what comes after is told apart as new.
+    pub fn stop_at(&mut self, end: Option<u64>) {
+        self.end = end;
+    }
+
+    /// Whether a descriptor of the file is held (see [`Follower::rest`]).
+    pub fn holds_file(&self) -> bool {
+        self.file.is_some()
     }
 
     /// Lets go of the open file (`watch` follows thousands of sessions and
@@ -94,7 +110,8 @@ impl Follower {
             Err(e) => return Err(e),
         };
         let same = FileId::from_meta(&meta) == self.id;
-        if same && meta.len() == self.offset {
+        let stopped = self.end.is_some_and(|end| self.offset >= end);
+        if same && (meta.len() == self.offset || (stopped && meta.len() > self.offset)) {
             return Ok(false);
         }
         self.rested = false;
@@ -114,10 +131,12 @@ impl Follower {
             // Replaced while rested: what the old file got since is gone with it.
             self.id = FileId::from_meta(&meta);
             self.offset = 0;
+            self.end = None;
             self.said = None;
             self.say(FileNews::Replaced, out);
         } else if meta.len() < self.offset {
             self.offset = 0;
+            self.end = None;
             self.said = None;
             self.say(FileNews::Truncated, out);
         } else {
@@ -165,14 +184,19 @@ impl Follower {
     fn read_new(&mut self, out: &mut Vec<Change>) -> io::Result<()> {
         self.more = false;
         let Some(file) = self.file.as_mut() else { return Ok(()) };
+        let room = self
+            .end
+            .map_or(CHUNK as u64, |end| end.saturating_sub(self.offset).min(CHUNK as u64));
         let mut bytes = Vec::new();
         let n = loop {
-            match file.by_ref().take(CHUNK as u64).read_to_end(&mut bytes) {
+            match file.by_ref().take(room).read_to_end(&mut bytes) {
                 Err(e) if e.kind() == io::ErrorKind::Interrupted => continue,
                 other => break other?,
             }
         };
-        self.more = n == CHUNK;
+        // Stopped at `end`: nothing more until the limit is lifted.
+        self.more =
+            n as u64 == room && room == CHUNK as u64 && self.end.is_none_or(|end| self.offset + (n as u64) < end);
         if n > 0 {
             self.offset += n as u64;
             out.push(Change::Bytes(bytes));
@@ -209,6 +233,7 @@ impl Follower {
             Ok(meta) if FileId::from_meta(&meta) != self.id => {
                 // Rotated or recreated: the old file was read to its end above.
                 if self.open()? {
+                    self.end = None;
                     self.said = None;
                     self.say(FileNews::Replaced, &mut out);
                     self.read_new(&mut out)?;
@@ -218,6 +243,7 @@ impl Follower {
                 let file = self.file.as_mut().expect("open");
                 file.seek(SeekFrom::Start(0))?;
                 self.offset = 0;
+                self.end = None;
                 self.said = None;
                 self.say(FileNews::Truncated, &mut out);
                 self.read_new(&mut out)?;
@@ -308,6 +334,27 @@ mod tests {
         std::fs::remove_file(&p).unwrap();
         assert_eq!(text(&f.poll().unwrap()), "<Deleted>");
         assert_eq!(text(&f.poll().unwrap()), "");
+    }
+
+    #[test]
+    fn stopped_at_a_length_it_reads_no_further_until_let_go_or_the_file_changes() {
+        let dir = tempfile::tempdir().unwrap();
+        let p = dir.path().join("run.jsonl");
+        append(&p, "a\nb\n");
+        let mut f = Follower::new(&p);
+        f.stop_at(Some(2));
+        append(&p, "c\n");
+        assert_eq!(text(&f.poll().unwrap()), "a\n");
+        assert!(!f.has_more());
+        f.rest();
+        assert_eq!(text(&f.poll().unwrap()), "", "stopped: nothing read");
+        assert!(!f.holds_file(), "and no descriptor opened to find that out");
+        f.stop_at(None);
+        assert_eq!(text(&f.poll().unwrap()), "b\nc\n");
+        // A new file under the name is new from its start: no limit on it.
+        f.stop_at(Some(f.offset()));
+        std::fs::write(&p, "x\n").unwrap();
+        assert_eq!(text(&f.poll().unwrap()), "<Truncated>x\n");
     }
 
     #[test]

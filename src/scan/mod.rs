@@ -10,7 +10,7 @@ mod rows;
 
 pub use bad_lines::{thousands, BadLines};
 
-pub use print::{detection_record, json_line, position, summary_json};
+pub use print::{detection_record, position, summary_json};
 use print::{write_comparison, write_human, write_summary};
 pub use rows::{expand as expand_rows, RowsMode};
 

@@ -95,9 +95,9 @@ pub fn detection_record(file: &str, parent: Option<&str>, d: &Detection) -> Valu
     Value::Object(m)
 }
 
-/// A detection as one JSON object: `file` first, then the detection's
-/// fields (`tail --json` and `--on-detect`'s `LOOPSCOPE_JSON`).
-pub fn json_line(file: &str, d: &Detection) -> Value {
+/// A detection's fields after `file` (the body of [`detection_record`],
+/// which every command prints).
+fn json_line(file: &str, d: &Detection) -> Value {
     let mut m = Map::new();
     m.insert("file".into(), Value::String(file.to_string()));
     if let Ok(Value::Object(fields)) = serde_json::to_value(d) {

@@ -198,7 +198,7 @@ pub fn is_unit(dir: &Path) -> bool {
 
 /// Whether a path may hold several streams, so it is worth looking into:
 /// a database, a Copilot events file, a trajectory, opencode's tree.
-fn may_hold_streams(path: &Path) -> bool {
+pub fn may_hold_streams(path: &Path) -> bool {
     let name = path.file_name().and_then(|n| n.to_str()).unwrap_or_default();
     let db = [".db", ".sqlite", ".sqlite3", ".db3"].iter().any(|e| name.ends_with(e));
     db || name == "events.jsonl"
@@ -249,16 +249,18 @@ fn expand(sessions: Vec<Session>, notes: &mut Vec<String>, cutoff: Option<System
 }
 
 /// The streams a found file holds, each with its parent (a sub-agent's):
-/// a store's sessions, a file's sub-agents, or the file itself.
-pub fn streams_of(path: &Path) -> Vec<(PathBuf, Option<PathBuf>)> {
+/// a store's sessions, a file's sub-agents, or the file itself. An error
+/// when a store cannot be listed now (locked, being created): it is not
+/// one stream for that.
+pub fn streams_of(path: &Path) -> Result<Vec<(PathBuf, Option<PathBuf>)>, String> {
     if !may_hold_streams(path) {
-        return vec![(path.to_path_buf(), None)];
+        return Ok(vec![(path.to_path_buf(), None)]);
     }
     let file = formats::copilot::session_file(path).unwrap_or_else(|| path.to_path_buf());
-    match formats::source::streams(&file) {
-        Ok(Some(streams)) => streams.into_iter().map(|s| (s.path, s.parent)).collect(),
-        _ => vec![(path.to_path_buf(), None)],
-    }
+    Ok(match formats::source::streams(&file)? {
+        Some(streams) => streams.into_iter().map(|s| (s.path, s.parent)).collect(),
+        None => vec![(path.to_path_buf(), None)],
+    })
 }
 
 /// The top-level streams under some folders with their last change (a

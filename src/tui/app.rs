@@ -131,6 +131,8 @@ pub struct App {
     pub chosen: Option<usize>,
     pub size: Rect,
     pub quit: bool,
+    /// The stop signal that ended it (Ctrl-C counts as SIGINT).
+    pub interrupted: Option<i32>,
     /// Something changed since the last draw.
     pub dirty: bool,
     /// Derived from the engine at `cursor` by `refresh`.
@@ -181,6 +183,7 @@ impl App {
             chosen: None,
             size: Rect::default(),
             quit: false,
+            interrupted: None,
             dirty: true,
             states: Vec::new(),
             runs: Vec::new(),
@@ -237,11 +240,21 @@ impl App {
         stopped || self.overlay.is_some() || self.prompt.is_some() || self.panes.timeline.selected.is_some()
     }
 
+    /// The exit status once it ended: 0, or 128 + the stop signal (130
+    /// for Ctrl-C), as a shell reports a command a signal ended.
+    pub fn exit_status(&self) -> i32 {
+        self.interrupted.map_or(0, |sig| 128 + sig)
+    }
+
     /// New events from the source: run through the engine, paced, listed.
     pub fn append(&mut self, events: Vec<Event>, now: Instant) {
         let announce = self.live.as_ref().is_some_and(|l| l.caught_up || l.from_start);
         let first_new = self.tape.detections().len();
+        let was_cut = self.tape.cut().is_some();
         for event in events {
+            if self.tape.cut().is_some() {
+                break;
+            }
             let index = self.tape.len();
             self.pacing.push(&event);
             self.panes.timeline.push(index, &event);
@@ -252,6 +265,16 @@ impl App {
                     self.announcements.push(d);
                 }
             }
+        }
+        if let (false, Some(cut)) = (was_cut, self.tape.cut().cloned()) {
+            // Said once, where it happened and in a flash: nothing after is shown.
+            let text = format!(
+                "{}: kept up to event {}, not the rest",
+                cut.why,
+                cut.at.saturating_sub(1)
+            );
+            self.panes.timeline.push_note(cut.at, text.clone());
+            self.flash(text, now);
         }
         let arrived = self.tape.detections().len() - first_new;
         if let Some(live) = self.live.as_mut() {

@@ -136,7 +136,11 @@ pub fn cell(g: &str, col: usize) -> (Cow<'_, str>, usize) {
         return (Cow::Owned(" ".repeat(w)), w);
     }
     if g.chars().any(|c| placeholder(c).is_some()) {
-        let s: String = g.chars().map(|c| placeholder(c).unwrap_or(c)).collect();
+        let s: String = crate::sanitize::shown_chars(g).collect();
+        if s == g {
+            // An emoji sequence, its joiners kept.
+            return (Cow::Borrowed(g), g.width());
+        }
         let w = s.width();
         return (Cow::Owned(s), w);
     }

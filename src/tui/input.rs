@@ -32,8 +32,13 @@ pub enum Action {
     Feed(Feed),
     /// An `--on-detect` command failed.
     HookFailed(String),
-    Quit,
+    /// A stop signal (SIGINT, SIGTERM, SIGHUP, SIGQUIT): the viewer ends
+    /// with the exit status 128 + its number.
+    Signal(i32),
 }
+
+/// SIGINT's number: Ctrl-C in raw mode is a key, ended as by the signal.
+pub const SIGINT: i32 = 2;
 
 /// Seconds moved by ←/→.
 const SEEK_STEP: f64 = 5.0;
@@ -87,14 +92,19 @@ impl App {
                 self.flash(format!("reading: {msg}"), now);
             }
             Action::HookFailed(msg) => self.flash(msg, now),
-            Action::Quit => self.quit = true,
+            Action::Signal(sig) => {
+                self.quit = true;
+                self.interrupted = Some(sig);
+            }
         }
         self.dirty = true;
     }
 
     fn on_key(&mut self, key: KeyEvent, now: Instant) {
         if key.code == KeyCode::Char('c') && key.modifiers.contains(KeyModifiers::CONTROL) {
+            // The key a raw terminal delivers instead of SIGINT: ended as by it.
             self.quit = true;
+            self.interrupted = Some(SIGINT);
             return;
         }
         // A message answers the key before; the next key makes it stale

@@ -84,7 +84,9 @@ const FEED_SLICE: Duration = Duration::from_millis(8);
 
 /// Runs the viewer until the user quits. `start` starts the thread that
 /// feeds events (a whole file for `view`, a followed file for `tail`).
-pub fn run(name: &str, setup: Setup, opts: ViewOptions, start: impl FnOnce(Sink)) -> Result<(), String> {
+/// Returns the exit status: 0 after `q`, 128 + the signal after one (130
+/// after Ctrl-C, as a shell reports it).
+pub fn run(name: &str, setup: Setup, opts: ViewOptions, start: impl FnOnce(Sink)) -> Result<i32, String> {
     if !io::stdout().is_terminal() {
         return Err("the viewer needs a terminal; for headless output use `loopscope scan`".to_string());
     }
@@ -191,10 +193,11 @@ pub fn run(name: &str, setup: Setup, opts: ViewOptions, start: impl FnOnce(Sink)
     if let Some(x) = &exporter {
         x.set_warn(crate::telemetry::otlp::warn_on_stderr());
     }
+    let status = app.exit_status();
     // Freeing millions of events takes longer than quitting should; the
     // process is about to end and gives the memory back at once.
     std::mem::forget(app);
-    Ok(())
+    Ok(status)
 }
 
 /// A source's sink into a small bounded queue of feed batches, taken by
@@ -329,7 +332,7 @@ pub(crate) fn spawn_input(tx: Sender<Action>) {
 }
 
 pub(crate) fn spawn_signals(tx: Sender<Action>) {
-    crate::tail::on_stop_signal(move || {
-        let _ = tx.send(Action::Quit);
+    crate::tail::on_stop_signal(move |sig| {
+        let _ = tx.send(Action::Signal(sig));
     });
 }

@@ -39,7 +39,8 @@ struct Opened {
 }
 
 /// Runs the watch screen until the user quits.
-pub fn run(opts: WatchOptions, live: LiveOptions, view: ViewOptions) -> Result<(), String> {
+/// Returns the exit status: 0 after `q`, 128 + the signal after one.
+pub fn run(opts: WatchOptions, live: LiveOptions, view: ViewOptions) -> Result<i32, String> {
     if !io::stdout().is_terminal() {
         return Err("watch needs a terminal; for one line per detection use `loopscope watch --no-tui`".to_string());
     }
@@ -70,6 +71,7 @@ pub fn run(opts: WatchOptions, live: LiveOptions, view: ViewOptions) -> Result<(
     let mut dirty = true;
     let mut last_draw = Instant::now() - LIST_REFRESH;
     let theme = view.theme.clone();
+    let mut interrupted: Option<i32> = None;
     loop {
         // The watcher's news: rows, and detections to announce.
         while let Ok(n) = news_rx.try_recv() {
@@ -159,7 +161,8 @@ pub fn run(opts: WatchOptions, live: LiveOptions, view: ViewOptions) -> Result<(
                 size = ratatui::layout::Size::new(w, h);
                 dirty = true;
             }
-            if matches!(action, Action::Quit) {
+            if let Action::Signal(sig) = action {
+                interrupted = Some(sig);
                 quit = true;
                 break;
             }
@@ -180,6 +183,7 @@ pub fn run(opts: WatchOptions, live: LiveOptions, view: ViewOptions) -> Result<(
                     }
                     o.app.update(action, Instant::now());
                     if o.app.quit {
+                        interrupted = o.app.interrupted;
                         quit = true;
                     }
                 }
@@ -188,6 +192,10 @@ pub fn run(opts: WatchOptions, live: LiveOptions, view: ViewOptions) -> Result<(
                         dirty = true;
                         match list.key(k, size.height.saturating_sub(4) as usize) {
                             ListAction::Quit => quit = true,
+                            ListAction::Interrupt => {
+                                interrupted = Some(super::input::SIGINT);
+                                quit = true;
+                            }
                             ListAction::Open { path, at } => {
                                 let name = list
                                     .row(&path)
@@ -216,6 +224,7 @@ pub fn run(opts: WatchOptions, live: LiveOptions, view: ViewOptions) -> Result<(
             o.backlog = take_feed(&mut o.app, &o.feed, &o.waiting);
             o.app.update(Action::Tick, Instant::now());
             if o.app.quit {
+                interrupted = o.app.interrupted;
                 break;
             }
         }
@@ -228,7 +237,7 @@ pub fn run(opts: WatchOptions, live: LiveOptions, view: ViewOptions) -> Result<(
     if let Some(o) = opened {
         std::mem::forget(o.app);
     }
-    Ok(())
+    Ok(interrupted.map_or(0, |sig| 128 + sig))
 }
 
 /// The viewer following one session, as `tail` shows it (the watcher

@@ -144,8 +144,7 @@ impl Setup {
         };
         let file = match &path {
             Some(p) => {
-                let text = std::fs::read_to_string(p)
-                    .map_err(|e| format!("cannot read config {}: {}", p.display(), crate::io_reason(&e)))?;
+                let text = read_capped(p, MAX_SMALL_FILE).map_err(|e| format!("cannot read config {e}"))?;
                 parse_config(&text).map_err(|e| format!("config {}: {e}", p.display()))?
             }
             None => ConfigFile::default(),
@@ -378,18 +377,45 @@ impl Setup {
 
 fn unknown_detector(id: &str) -> String {
     let known: Vec<&str> = DETECTORS.iter().map(|d| d.id).collect();
-    format!("unknown detector {id:?} (known: {})", known.join(", "))
+    format!(
+        "unknown detector {} (known: {})",
+        crate::detect::quote(id, 60),
+        known.join(", ")
+    )
 }
 
 fn param_spec(info: &'static DetectorInfo, name: &str) -> Result<&'static ParamSpec, String> {
     info.params.iter().find(|p| p.name == name).ok_or_else(|| {
         let names: Vec<&str> = info.params.iter().map(|p| p.name).collect();
         format!(
-            "{} has no parameter {name:?} (its parameters: {})",
+            "{} has no parameter {} (its parameters: {})",
             info.id,
+            crate::detect::quote(name, 60),
             names.join(", ")
         )
     })
+}
+
+/// The most read of a small text file the user names: a config file, a
+/// judge prompt (`prompt_file`, `--judge-prompt`). `/dev/zero` is refused
+/// after this much, not read until memory runs out.
+pub const MAX_SMALL_FILE: usize = 1 << 20;
+
+/// A text file of at most `limit` bytes; the error names the file.
+pub fn read_capped(path: &std::path::Path, limit: usize) -> Result<String, String> {
+    use std::io::Read;
+    let name = crate::sanitize::path(path);
+    let mut bytes = Vec::new();
+    std::fs::File::open(path)
+        .and_then(|f| f.take(limit as u64 + 1).read_to_end(&mut bytes))
+        .map_err(|e| format!("{name}: {}", crate::io_reason(&e)))?;
+    if bytes.len() > limit {
+        return Err(format!(
+            "{name}: longer than {} (the most read of such a file)",
+            crate::formats::human_bytes(limit)
+        ));
+    }
+    String::from_utf8(bytes).map_err(|_| format!("{name}: not UTF-8 text"))
 }
 
 fn discover_config() -> Option<PathBuf> {
@@ -413,7 +439,11 @@ fn parse_config(text: &str) -> Result<ConfigFile, String> {
                 let name = value.as_str().ok_or("`profile` must be a string")?;
                 file.profile = Some(Profile::from_name(name).ok_or_else(|| {
                     let names: Vec<&str> = Profile::ALL.iter().map(|p| p.name()).collect();
-                    format!("unknown profile {name:?} (known: {})", names.join(", "))
+                    format!(
+                        "unknown profile {} (known: {})",
+                        crate::detect::quote(name, 60),
+                        names.join(", ")
+                    )
                 })?);
             }
             "detectors" => {
@@ -430,7 +460,10 @@ fn parse_config(text: &str) -> Result<ConfigFile, String> {
             "judge" => file.judge = Some(JudgeEndpoint::from_toml(&value)?),
             id => {
                 let info = detect::find(id).ok_or_else(|| {
-                    format!("unknown key {id:?} (expected profile, detectors, judge, or a detector id)")
+                    format!(
+                        "unknown key {} (expected profile, detectors, judge, or a detector id)",
+                        crate::detect::quote(id, 60)
+                    )
                 })?;
                 let toml::Value::Table(t) = value else {
                     return Err(format!("[{id}] must be a table of parameters"));

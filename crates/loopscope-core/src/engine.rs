@@ -72,6 +72,14 @@ impl Engine {
         found
     }
 
+    /// Lets every detector drop what it can work out again (see
+    /// [`crate::detect::Detector::compact`]): `watch` does it to a quiet session.
+    pub fn compact(&mut self) {
+        for d in &mut self.detectors {
+            d.compact();
+        }
+    }
+
     /// Events applied so far.
     pub fn position(&self) -> usize {
         self.position
@@ -252,13 +260,24 @@ impl Tape {
 
     /// Appends an event (a live stream grows); returns its detections (none
     /// while a re-run is still catching up: it finds them when it gets there).
+    /// Once the store is cut (its spool limit), events are not taken: the
+    /// stream ends there, detectors included.
     pub fn push(&mut self, event: Event) -> &[Detection] {
         let from = self.detections.len();
+        if self.events.cut().is_some() {
+            return &[];
+        }
         if !self.pending() {
             self.apply(&event);
         }
         self.events.push(event);
         &self.detections[from..]
+    }
+
+    /// Where the stream was cut because its spool could take no more (see
+    /// [`crate::store`]), and why.
+    pub fn cut(&self) -> Option<&crate::store::Cut> {
+        self.events.cut()
     }
 
     /// Runs the next event through every run.

@@ -1,8 +1,10 @@
 //! Text from logs never reaches a terminal raw. Every printer goes through
 //! this module: the viewer's cells, scan's and tail's lines, warnings and
-//! file names. Control characters (C0, DEL, C1) and text-direction
-//! overrides become visible placeholders; in JSON they become `\u` escapes,
-//! so the data is unchanged and the terminal still safe.
+//! file names. Control characters (C0, DEL, C1), text-direction
+//! overrides and invisible characters (zero-width spaces and joiners, tag
+//! characters, the soft hyphen, fillers) become visible placeholders; in
+//! JSON they become `\u` escapes, so the data is unchanged and the terminal
+//! still safe. A zero-width joiner inside an emoji sequence (👩‍💻) is kept.
 
 use std::borrow::Cow;
 use std::io::{self, Write};
@@ -20,15 +22,55 @@ pub fn placeholder(c: char) -> Option<char> {
 }
 
 /// C1 controls (a terminal may read U+009B as CSI), bidi marks, overrides
-/// and isolates (they reorder or hide text), line and paragraph separators.
+/// and isolates (they reorder or hide text), line and paragraph separators;
+/// and what takes no room on screen, so text can hide in it: the soft
+/// hyphen, the combining grapheme joiner, zero-width spaces, non-joiners,
+/// joiners and no-break spaces (U+FEFF), word joiners, invisible operators,
+/// Hangul and Khmer fillers, the Mongolian vowel separator and the tag
+/// characters (U+E0000–E007F, which spell ASCII no one sees).
 fn is_hidden(c: char) -> bool {
     matches!(c,
         '\u{80}'..='\u{9f}'
+        | '\u{ad}'
+        | '\u{34f}'
         | '\u{61c}'
-        | '\u{200e}' | '\u{200f}'
+        | '\u{115f}' | '\u{1160}'
+        | '\u{17b4}' | '\u{17b5}'
+        | '\u{180e}'
+        | '\u{200b}'..='\u{200f}'
         | '\u{2028}' | '\u{2029}'
         | '\u{202a}'..='\u{202e}'
-        | '\u{2066}'..='\u{2069}')
+        | '\u{2060}'..='\u{2064}'
+        | '\u{2066}'..='\u{2069}'
+        | '\u{3164}'
+        | '\u{feff}'
+        | '\u{ffa0}'
+        | '\u{e0000}'..='\u{e007f}')
+}
+
+/// The zero-width joiner: hidden text outside an emoji sequence, the glue
+/// of one inside (👩‍💻 is 👩 ZWJ 💻).
+const ZWJ: char = '\u{200d}';
+
+/// A char an emoji ZWJ sequence is made of (pictographs, their variation
+/// selector and skin tones).
+fn is_pictograph(c: char) -> bool {
+    matches!(c as u32,
+        0x1F000..=0x1FAFF | 0x2190..=0x21FF | 0x2300..=0x23FF | 0x2600..=0x27BF | 0x2B00..=0x2BFF | 0xFE0F
+        | 0xA9 | 0xAE | 0x203C | 0x2049 | 0x2122 | 0x2139 | 0x3030 | 0x303D | 0x3297 | 0x3299)
+}
+
+/// Each char of `text` as shown: unsafe ones as their placeholders, but a
+/// zero-width joiner between two pictographs (an emoji sequence) kept.
+pub fn shown_chars(text: &str) -> impl Iterator<Item = char> + '_ {
+    let mut prev: Option<char> = None;
+    let mut rest = text.chars().peekable();
+    std::iter::from_fn(move || {
+        let c = rest.next()?;
+        let glue = c == ZWJ && prev.is_some_and(is_pictograph) && rest.peek().is_some_and(|&n| is_pictograph(n));
+        prev = Some(c);
+        Some(if glue { c } else { placeholder(c).unwrap_or(c) })
+    })
 }
 
 /// Whether a char must be replaced before it is printed.
@@ -39,13 +81,7 @@ pub fn is_unsafe(c: char) -> bool {
 /// Log text for one line: newlines shown as ⏎, tabs as a space, anything
 /// unsafe as its placeholder.
 pub fn line(text: &str) -> String {
-    text.chars()
-        .map(|c| match c {
-            '\n' => '⏎',
-            '\t' => ' ',
-            c => placeholder(c).unwrap_or(c),
-        })
-        .collect()
+    shown_with(text, "⏎", " ")
 }
 
 /// Text for a terminal that may span lines: newlines and tabs stay.
@@ -53,14 +89,24 @@ pub fn text(text: &str) -> Cow<'_, str> {
     if !text.chars().any(|c| c != '\n' && c != '\t' && is_unsafe(c)) {
         return Cow::Borrowed(text);
     }
-    Cow::Owned(
-        text.chars()
-            .map(|c| match c {
-                '\n' | '\t' => c,
-                c => placeholder(c).unwrap_or(c),
-            })
-            .collect(),
-    )
+    Cow::Owned(shown_with(text, "\n", "\t"))
+}
+
+/// `text` as shown ([`shown_chars`]), its newlines and tabs as given.
+fn shown_with(text: &str, newline: &str, tab: &str) -> String {
+    let mut out = String::with_capacity(text.len());
+    for (i, part) in text.split('\n').enumerate() {
+        if i > 0 {
+            out.push_str(newline);
+        }
+        for (j, piece) in part.split('\t').enumerate() {
+            if j > 0 {
+                out.push_str(tab);
+            }
+            out.extend(shown_chars(piece));
+        }
+    }
+    out
 }
 
 /// A file name as printed (names can hold escape sequences too).
@@ -157,5 +203,22 @@ mod tests {
         assert_eq!(line("a\nb\tc\u{202e}d"), "a⏎b c�d");
         assert_eq!(text("a\nb\u{1b}"), "a\nb␛");
         assert_eq!(text("plain 思考 🙂"), Cow::Borrowed("plain 思考 🙂"));
+    }
+
+    #[test]
+    fn invisible_chars_are_shown_and_emoji_sequences_kept() {
+        // Zero-width space, joiner, non-joiner, word joiner, U+FEFF, soft
+        // hyphen, a Hangul filler, and "hi" in tag characters.
+        let hidden = "a\u{200b}b\u{200d}c\u{200c}d\u{2060}e\u{feff}f\u{ad}g\u{3164}h\u{e0068}\u{e0069}";
+        assert_eq!(line(hidden), "a�b�c�d�e�f�g�h��");
+        assert_eq!(text(hidden), "a�b�c�d�e�f�g�h��");
+        assert!(json(&serde_json::to_string(hidden).unwrap()).contains("\\u200b"));
+        // 👩‍💻, 🏳️‍🌈 and a family stay whole; a joiner next to text does not.
+        for emoji in ["👩\u{200d}💻", "🏳\u{fe0f}\u{200d}🌈", "👨\u{200d}👩\u{200d}👧 思考"] {
+            assert_eq!(line(emoji), emoji);
+            assert_eq!(text(emoji), emoji);
+        }
+        assert_eq!(line("👩\u{200d}x"), "👩�x");
+        assert_eq!(line("\u{200d}💻"), "�💻");
     }
 }

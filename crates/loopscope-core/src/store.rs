@@ -3,10 +3,17 @@
 //! JSONL to a temporary file (unlinked at once, so nothing is left behind)
 //! and read back a block at a time when a seek replays them. Memory then
 //! stays bounded however long the log is; the log itself is never written.
+//!
+//! The spool is bounded too: at most [`max_spool`] bytes (`--max-spool`),
+//! and never so much that the temporary folder's disk would keep less than
+//! [`DISK_RESERVE`] free. Past either, the store keeps no more events (a
+//! 91 KB zstd file that expands to a gigabyte is cut, said, and viewed up
+//! to there) and says why ([`EventStore::cut`]).
 
 use std::cell::RefCell;
 use std::fs::File;
 use std::io::{self, Write};
+use std::sync::atomic::{AtomicU64, Ordering};
 
 use crate::event::{Event, EventKind};
 
@@ -15,6 +22,33 @@ const BLOCK: usize = 1024;
 /// Decoded events kept in memory (an estimate of their size) before the
 /// oldest blocks go to the spool file.
 pub const HOT_BUDGET: usize = 32 << 20;
+
+/// The default of `--max-spool`: 1 GiB.
+pub const DEFAULT_MAX_SPOOL: u64 = 1 << 30;
+/// What a spool leaves free on its disk at least (or a tenth of the disk,
+/// if that is less).
+pub const DISK_RESERVE: u64 = 1 << 30;
+
+static MAX_SPOOL: AtomicU64 = AtomicU64::new(DEFAULT_MAX_SPOOL);
+
+/// The spool limit in force (`--max-spool`).
+pub fn max_spool() -> u64 {
+    MAX_SPOOL.load(Ordering::Relaxed)
+}
+
+/// Sets the most bytes a store writes to its temporary file (`--max-spool`).
+pub fn set_max_spool(bytes: u64) {
+    MAX_SPOOL.store(bytes, Ordering::Relaxed);
+}
+
+/// Where and why a store stopped keeping events.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Cut {
+    /// Events kept: the stream is shown up to here.
+    pub at: usize,
+    /// What stopped it, said to the user.
+    pub why: String,
+}
 
 enum Block {
     Hot(Vec<Event>),
@@ -37,6 +71,8 @@ pub struct EventStore {
     /// The last cold block read back, for sequential replays.
     cache: RefCell<Option<(usize, Vec<Event>)>>,
     budget: usize,
+    max_spool: u64,
+    cut: Option<Cut>,
 }
 
 struct Spool {
@@ -82,7 +118,23 @@ impl EventStore {
             spool: None,
             cache: RefCell::new(None),
             budget,
+            max_spool: max_spool(),
+            cut: None,
         }
+    }
+
+    /// As [`EventStore::with_budget`], spooling at most `max_spool` bytes.
+    pub fn with_limits(budget: usize, max_spool: u64) -> EventStore {
+        EventStore {
+            max_spool,
+            ..EventStore::with_budget(budget)
+        }
+    }
+
+    /// Where the store stopped keeping events, and why (the spool limit,
+    /// a disk nearly full): None while it keeps them all.
+    pub fn cut(&self) -> Option<&Cut> {
+        self.cut.as_ref()
     }
 
     /// Events held.
@@ -100,8 +152,12 @@ impl EventStore {
         self.first_hot
     }
 
-    /// Adds an event at the end.
-    pub fn push(&mut self, event: Event) {
+    /// Adds an event at the end; false when it is not kept (the store was
+    /// cut: see [`EventStore::cut`]).
+    pub fn push(&mut self, event: Event) -> bool {
+        if self.cut.is_some() {
+            return false;
+        }
         if self.len.is_multiple_of(BLOCK) {
             self.blocks.push(Block::Hot(Vec::with_capacity(BLOCK)));
         }
@@ -112,12 +168,17 @@ impl EventStore {
         self.len += 1;
         // Keep the block being filled in memory; spool the oldest full ones.
         while self.hot_bytes > self.budget && self.first_hot + 1 < self.blocks.len() {
-            if self.spool_oldest().is_err() {
-                // No room for a temporary file: keep everything in memory.
-                self.budget = usize::MAX;
+            if let Err(e) = self.spool_oldest() {
+                // No more room on disk for it: no more events (memory stays
+                // bounded too), and the viewer says where and why.
+                self.cut = Some(Cut {
+                    at: self.len,
+                    why: e.to_string(),
+                });
                 break;
             }
         }
+        true
     }
 
     fn spool_oldest(&mut self) -> io::Result<()> {
@@ -137,6 +198,22 @@ impl EventStore {
             serde_json::to_writer(&mut bytes, &e.to_json())?;
             bytes.push(b'\n');
             freed += weight(e);
+        }
+        let size = bytes.len() as u64;
+        if spool.end + size > self.max_spool {
+            return Err(io::Error::other(format!(
+                "the temporary spool reached its limit of {} (--max-spool)",
+                crate::formats::human_bytes(self.max_spool as usize)
+            )));
+        }
+        if let Some(free) = free_space(&spool.file) {
+            if free.available < size + DISK_RESERVE.min(free.total / 10) {
+                return Err(io::Error::other(format!(
+                    "the temporary folder's disk has {} free, and the spool leaves at least {} there",
+                    crate::formats::human_bytes(free.available as usize),
+                    crate::formats::human_bytes(DISK_RESERVE.min(free.total / 10) as usize)
+                )));
+            }
         }
         spool.file.write_all(&bytes)?;
         self.blocks[self.first_hot] = Block::Cold {
@@ -211,6 +288,37 @@ fn read_at(file: &File, buf: &mut [u8], offset: u64) -> io::Result<()> {
     Ok(())
 }
 
+/// Bytes available to this user, and the size, of a file's filesystem.
+struct FreeSpace {
+    available: u64,
+    total: u64,
+}
+
+#[cfg(unix)]
+// The fields' types differ by platform (u32 on some): the casts are needed there.
+#[allow(clippy::unnecessary_cast)]
+fn free_space(file: &File) -> Option<FreeSpace> {
+    use std::os::unix::io::AsRawFd;
+    let mut st = std::mem::MaybeUninit::<libc::statvfs>::uninit();
+    // SAFETY: fstatvfs fills the struct for an open descriptor, or fails.
+    let ok = unsafe { libc::fstatvfs(file.as_raw_fd(), st.as_mut_ptr()) } == 0;
+    if !ok {
+        return None;
+    }
+    // SAFETY: initialised by the successful call above.
+    let st = unsafe { st.assume_init() };
+    let unit = st.f_frsize as u64;
+    Some(FreeSpace {
+        available: (st.f_bavail as u64).saturating_mul(unit),
+        total: (st.f_blocks as u64).saturating_mul(unit),
+    })
+}
+
+#[cfg(not(unix))]
+fn free_space(_file: &File) -> Option<FreeSpace> {
+    None
+}
+
 /// A temporary file nobody else can open: created exclusively in the
 /// temporary directory and unlinked at once (the open handle keeps it).
 fn anonymous_file() -> io::Result<File> {
@@ -272,5 +380,31 @@ mod tests {
         assert_eq!(part, seen[1000..3100].to_vec());
         assert_eq!(store.get(5), Some(event(5)));
         assert_eq!(store.get(n), None);
+    }
+
+    #[test]
+    fn the_spool_stops_at_its_limit_and_the_store_says_where() {
+        let mut store = EventStore::with_limits(64 * 1024, 256 * 1024);
+        let n = 200_000;
+        let kept = (0..n).take_while(|&i| store.push(event(i))).count();
+        let cut = store.cut().expect("cut").clone();
+        assert!(
+            cut.why.contains("--max-spool") && cut.why.contains("256 KiB"),
+            "{}",
+            cut.why
+        );
+        assert_eq!(cut.at, kept);
+        assert_eq!(store.len(), kept);
+        assert!(kept < n / 10, "{kept} kept");
+        let spooled = store.spool.as_ref().unwrap().end;
+        assert!(spooled <= 256 * 1024, "{spooled} bytes spooled");
+        assert!(!store.push(event(0)), "nothing more is kept");
+        // What was kept reads back whole.
+        let mut seen = 0;
+        store.for_each(0, kept, |e| {
+            assert_eq!(*e, event(seen));
+            seen += 1;
+        });
+        assert_eq!(seen, kept);
     }
 }

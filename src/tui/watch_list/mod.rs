@@ -27,6 +27,8 @@ pub enum ListAction {
         at: Option<usize>,
     },
     Quit,
+    /// Ctrl-C: quit as SIGINT ends a program.
+    Interrupt,
 }
 
 /// The list's keys: (keys, what they do); the footer and the help are made from it.
@@ -255,7 +257,7 @@ impl WatchList {
 
     pub fn key(&mut self, key: KeyEvent, page: usize) -> ListAction {
         if key.code == KeyCode::Char('c') && key.modifiers.contains(KeyModifiers::CONTROL) {
-            return ListAction::Quit;
+            return ListAction::Interrupt;
         }
         if self.prompt.is_some() {
             self.filter_key(key);

@@ -9,12 +9,13 @@
 //! a position that falls out of the history simply stops counting, which is
 //! gemini-cli's "drop negative positions, delete chunks left with none".
 
-use std::collections::VecDeque;
-
 use super::content_classes::Classifier;
 use super::params::{Default, Kind, ParamSpec, Params, Profile};
 use super::{quote, Buffers, Detection, DetectorInfo, Evidence, Family, Observation, PromptScoped, Rule, Span, Status};
 use crate::event::{Channel, EventKind};
+use history::{Buckets, History, Seen, Segment, NONE};
+
+mod history;
 
 pub(crate) static INFO: DetectorInfo = DetectorInfo {
     id: "chunk-chant",
@@ -96,10 +97,9 @@ fn build(p: &Params) -> Box<dyn super::Detector> {
         quirks,
         shared_latch: p.flag("shared_latch"),
         classes: Classifier::get(quirks),
-        history: History {
-            buckets: Buckets::new(p.count("max_history")),
-            ..History::default()
-        },
+        // The buckets grow with the history a session really has: a fresh
+        // detector costs nothing (`watch` keeps one per session).
+        history: History::default(),
         in_code_block: false,
         request: 0,
         last_best: None,
@@ -119,293 +119,6 @@ fn mul_mod(a: u64, b: u64) -> u64 {
         once - MOD
     } else {
         once
-    }
-}
-
-/// What the history knew of a chunk position's hash.
-enum Seen {
-    /// Not in the history: a new chunk.
-    New,
-    /// Seen at this position, the chunk's newest until now.
-    At(usize),
-    /// The hash belongs to a different chunk: left unrecorded.
-    Collision,
-}
-
-/// Buckets of chunk positions by hash, as zlib finds earlier matches:
-/// `head[bucket]` is the newest recorded position whose hash falls in the
-/// bucket and each position links to the previous one of its bucket, so
-/// finding a chunk's newest position walks a chain that is short (the
-/// buckets outnumber the positions in history) and stops at the first
-/// position before the history. Nothing is ever deleted or rebuilt: old
-/// positions simply fall out of reach, and a reset costs nothing.
-#[derive(Clone, Debug, Default)]
-struct Buckets {
-    head: Vec<usize>,
-    /// 64 - log2(head.len()), for Fibonacci hashing.
-    shift: u32,
-}
-
-impl Buckets {
-    /// Sized for a history of `max_history` positions (twice as many buckets).
-    fn new(max_history: usize) -> Buckets {
-        let size = (max_history * 2).next_power_of_two().clamp(64, 1 << 22);
-        Buckets {
-            head: vec![NONE; size],
-            shift: 64 - size.trailing_zeros(),
-        }
-    }
-
-    fn of(&self, hash: u64) -> usize {
-        (hash.wrapping_mul(0x9E37_79B9_7F4A_7C15) >> self.shift) as usize
-    }
-}
-
-/// `prev_same` of a position that starts the chain of its chunk.
-const NONE: usize = usize::MAX;
-
-/// Text appended to the history by one delta, for mapping positions back to
-/// content-channel offsets.
-#[derive(Clone, Copy, Debug)]
-struct Segment {
-    start: usize,
-    len: usize,
-    request: u64,
-    /// Char offset of the delta in its request's content buffer.
-    chan_start: usize,
-}
-
-/// The history and chunk statistics, with absolute unit positions.
-#[derive(Debug, Default)]
-struct History {
-    /// Units from absolute position `base` on.
-    units: Vec<u32>,
-    /// `prefix[i]` = hash of `units[..i]`; one longer than `units`.
-    prefix: Vec<u64>,
-    /// Per position: the previous position of the same chunk, or NONE.
-    prev_same: Vec<usize>,
-    base: usize,
-    /// Absolute start of the history (older units are gone).
-    start: usize,
-    /// Next position to examine.
-    index: usize,
-    buckets: Buckets,
-    /// Per examined position: its chunk hash, and the previous position
-    /// recorded in its bucket (NONE for none, or for an unrecorded collision).
-    hashes: Vec<u64>,
-    bucket_prev: Vec<usize>,
-    segments: VecDeque<Segment>,
-}
-
-impl Clone for History {
-    /// Engine snapshots (seeking) clone this: only what is still in
-    /// history is copied, so a snapshot costs what the history holds.
-    fn clone(&self) -> History {
-        let keep_from = self
-            .segments
-            .front()
-            .map_or(self.start, |s| s.start.min(self.start))
-            .max(self.base);
-        let dead = keep_from - self.base;
-        History {
-            units: self.units[dead..].to_vec(),
-            prefix: self.prefix[dead.min(self.prefix.len())..].to_vec(),
-            prev_same: self.prev_same[dead.min(self.prev_same.len())..].to_vec(),
-            hashes: self.hashes[dead.min(self.hashes.len())..].to_vec(),
-            bucket_prev: self.bucket_prev[dead.min(self.bucket_prev.len())..].to_vec(),
-            base: keep_from,
-            start: self.start,
-            index: self.index,
-            buckets: self.buckets.clone(),
-            segments: self.segments.clone(),
-        }
-    }
-}
-
-impl History {
-    fn end(&self) -> usize {
-        self.base + self.units.len()
-    }
-
-    fn len(&self) -> usize {
-        self.end() - self.start
-    }
-
-    /// Empties the history: gemini-cli's resetContentTracking.
-    fn reset(&mut self) {
-        let end = self.end();
-        // Every recorded position falls before the new start: out of reach.
-        let buckets = std::mem::take(&mut self.buckets);
-        *self = History {
-            base: end,
-            start: end,
-            index: end,
-            prefix: vec![0],
-            buckets,
-            ..History::default()
-        };
-    }
-
-    /// Empties the history and moves its end on by `units` that are never
-    /// stored: the head of a delta longer than the whole history, which
-    /// would be cut before any of it was examined.
-    fn skip(&mut self, units: usize) {
-        self.reset();
-        let end = self.end() + units;
-        (self.base, self.start, self.index) = (end, end, end);
-    }
-
-    /// Prefix hashes for the units from `from` on (just appended).
-    fn extend_prefix(&mut self, from: usize) {
-        if self.prefix.is_empty() {
-            self.prefix.push(0);
-        }
-        let mut last = *self.prefix.last().expect("prefix starts with 0");
-        let new = &self.units[from..];
-        self.prefix.reserve(new.len());
-        for &unit in new {
-            let next = mul_mod(last, BASE) + u64::from(unit) + 1;
-            last = if next >= MOD { next - MOD } else { next };
-            self.prefix.push(last);
-        }
-    }
-
-    fn hash(&self, pos: usize, len: usize, pow: u64) -> u64 {
-        let (i, j) = (pos - self.base, pos - self.base + len);
-        let h = self.prefix[j] + MOD - mul_mod(self.prefix[i], pow);
-        if h >= MOD {
-            h - MOD
-        } else {
-            h
-        }
-    }
-
-    fn slice(&self, pos: usize, len: usize) -> &[u32] {
-        &self.units[pos - self.base..pos - self.base + len]
-    }
-
-    /// Drops everything before `new_start`. Positions there stop counting
-    /// by themselves; storage and stale map entries are swept now and then
-    /// so the cost stays proportional to what was appended.
-    fn cut_front(&mut self, new_start: usize, max_history: usize, utf16: bool) {
-        self.start = new_start;
-        if self.index < new_start {
-            self.prev_same.resize(new_start - self.base, NONE);
-            // Positions cut before they were examined are never recorded.
-            self.hashes.resize(new_start - self.base, 0);
-            self.bucket_prev.resize(new_start - self.base, NONE);
-            self.index = new_start;
-        }
-        while self.segments.front().is_some_and(|s| s.start + s.len <= new_start) {
-            self.segments.pop_front();
-        }
-        self.trim_front_segment(utf16);
-        // The front segment may start a unit early (a surrogate pair cut in
-        // half); storage is kept from there.
-        let keep_from = self.segments.front().map_or(self.start, |s| s.start.min(self.start));
-        let dead = keep_from - self.base;
-        let live = self.units.len() - dead;
-        if dead > 4096 && dead > 3 * live {
-            self.units.drain(..dead);
-            self.prefix.drain(..dead);
-            self.prev_same.drain(..dead.min(self.prev_same.len()));
-            self.hashes.drain(..dead.min(self.hashes.len()));
-            self.bucket_prev.drain(..dead.min(self.bucket_prev.len()));
-            self.base = keep_from;
-        }
-        let _ = max_history;
-    }
-
-    /// A delta longer than the history straddles its start: the part that
-    /// left is taken off the segment (its chars counted into `chan_start`),
-    /// so a segment never reaches into storage that is swept away. Each
-    /// unit is counted once, so this stays proportional to what was appended.
-    fn trim_front_segment(&mut self, utf16: bool) {
-        let Some(seg) = self.segments.front().copied() else {
-            return;
-        };
-        let mut cut = self.start;
-        // Never split a surrogate pair: the pair's char stays in the segment.
-        if utf16
-            && cut > seg.start
-            && self
-                .units
-                .get(cut - self.base)
-                .is_some_and(|u| (0xDC00..=0xDFFF).contains(u))
-        {
-            cut -= 1;
-        }
-        if cut <= seg.start {
-            return;
-        }
-        let gone = &self.units[seg.start - self.base..cut - self.base];
-        let chars = if utf16 {
-            gone.iter().filter(|&&u| !(0xDC00..=0xDFFF).contains(&u)).count()
-        } else {
-            gone.len()
-        };
-        let front = self.segments.front_mut().expect("checked above");
-        front.start = cut;
-        front.len -= cut - seg.start;
-        front.chan_start += chars;
-    }
-
-    /// How many of the newest `limit` positions of a chunk are still in
-    /// history ([`History::positions`] without building the list).
-    /// Records examined position `pos` (its `chunk` units hash to `hash`)
-    /// as its chunk's newest, unless the newest position with that hash
-    /// holds different text, which gemini-cli leaves unrecorded.
-    fn record(&mut self, pos: usize, hash: u64, chunk: usize) -> Seen {
-        if self.buckets.head.is_empty() {
-            self.buckets = Buckets::new(1024);
-        }
-        let bucket = self.buckets.of(hash);
-        let mut q = self.buckets.head[bucket];
-        let seen = loop {
-            if q == NONE || q < self.start {
-                break Seen::New;
-            }
-            let i = q - self.base;
-            if self.hashes[i] == hash {
-                let j = pos - self.base;
-                break if self.units[i..i + chunk] == self.units[j..j + chunk] {
-                    Seen::At(q)
-                } else {
-                    Seen::Collision
-                };
-            }
-            q = self.bucket_prev[i];
-        };
-        self.hashes.push(hash);
-        if matches!(seen, Seen::Collision) {
-            self.bucket_prev.push(NONE);
-        } else {
-            self.bucket_prev.push(self.buckets.head[bucket]);
-            self.buckets.head[bucket] = pos;
-        }
-        seen
-    }
-
-    fn count_positions(&self, last: usize, limit: usize) -> usize {
-        let (mut n, mut p) = (0, last);
-        while n < limit && p != NONE && p >= self.start {
-            n += 1;
-            p = self.prev_same[p - self.base];
-        }
-        n
-    }
-
-    /// The newest `limit` positions still in history of the chunk whose
-    /// newest position is `last`, oldest first.
-    fn positions(&self, last: usize, limit: usize) -> Vec<usize> {
-        let mut out = Vec::new();
-        let mut p = last;
-        while out.len() < limit && p != NONE && p >= self.start {
-            out.push(p);
-            p = self.prev_same[p - self.base];
-        }
-        out.reverse();
-        out
     }
 }
 
@@ -500,6 +213,7 @@ impl ChunkChant {
     }
 
     fn append(&mut self, text: &str, obs: &Observation<'_>) {
+        self.history.rebuild(self.chunk, self.pow);
         let (text, skipped_chars, skipped_units) = self.fitting_tail(text);
         if skipped_units > 0 {
             self.history.skip(skipped_units);
@@ -705,4 +419,18 @@ impl Rule for ChunkChant {
     fn shares_latch(&self) -> bool {
         self.shared_latch
     }
+
+    fn compact(&mut self, stopped: bool) {
+        if stopped {
+            // Dead until the prompt that resets it: let all of it go.
+            self.history.reset();
+            self.history.buckets = Buckets::default();
+            self.last_best = None;
+        } else {
+            self.history.compact();
+        }
+    }
 }
+
+#[cfg(test)]
+mod tests;

@@ -126,14 +126,14 @@ pub(crate) static ERROR_TOTAL: DetectorInfo = DetectorInfo {
 /// A tool call as the guards see it: its canonical key and where it was.
 #[derive(Clone, Debug)]
 struct Action {
-    key: String,
+    key: std::sync::Arc<str>,
     event: usize,
 }
 
 fn action(obs: &Observation<'_>) -> Option<Action> {
     match &obs.event.kind {
         EventKind::ToolCall { .. } => Some(Action {
-            key: obs.call_key(KeyStyle::Canonical)?.to_string(),
+            key: obs.shared_call_key(KeyStyle::Canonical)?.clone(),
             event: obs.index,
         }),
         _ => None,
@@ -200,7 +200,7 @@ struct ActionWindow {
 
 impl ActionWindow {
     fn occurrences<'a>(&'a self, key: &'a str) -> impl Iterator<Item = &'a Action> + 'a {
-        self.recent.iter().filter(move |a| a.key == key)
+        self.recent.iter().filter(move |a| &*a.key == key)
     }
 }
 
@@ -220,7 +220,7 @@ impl Rule for ActionWindow {
         let mut d = Detection::new(Self::ID, obs.index, Channel::Tools, None);
         d.repeats = Some(events.len());
         d.threshold = Some(self.threshold);
-        d.repeated = Some(act.key.clone());
+        d.repeated = Some(act.key.to_string());
         d.reason = format!(
             "{} occurs {} times in the last {} actions (threshold {}), events {:?}",
             quote(&act.key, 80),
@@ -268,7 +268,7 @@ struct ActionCycle {
 
 impl ActionCycle {
     fn matches(&self) -> usize {
-        let keys: Vec<&str> = self.recent.iter().map(|a| a.key.as_str()).collect();
+        let keys: Vec<&str> = self.recent.iter().map(|a| &*a.key).collect();
         tail_matches(&keys, self.k)
     }
 }

@@ -66,7 +66,8 @@ pub struct Observation<'a> {
     pub content_before: usize,
     /// A tool call's keys, made once for all the detectors that ask
     /// (by `KeyStyle`: canonical, JavaScript, stable).
-    keys: [std::cell::OnceCell<String>; 3],
+    /// Shared: the detectors that keep recent calls keep one copy.
+    keys: [std::cell::OnceCell<std::sync::Arc<str>>; 3],
 }
 
 impl<'a> Observation<'a> {
@@ -91,6 +92,11 @@ impl<'a> Observation<'a> {
     /// A tool call's key in `style` (`None` for other events): made once
     /// per event however many detectors ask.
     pub fn call_key(&self, style: keys::KeyStyle) -> Option<&str> {
+        self.shared_call_key(style).map(|k| &**k)
+    }
+
+    /// [`Observation::call_key`] to keep: every detector holding it shares one copy.
+    pub fn shared_call_key(&self, style: keys::KeyStyle) -> Option<&std::sync::Arc<str>> {
         let EventKind::ToolCall { name, args, .. } = &self.event.kind else {
             return None;
         };
@@ -99,7 +105,7 @@ impl<'a> Observation<'a> {
             keys::KeyStyle::Js => 1,
             keys::KeyStyle::Stable => 2,
         };
-        Some(self.keys[slot].get_or_init(|| keys::call_key(name, args, style)))
+        Some(self.keys[slot].get_or_init(|| keys::call_key(name, args, style).into()))
     }
 }
 
@@ -129,6 +135,10 @@ pub trait Detector: Send + Sync {
     }
     /// A detector sharing this one's latch fired: stop as the real service does.
     fn latch(&mut self, _by: &'static str, _event: usize) {}
+    /// The stream is quiet (`watch` has thousands): keep only what cannot
+    /// be worked out again; the next event rebuilds the rest. What it
+    /// finds is the same either way.
+    fn compact(&mut self) {}
     /// A boxed copy (detectors are cloned for seek snapshots).
     fn clone_box(&self) -> Box<dyn Detector>;
 }
@@ -295,6 +305,9 @@ pub(crate) trait Rule: Clone + Send + Sync + 'static {
     fn shares_latch(&self) -> bool {
         false
     }
+    /// See [`Detector::compact`]; `stopped`: it fired or was latched, so
+    /// nothing it holds counts until the next prompt resets it.
+    fn compact(&mut self, _stopped: bool) {}
 }
 
 #[derive(Clone, Debug)]
@@ -357,6 +370,10 @@ impl<R: Rule> Detector for PromptScoped<R> {
         if self.stopped.is_none() {
             self.stopped = Some(Stop::Latched { by, event });
         }
+    }
+
+    fn compact(&mut self) {
+        self.rule.compact(self.stopped.is_some());
     }
 
     fn clone_box(&self) -> Box<dyn Detector> {

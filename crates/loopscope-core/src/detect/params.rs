@@ -171,13 +171,16 @@ impl ParamSpec {
             Kind::Count { min } => {
                 let n: usize = text
                     .parse()
-                    .map_err(|_| format!("expected a whole number, got {text:?}"))?;
+                    .map_err(|_| format!("expected a whole number, got {}", crate::detect::quote(text, 60)))?;
                 self.check_count(n, min)
             }
             Kind::Flag => match text {
                 "true" | "yes" | "on" | "1" => Ok(Value::Flag(true)),
                 "false" | "no" | "off" | "0" => Ok(Value::Flag(false)),
-                _ => Err(format!("expected true or false, got {text:?}")),
+                _ => Err(format!(
+                    "expected true or false, got {}",
+                    crate::detect::quote(text, 60)
+                )),
             },
             Kind::List => {
                 let inner = text.trim_start_matches('[').trim_end_matches(']');
@@ -185,21 +188,30 @@ impl ParamSpec {
                     .split(',')
                     .map(|s| s.trim().parse::<usize>())
                     .collect::<Result<Vec<_>, _>>()
-                    .map_err(|_| format!("expected numbers separated by commas, got {text:?}"))?;
+                    .map_err(|_| {
+                        format!(
+                            "expected numbers separated by commas, got {}",
+                            crate::detect::quote(text, 60)
+                        )
+                    })?;
                 check_list(list)
             }
             Kind::Choice(words) => {
                 if words.contains(&text) {
                     Ok(Value::Word(text.to_string()))
                 } else {
-                    Err(format!("expected one of {}, got {text:?}", words.join(", ")))
+                    Err(format!(
+                        "expected one of {}, got {}",
+                        words.join(", "),
+                        crate::detect::quote(text, 60)
+                    ))
                 }
             }
             Kind::Fraction => text
                 .parse::<f64>()
                 .ok()
                 .and_then(fraction)
-                .ok_or_else(|| format!("expected a number from 0 to 1, got {text:?}")),
+                .ok_or_else(|| format!("expected a number from 0 to 1, got {}", crate::detect::quote(text, 60))),
         }
     }
 

@@ -61,7 +61,7 @@ fn build(p: &Params) -> Box<dyn super::Detector> {
 
 #[derive(Clone, Debug)]
 struct Call {
-    key: String,
+    key: std::sync::Arc<str>,
     event: usize,
     name: String,
     args: Value,
@@ -89,7 +89,7 @@ impl ToolRepeat {
     /// For each cycle length, how many whole times the last k calls repeat at the end.
     fn repeats(&self) -> impl Iterator<Item = (usize, usize)> + '_ {
         let recent = self.recent();
-        let keys: Vec<&str> = recent.iter().map(|c| c.key.as_str()).collect();
+        let keys: Vec<&str> = recent.iter().map(|c| &*c.key).collect();
         (1..=self.max_cycle.min(keys.len())).map(move |k| (k, 1 + tail_matches(&keys, k) / k))
     }
 }
@@ -102,7 +102,7 @@ impl Rule for ToolRepeat {
             return None;
         };
         self.calls.push(Call {
-            key: obs.call_key(self.style).unwrap_or_default().to_string(),
+            key: obs.shared_call_key(self.style).cloned().unwrap_or_else(|| "".into()),
             event: obs.index,
             name: name.clone(),
             args: args.clone(),
@@ -170,5 +170,13 @@ impl Rule for ToolRepeat {
 
     fn shares_latch(&self) -> bool {
         self.shared_latch
+    }
+
+    fn compact(&mut self, stopped: bool) {
+        // Only the last `keep` calls can be part of a repeat; none once it fired.
+        let keep = if stopped { 0 } else { self.keep() };
+        let drop = self.calls.len().saturating_sub(keep);
+        self.calls.drain(..drop);
+        self.calls.shrink_to_fit();
     }
 }
