@@ -112,7 +112,9 @@ fn engine_for(p: &Params) -> Engine {
 
 fn params() -> impl Strategy<Value = Params> {
     (
-        2usize..9,
+        // Small chunks, and chunks long enough that the k-gram filter
+        // skips most positions (a k-gram of two thirds of the chunk).
+        prop_oneof![2usize..9, 9usize..60],
         3usize..7,
         20usize..300,
         5usize..120,
@@ -142,8 +144,16 @@ fn stream() -> impl Strategy<Value = Vec<Event>> {
         .prop_map(|cs| Event::content(&cs.into_iter().collect::<String>()));
     let long_unit =
         prop::sample::select(vec!["ab ab ", "思考🙂", "abcdefgh"]).prop_map(|u| Event::content(&u.repeat(60)));
+    // Phrases from a few words: multi-word repeats at irregular distances,
+    // longer than the chunk, among text that does not repeat.
+    let phrases = prop::collection::vec(
+        prop::sample::select(vec!["alpha ", "beta ", "思考 ", "🙂", "gamma. ", "delta, "]),
+        0..30,
+    )
+    .prop_map(|ws| Event::content(&ws.concat()));
     let event = prop_oneof![
         10 => text,
+        6 => phrases,
         6 => unit,
         1 => long,
         1 => long_unit,
@@ -158,7 +168,7 @@ fn stream() -> impl Strategy<Value = Vec<Event>> {
 proptest! {
     #![proptest_config(ProptestConfig::with_cases(300))]
     #[test]
-    fn equals_gemini_clis_algorithm(p in params(), events in stream()) {
+    fn equals_gemini_clis_algorithm(p in params(), events in stream(), compact_at in prop::collection::vec(any::<bool>(), 400)) {
         let mut reference = Reference { p: p.clone(), history: vec![], stats: HashMap::new(), index: 0, in_code_block: false };
         let mut engine = engine_for(&p);
         let mut want = None;
@@ -173,8 +183,13 @@ proptest! {
                 break;
             }
         }
+        // A session gone quiet (watch) compacts its detectors between events.
         let got = events.iter().enumerate().find_map(|(i, e)| {
-            engine.push(e).into_iter().next().map(|d| (i, d.repeats.unwrap(), d.avg_distance.unwrap()))
+            let d = engine.push(e).into_iter().next().map(|d| (i, d.repeats.unwrap(), d.avg_distance.unwrap()));
+            if compact_at[i] {
+                engine.compact();
+            }
+            d
         });
         prop_assert_eq!(got, want);
     }

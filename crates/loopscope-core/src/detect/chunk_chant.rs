@@ -3,18 +3,24 @@
 //! times close together is a loop.
 //!
 //! gemini-cli shifts every stored position when its 5000-unit history is
-//! truncated, which costs O(history) per delta. Here positions are absolute
-//! and chunks are hashed with a polynomial hash over prefix sums, so a delta
-//! costs O(its length). Each chunk's positions form a chain (`prev_same`);
-//! a position that falls out of the history simply stops counting, which is
+//! truncated and hashes every chunk whole, which costs O(history) per
+//! delta. Here positions are absolute and chunks are hashed with a
+//! polynomial hash rolled one unit at a time, so a delta costs O(its
+//! length). Each chunk's positions form a chain (`prev_same`); a position
+//! that falls out of the history simply stops counting, which is
 //! gemini-cli's "drop negative positions, delete chunks left with none".
+//! Where a k-gram filter shows that no chunk can repeat (most prose), the
+//! positions are not recorded at all: the record is worked out from the
+//! history's units when a chunk may repeat (see `filter`).
 
 use super::content_classes::Classifier;
 use super::params::{Default, Kind, ParamSpec, Params, Profile};
 use super::{quote, Buffers, Detection, DetectorInfo, Evidence, Family, Observation, PromptScoped, Rule, Span, Status};
 use crate::event::{Channel, EventKind};
-use history::{Buckets, History, Seen, Segment, NONE};
+use filter::{top_weight, KgramFilter};
+use history::{Buckets, History, Seen, Segment};
 
+mod filter;
 mod history;
 
 pub(crate) static INFO: DetectorInfo = DetectorInfo {
@@ -88,7 +94,8 @@ fn build(p: &Params) -> Box<dyn super::Detector> {
     let chunk = p.count("chunk");
     PromptScoped::boxed(ChunkChant {
         chunk,
-        pow: (0..chunk).fold(1, |acc, _| mul_mod(acc, BASE)),
+        top: top_weight(chunk),
+        filter: KgramFilter::new(chunk, p.count("max_history")),
         threshold: p.count("threshold"),
         max_history: p.count("max_history"),
         max_avg_distance: p.count("max_avg_distance"),
@@ -106,27 +113,18 @@ fn build(p: &Params) -> Box<dyn super::Detector> {
     })
 }
 
-/// Rolling-hash modulus (a Mersenne prime) and base.
-const MOD: u64 = (1 << 61) - 1;
-const BASE: u64 = 0x1F35_A7BD_9C2E_4B71 % MOD;
-
-fn mul_mod(a: u64, b: u64) -> u64 {
-    // Mersenne reduction: 2^61 = 1 (mod MOD), so fold the high bits onto the low.
-    let p = u128::from(a) * u128::from(b);
-    let folded = ((p as u64) & MOD) + ((p >> 61) as u64);
-    let once = if folded >= MOD { folded - MOD } else { folded };
-    if once >= MOD {
-        once - MOD
-    } else {
-        once
-    }
-}
+/// The rolling hashes' base (odd). Hashes are polynomials modulo 2^64 of
+/// a chunk's units (each plus one); a chunk whose hash matches is compared
+/// unit by unit, so a collision is never taken for a repeat.
+const BASE: u64 = 0x1F35_A7BD_9C2E_4B71;
 
 #[derive(Clone)]
 pub(crate) struct ChunkChant {
     chunk: usize,
-    /// BASE^chunk, to take a chunk's hash out of two prefix hashes.
-    pow: u64,
+    /// BASE^(chunk - 1): the weight of the unit that leaves a rolled hash.
+    top: u64,
+    /// Which positions may repeat an earlier chunk.
+    filter: KgramFilter,
     threshold: usize,
     max_history: usize,
     max_avg_distance: usize,
@@ -213,20 +211,21 @@ impl ChunkChant {
     }
 
     fn append(&mut self, text: &str, obs: &Observation<'_>) {
-        self.history.rebuild(self.chunk, self.pow);
         let (text, skipped_chars, skipped_units) = self.fitting_tail(text);
         if skipped_units > 0 {
             self.history.skip(skipped_units);
+            self.filter.reset();
         }
         let start = self.history.end();
         let h = &mut self.history;
-        let from = h.units.len();
-        if self.utf16 {
+        if text.is_ascii() {
+            // One unit per byte in either count; the loop vectorises.
+            h.units.extend(text.bytes().map(u32::from));
+        } else if self.utf16 {
             h.units.extend(text.encode_utf16().map(u32::from));
         } else {
             h.units.extend(text.chars().map(u32::from));
         }
-        h.extend_prefix(from);
         self.history.segments.push_back(Segment {
             start,
             len: self.history.end() - start,
@@ -241,26 +240,49 @@ impl ChunkChant {
 
     /// Examines every new chunk position; gemini-cli's analyzeContentChunksForLoop.
     fn scan(&mut self, obs: &Observation<'_>) -> Option<Detection> {
-        let (pow, chunk) = (self.pow, self.chunk);
+        let (top, chunk) = (self.top, self.chunk);
         self.last_best = None;
         let mut best = 0;
+        let h = &self.history;
+        self.filter.feed(&h.units, h.base, h.start);
         while self.history.index + chunk <= self.history.end() {
             let h = &mut self.history;
+            if !h.hot {
+                // Up to the next position that may repeat, no chunk can
+                // equal an earlier one: all new, recorded only if the
+                // record is ever needed.
+                let examinable = h.end() + 1 - chunk;
+                match self.filter.next_suspect(h.index) {
+                    Some(p) if p < examinable => h.index = p,
+                    _ => {
+                        h.index = examinable;
+                        break;
+                    }
+                }
+            }
             let index = h.index;
-            debug_assert_eq!(h.prev_same.len(), index - h.base);
-            let hash = h.hash(index, chunk, pow);
+            if self.filter.suspect(index) {
+                h.warm(chunk, top);
+            } else {
+                // Let the record go once nothing in reach may repeat.
+                h.quiet += 1;
+                if h.quiet > self.max_history {
+                    h.cool();
+                    h.index += 1;
+                    continue;
+                }
+            }
+            let hash = h.hash(index, chunk, top);
             let previous = match h.record(index, hash, chunk) {
                 Seen::New => None,
                 Seen::At(p) => Some(p),
                 // A hash collision: a different chunk, left unrecorded as
                 // gemini-cli leaves a chunk whose content does not match.
                 Seen::Collision => {
-                    h.prev_same.push(NONE);
                     h.index += 1;
                     continue;
                 }
             };
-            h.prev_same.push(previous.unwrap_or(NONE));
             if previous.is_some() {
                 let count = h.count_positions(index, self.threshold);
                 if count > best {
@@ -355,6 +377,7 @@ impl Rule for ChunkChant {
             // Chanting happens within one stream; a tool call in between ends it.
             EventKind::ToolCall { .. } => {
                 self.history.reset();
+                self.filter.reset();
                 self.last_best = None;
                 None
             }
@@ -362,6 +385,7 @@ impl Rule for ChunkChant {
                 let c = self.classes.classify(text);
                 if c.fences > 0 || c.structural || c.divider {
                     self.history.reset();
+                    self.filter.reset();
                 }
                 let was = self.in_code_block;
                 if c.fences % 2 == 1 {
@@ -379,6 +403,7 @@ impl Rule for ChunkChant {
 
     fn reset(&mut self) {
         self.history.reset();
+        self.filter.reset();
         self.last_best = None;
         self.request += 1; // a prompt also empties the content buffer
         if !self.quirks {
@@ -425,9 +450,12 @@ impl Rule for ChunkChant {
             // Dead until the prompt that resets it: let all of it go.
             self.history.reset();
             self.history.buckets = Buckets::default();
+            self.filter.reset();
+            self.filter.release();
             self.last_best = None;
         } else {
             self.history.compact();
+            self.filter.release();
         }
     }
 }

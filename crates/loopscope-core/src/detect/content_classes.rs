@@ -82,22 +82,30 @@ impl Classifier {
 ///
 /// One pass: every line start inside a run of whitespace reaches the same
 /// first non-whitespace char, so each char is looked at once (rescanning
-/// from every `\n` made a delta of blank lines quadratic).
+/// from every `\n` made a delta of blank lines quadratic), and the rest of
+/// a line after that char is skipped to its `\n` by a byte search.
 fn may_be_structural(text: &str) -> bool {
-    let mut at_line_start = true;
-    for c in text.chars() {
-        count_step();
-        if c == '\n' {
-            at_line_start = true;
-        } else if c.is_whitespace() || c == '\u{feff}' {
-            // Leading whitespace keeps a line start open.
-        } else if at_line_start && matches!(c, '|' | '+' | '-' | '*' | '#' | '>' | '0'..='9') {
-            return true;
-        } else {
-            at_line_start = false;
+    let mut rest = text;
+    'lines: loop {
+        for (i, c) in rest.char_indices() {
+            count_step();
+            if c == '\n' || c.is_whitespace() || c == '\u{feff}' {
+                // A new line, or leading whitespace: still at a line start.
+                continue;
+            }
+            if matches!(c, '|' | '+' | '-' | '*' | '#' | '>' | '0'..='9') {
+                return true;
+            }
+            match rest[i..].find('\n') {
+                Some(j) => {
+                    rest = &rest[i + j + 1..];
+                    continue 'lines;
+                }
+                None => return false,
+            }
         }
+        return false;
     }
-    false
 }
 
 #[cfg(test)]

@@ -1,10 +1,13 @@
-//! chunk-chant's history: the units of the content in reach, chunk
-//! hashes, the chain of each chunk's positions and the buckets that find a
-//! chunk's newest position; compacted to its units while a session is quiet.
+//! chunk-chant's history: the units of the content in reach and, while it
+//! is "hot" (some chunk may repeat, the k-gram filter says), the exact
+//! record of every examined position: its chunk hash, the chain of its
+//! chunk's positions and the buckets that find a chunk's newest position.
+//! While "cold" only the units are kept; the record is worked out from
+//! them when a chunk may repeat again.
 
 use std::collections::VecDeque;
 
-use super::{mul_mod, BASE, MOD};
+use super::filter::Roller;
 
 /// What the history knew of a chunk position's hash.
 pub(super) enum Seen {
@@ -56,6 +59,27 @@ pub(super) const UNRECORDED: usize = usize::MAX - 1;
 pub(super) const MIN_BUCKETS: usize = 64;
 pub(super) const MAX_BUCKETS: usize = 1 << 22;
 
+/// What the history keeps of an examined position: one push per position.
+#[derive(Clone, Copy, Debug)]
+pub(super) struct Slot {
+    /// The hash of the chunk starting there.
+    pub(super) hash: u64,
+    /// The previous position recorded in the same bucket (NONE), or
+    /// UNRECORDED for a collision.
+    pub(super) bucket_prev: usize,
+    /// The previous position of the same chunk (NONE for none).
+    pub(super) prev_same: usize,
+}
+
+impl Slot {
+    /// A position cut from the history before it was examined.
+    pub(super) const UNEXAMINED: Slot = Slot {
+        hash: 0,
+        bucket_prev: NONE,
+        prev_same: NONE,
+    };
+}
+
 /// Text appended to the history by one delta, for mapping positions back to
 /// content-channel offsets.
 #[derive(Clone, Copy, Debug)]
@@ -72,25 +96,21 @@ pub(super) struct Segment {
 pub(super) struct History {
     /// Units from absolute position `base` on.
     pub(super) units: Vec<u32>,
-    /// `prefix[i]` = hash of `units[..i]`; one longer than `units`.
-    pub(super) prefix: Vec<u64>,
-    /// Per position: the previous position of the same chunk, or NONE.
-    pub(super) prev_same: Vec<usize>,
     pub(super) base: usize,
     /// Absolute start of the history (older units are gone).
     pub(super) start: usize,
     /// Next position to examine.
     pub(super) index: usize,
+    /// Whether `slots` and `buckets` record every examined position.
+    pub(super) hot: bool,
+    /// Positions examined hot since the last one that may repeat.
+    pub(super) quiet: usize,
+    /// Per examined position from `base` on, while hot.
+    pub(super) slots: Vec<Slot>,
     pub(super) buckets: Buckets,
-    /// Per examined position: its chunk hash, and the previous position
-    /// recorded in its bucket (NONE for none, or for an unrecorded collision).
-    pub(super) hashes: Vec<u64>,
-    pub(super) bucket_prev: Vec<usize>,
+    /// Rolls the chunk hash from one position to the next.
+    pub(super) roller: Roller,
     pub(super) segments: VecDeque<Segment>,
-    /// Compacted ([`History::compact`]): the positions in reach left
-    /// unrecorded (collisions); prefix, hashes, chains and buckets are gone
-    /// until [`History::rebuild`] works them out again from the units.
-    pub(super) compacted: Option<Vec<usize>>,
 }
 
 impl Clone for History {
@@ -105,16 +125,15 @@ impl Clone for History {
         let dead = keep_from - self.base;
         History {
             units: self.units[dead..].to_vec(),
-            prefix: self.prefix[dead.min(self.prefix.len())..].to_vec(),
-            prev_same: self.prev_same[dead.min(self.prev_same.len())..].to_vec(),
-            hashes: self.hashes[dead.min(self.hashes.len())..].to_vec(),
-            bucket_prev: self.bucket_prev[dead.min(self.bucket_prev.len())..].to_vec(),
+            slots: self.slots[dead.min(self.slots.len())..].to_vec(),
             base: keep_from,
             start: self.start,
             index: self.index,
+            hot: self.hot,
+            quiet: self.quiet,
             buckets: self.buckets.clone(),
+            roller: self.roller,
             segments: self.segments.clone(),
-            compacted: self.compacted.clone(),
         }
     }
 }
@@ -128,19 +147,17 @@ impl History {
         self.end() - self.start
     }
 
-    /// Empties the history: gemini-cli's resetContentTracking.
+    /// Empties the history: gemini-cli's resetContentTracking. Every
+    /// recorded position falls before the new start, out of reach; the
+    /// storage is kept for what comes next (no free and grow per reset).
     pub(super) fn reset(&mut self) {
         let end = self.end();
-        // Every recorded position falls before the new start: out of reach.
-        let buckets = std::mem::take(&mut self.buckets);
-        *self = History {
-            base: end,
-            start: end,
-            index: end,
-            prefix: vec![0],
-            buckets,
-            ..History::default()
-        };
+        self.units.clear();
+        self.slots.clear();
+        self.segments.clear();
+        (self.base, self.start, self.index) = (end, end, end);
+        self.roller.forget();
+        self.hot = false;
     }
 
     /// Empties the history and moves its end on by `units` that are never
@@ -152,29 +169,9 @@ impl History {
         (self.base, self.start, self.index) = (end, end, end);
     }
 
-    /// Prefix hashes for the units from `from` on (just appended).
-    pub(super) fn extend_prefix(&mut self, from: usize) {
-        if self.prefix.is_empty() {
-            self.prefix.push(0);
-        }
-        let mut last = *self.prefix.last().expect("prefix starts with 0");
-        let new = &self.units[from..];
-        self.prefix.reserve(new.len());
-        for &unit in new {
-            let next = mul_mod(last, BASE) + u64::from(unit) + 1;
-            last = if next >= MOD { next - MOD } else { next };
-            self.prefix.push(last);
-        }
-    }
-
-    pub(super) fn hash(&self, pos: usize, len: usize, pow: u64) -> u64 {
-        let (i, j) = (pos - self.base, pos - self.base + len);
-        let h = self.prefix[j] + MOD - mul_mod(self.prefix[i], pow);
-        if h >= MOD {
-            h - MOD
-        } else {
-            h
-        }
+    /// The hash of the `len` units at `pos`, rolled from the last one.
+    pub(super) fn hash(&mut self, pos: usize, len: usize, top: u64) -> u64 {
+        self.roller.hash(&self.units, self.base, pos, len, top)
     }
 
     pub(super) fn slice(&self, pos: usize, len: usize) -> &[u32] {
@@ -187,10 +184,10 @@ impl History {
     pub(super) fn cut_front(&mut self, new_start: usize, max_history: usize, utf16: bool) {
         self.start = new_start;
         if self.index < new_start {
-            self.prev_same.resize(new_start - self.base, NONE);
             // Positions cut before they were examined are never recorded.
-            self.hashes.resize(new_start - self.base, 0);
-            self.bucket_prev.resize(new_start - self.base, NONE);
+            if self.hot {
+                self.slots.resize(new_start - self.base, Slot::UNEXAMINED);
+            }
             self.index = new_start;
         }
         while self.segments.front().is_some_and(|s| s.start + s.len <= new_start) {
@@ -204,10 +201,7 @@ impl History {
         let live = self.units.len() - dead;
         if dead > 4096 && dead > 3 * live {
             self.units.drain(..dead);
-            self.prefix.drain(..dead);
-            self.prev_same.drain(..dead.min(self.prev_same.len()));
-            self.hashes.drain(..dead.min(self.hashes.len()));
-            self.bucket_prev.drain(..dead.min(self.bucket_prev.len()));
+            self.slots.drain(..dead.min(self.slots.len()));
             self.base = keep_from;
         }
         let _ = max_history;
@@ -247,49 +241,85 @@ impl History {
         front.chan_start += chars;
     }
 
-    /// How many of the newest `limit` positions of a chunk are still in
-    /// history ([`History::positions`] without building the list).
     /// Records examined position `pos` (its `chunk` units hash to `hash`)
     /// as its chunk's newest, unless the newest position with that hash
     /// holds different text, which gemini-cli leaves unrecorded.
     pub(super) fn record(&mut self, pos: usize, hash: u64, chunk: usize) -> Seen {
+        debug_assert_eq!(self.slots.len(), pos - self.base);
         let in_reach = (pos + 1).saturating_sub(self.start);
         if in_reach * 2 > self.buckets.head.len() && self.buckets.head.len() < MAX_BUCKETS {
             self.grow_buckets(pos, in_reach);
         }
         let bucket = self.buckets.of(hash);
-        let mut q = self.buckets.head[bucket];
+        let head = self.buckets.head[bucket];
+        let mut q = head;
         let seen = loop {
             if q == NONE || q < self.start {
                 break Seen::New;
             }
-            let i = q - self.base;
-            if self.hashes[i] == hash {
-                let j = pos - self.base;
+            let slot = self.slots[q - self.base];
+            if slot.hash == hash {
+                let (i, j) = (q - self.base, pos - self.base);
                 break if self.units[i..i + chunk] == self.units[j..j + chunk] {
                     Seen::At(q)
                 } else {
                     Seen::Collision
                 };
             }
-            q = self.bucket_prev[i];
+            q = slot.bucket_prev;
         };
-        self.hashes.push(hash);
-        if matches!(seen, Seen::Collision) {
-            self.bucket_prev.push(UNRECORDED);
-        } else {
-            self.bucket_prev.push(self.buckets.head[bucket]);
-            self.buckets.head[bucket] = pos;
-        }
+        let slot = match seen {
+            Seen::Collision => Slot {
+                hash,
+                bucket_prev: UNRECORDED,
+                prev_same: NONE,
+            },
+            Seen::New | Seen::At(_) => {
+                self.buckets.head[bucket] = pos;
+                Slot {
+                    hash,
+                    bucket_prev: head,
+                    prev_same: if let Seen::At(p) = seen { p } else { NONE },
+                }
+            }
+        };
+        self.slots.push(slot);
         seen
     }
 
-    /// Keeps only the units (4 bytes each) and the collisions: an idle
-    /// session's history costs a tenth of what it does while examined. Not
-    /// after a detection (the index stays on the chunk that fired).
+    /// Makes the record of every examined position (when cold): each in
+    /// reach recorded in order, as it would have been, so every chain is
+    /// what it would be for the positions a look can still reach.
+    pub(super) fn warm(&mut self, chunk: usize, top: u64) {
+        self.quiet = 0;
+        if self.hot {
+            return;
+        }
+        self.hot = true;
+        self.slots.clear();
+        self.buckets.head.fill(NONE);
+        self.slots.reserve(self.index - self.base);
+        for pos in self.base..self.index {
+            if pos < self.start {
+                self.slots.push(Slot::UNEXAMINED);
+            } else {
+                let hash = self.hash(pos, chunk, top);
+                self.record(pos, hash, chunk);
+            }
+        }
+    }
+
+    /// Drops the record (nothing in reach may repeat); the units stay.
+    pub(super) fn cool(&mut self) {
+        self.hot = false;
+        self.slots.clear();
+    }
+
+    /// Keeps only the units (4 bytes each): an idle session's history costs
+    /// a tenth of what it does while examined. Not after a detection (the
+    /// index stays on the chunk that fired, recorded).
     pub(super) fn compact(&mut self) {
-        let examined = self.index.saturating_sub(self.base);
-        if self.compacted.is_some() || self.prev_same.len() != examined || self.hashes.len() != examined {
+        if self.hot && self.slots.len() != self.index.saturating_sub(self.base) {
             return;
         }
         let keep_from = self
@@ -297,55 +327,14 @@ impl History {
             .front()
             .map_or(self.start, |s| s.start.min(self.start))
             .max(self.base);
-        let collisions = (self.start.max(self.base)..self.index)
-            .filter(|p| self.bucket_prev[p - self.base] == UNRECORDED)
-            .collect();
         self.units.drain(..keep_from - self.base);
         self.units.shrink_to_fit();
         self.base = keep_from;
-        for v in [&mut self.prev_same, &mut self.bucket_prev] {
-            *v = Vec::new();
-        }
-        self.prefix = Vec::new();
-        self.hashes = Vec::new();
+        self.hot = false;
+        self.slots = Vec::new();
+        self.roller.forget();
         self.buckets = Buckets::default();
         self.segments.shrink_to_fit();
-        self.compacted = Some(collisions);
-    }
-
-    /// Works out again what [`History::compact`] dropped: the prefix
-    /// hashes, and each examined position in reach recorded in order as it
-    /// was (the collisions left out), so every chain is what it was for
-    /// the positions a look can still reach.
-    pub(super) fn rebuild(&mut self, chunk: usize, pow: u64) {
-        let Some(collisions) = self.compacted.take() else {
-            return;
-        };
-        self.extend_prefix(0);
-        let examined = self.index.saturating_sub(self.base);
-        self.prev_same.reserve(examined);
-        self.hashes.reserve(examined);
-        self.bucket_prev.reserve(examined);
-        for pos in self.base..self.index {
-            if pos < self.start {
-                self.prev_same.push(NONE);
-                self.hashes.push(0);
-                self.bucket_prev.push(NONE);
-                continue;
-            }
-            let hash = self.hash(pos, chunk, pow);
-            if collisions.binary_search(&pos).is_ok() {
-                self.hashes.push(hash);
-                self.bucket_prev.push(UNRECORDED);
-                self.prev_same.push(NONE);
-                continue;
-            }
-            let previous = match self.record(pos, hash, chunk) {
-                Seen::At(p) => p,
-                Seen::New | Seen::Collision => NONE,
-            };
-            self.prev_same.push(previous);
-        }
     }
 
     /// Buckets for `in_reach` positions, refilled with the recorded
@@ -354,21 +343,23 @@ impl History {
     pub(super) fn grow_buckets(&mut self, pos: usize, in_reach: usize) {
         self.buckets = Buckets::new(in_reach.max(self.buckets.head.len()));
         for p in self.start..pos {
-            let i = p - self.base;
-            if self.bucket_prev[i] == UNRECORDED {
+            let slot = &mut self.slots[p - self.base];
+            if slot.bucket_prev == UNRECORDED {
                 continue;
             }
-            let bucket = self.buckets.of(self.hashes[i]);
-            self.bucket_prev[i] = self.buckets.head[bucket];
+            let bucket = self.buckets.of(slot.hash);
+            slot.bucket_prev = self.buckets.head[bucket];
             self.buckets.head[bucket] = p;
         }
     }
 
+    /// How many of the newest `limit` positions of a chunk are still in
+    /// history ([`History::positions`] without building the list).
     pub(super) fn count_positions(&self, last: usize, limit: usize) -> usize {
         let (mut n, mut p) = (0, last);
         while n < limit && p != NONE && p >= self.start {
             n += 1;
-            p = self.prev_same[p - self.base];
+            p = self.slots[p - self.base].prev_same;
         }
         n
     }
@@ -380,7 +371,7 @@ impl History {
         let mut p = last;
         while out.len() < limit && p != NONE && p >= self.start {
             out.push(p);
-            p = self.prev_same[p - self.base];
+            p = self.slots[p - self.base].prev_same;
         }
         out.reverse();
         out

@@ -6,17 +6,16 @@ use super::*;
 /// moving on as it goes; and the buckets it ended with.
 fn record_all(units: &[u32], buckets: Buckets) -> (Vec<String>, usize) {
     let chunk = 4;
-    let pow = (0..chunk).fold(1, |acc, _| mul_mod(acc, BASE));
+    let top = (1..chunk).fold(1u64, |acc, _| acc.wrapping_mul(BASE));
     let mut h = History {
         buckets,
         ..History::default()
     };
     h.units.extend_from_slice(units);
-    h.extend_prefix(0);
     let seen = (0..=units.len() - chunk)
         .map(|pos| {
             h.start = pos.saturating_sub(700);
-            let hash = h.hash(pos, chunk, pow) % 13;
+            let hash = h.hash(pos, chunk, top) % 13;
             match h.record(pos, hash, chunk) {
                 Seen::New => "new".to_string(),
                 Seen::At(q) => format!("at {q}"),
