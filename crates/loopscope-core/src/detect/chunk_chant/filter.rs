@@ -53,6 +53,21 @@ fn roll(hash: u64, out: u32, inn: u32, top: u64) -> u64 {
         .wrapping_add(inn)
 }
 
+/// Whether a grid k-gram with this hash is in the chain from `ord1` on.
+fn in_chain(ring: &[Node], mut ord1: usize, hash: u64, first_grid: usize) -> bool {
+    while ord1 > first_grid {
+        let node = ring[(ord1 - 1) & (ring.len() - 1)];
+        if node.hash == hash {
+            return true;
+        }
+        ord1 = node.prev;
+    }
+    false
+}
+
+/// Fibonacci hashing: a bucket from a hash's top bits.
+const BUCKET_MIX: u64 = 0x9E37_79B9_7F4A_7C15;
+
 /// A unit's code in the k-gram hash: a mixed 64-bit value.
 #[inline]
 fn code(unit: u32) -> u64 {
@@ -178,38 +193,48 @@ impl KgramFilter {
             Some(h) if pos > start => roll_kgram(h, units[pos - 1 - base], units[pos + k - 1 - base], turn),
             _ => kgram_hash(&units[pos - base..pos - base + k]),
         };
+        // Locals, not fields: stores through the tables could alias
+        // fields as far as the compiler knows, which would put a store and
+        // a reload of each on every position's path.
+        let (shift, mut to_grid) = (self.shift, self.to_grid);
+        let (head, ring, hits) = (&mut self.head[..], &mut self.ring[..], &mut self.hits);
+        let bucket = |hash: u64| (hash.wrapping_mul(BUCKET_MIX) >> shift) as usize;
         loop {
-            // The chain of the hash's bucket, newest first, while in reach
-            // (ordinals are kept plus one: 0 is none, never in reach).
-            let mut ord1 = self.head[self.bucket(hash)];
-            loop {
-                let node = self.ring[ord1.wrapping_sub(1) & mask];
-                let in_reach = ord1 > first_grid;
-                if in_reach && node.hash == hash {
-                    self.hits.push_back(pos);
-                }
-                if !in_reach || node.hash == hash {
-                    break;
-                }
-                ord1 = node.prev;
+            // The newest grid k-gram of the hash's bucket, if in reach
+            // (ordinals are kept plus one: 0 is none, never in reach); the
+            // rest of its chain only when it is in reach with another hash
+            // and has an older one in reach (rare). No branch on the
+            // common path, so the loads of many positions overlap.
+            let b = bucket(hash);
+            let ord1 = head[b];
+            let node = ring[ord1.wrapping_sub(1) & mask];
+            let in_reach = ord1 > first_grid;
+            let mut hit = in_reach & (node.hash == hash);
+            if in_reach & !hit & (node.prev > first_grid) {
+                hit = in_chain(ring, node.prev, hash, first_grid);
             }
-            if self.to_grid == 0 {
-                self.insert(pos / spacing, hash);
-                self.to_grid = spacing;
+            if hit {
+                hits.push_back(pos);
             }
-            self.to_grid -= 1;
+            if to_grid == 0 {
+                ring[(pos / spacing) & mask] = Node { hash, prev: ord1 };
+                head[b] = pos / spacing + 1;
+                to_grid = spacing;
+            }
+            to_grid -= 1;
             if pos + 1 + k > end {
                 break;
             }
             hash = roll_kgram(hash, units[pos - base], units[pos + k - base], turn);
             pos += 1;
         }
+        self.to_grid = to_grid;
         self.last = Some(hash);
         self.next = pos + 1;
     }
 
     fn bucket(&self, hash: u64) -> usize {
-        (hash.wrapping_mul(0x9E37_79B9_7F4A_7C15) >> self.shift) as usize
+        (hash.wrapping_mul(BUCKET_MIX) >> self.shift) as usize
     }
 
     fn insert(&mut self, ord: usize, hash: u64) {
