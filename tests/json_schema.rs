@@ -48,8 +48,22 @@ fn every_json_record_has_a_type_and_the_schema_and_detections_are_one_record() {
     tail.args(["tail", "--no-tui", "--json", "--from-start", "--on-detect"])
         .arg(format!("printf '%s\\n' \"$LOOPSCOPE_JSON\" >> {}", hook.display()))
         .arg(file);
-    let tail = collect(tail, 3);
+    // The hooks run on their own threads: tail is stopped only once they
+    // have written (stopping it first could stop a hook not yet started).
+    let running = Running::start(tail);
+    let tail: Vec<Value> = (0..3).map(|_| next_record(&running)).collect();
     assert_eq!(tail, scanned, "tail prints scan's records");
+    let mut hooked = Vec::new();
+    for _ in 0..600 {
+        hooked = records(&std::fs::read_to_string(&hook).unwrap_or_default());
+        if hooked.len() == 3 {
+            break;
+        }
+        std::thread::sleep(std::time::Duration::from_millis(50));
+    }
+    running.stop();
+    hooked.sort_by_key(|v| v["event"].as_u64());
+    assert_eq!(hooked, scanned, "LOOPSCOPE_JSON is scan's record");
 
     let mut cmd = common::loopscope_at_root();
     cmd.args(["watch", "--no-tui", "--json", "--from-start"])
@@ -57,17 +71,6 @@ fn every_json_record_has_a_type_and_the_schema_and_detections_are_one_record() {
     let mut watched = collect(cmd, 3);
     watched.sort_by_key(|v| v["event"].as_u64());
     assert_eq!(watched, scanned, "watch prints scan's records");
-
-    let mut hooked = Vec::new();
-    for _ in 0..200 {
-        hooked = records(&std::fs::read_to_string(&hook).unwrap_or_default());
-        if hooked.len() == 3 {
-            break;
-        }
-        std::thread::sleep(std::time::Duration::from_millis(50));
-    }
-    hooked.sort_by_key(|v| v["event"].as_u64());
-    assert_eq!(hooked, scanned, "LOOPSCOPE_JSON is scan's record");
 
     for v in records(&stdout(&["scan", "--json", "--summary", file])) {
         assert!(
@@ -91,11 +94,13 @@ fn every_json_record_has_a_type_and_the_schema_and_detections_are_one_record() {
 }
 
 /// The first `n` JSON records a command prints, then it is interrupted.
+fn next_record(run: &Running) -> Value {
+    serde_json::from_str(&run.out.recv_timeout(std::time::Duration::from_secs(30)).unwrap()).unwrap()
+}
+
 fn collect(cmd: std::process::Command, n: usize) -> Vec<Value> {
     let run = Running::start(cmd);
-    let out = (0..n)
-        .map(|_| serde_json::from_str(&run.out.recv_timeout(std::time::Duration::from_secs(30)).unwrap()).unwrap())
-        .collect();
+    let out = (0..n).map(|_| next_record(&run)).collect();
     run.stop();
     out
 }
