@@ -107,8 +107,8 @@ struct Node {
 pub(super) struct KgramFilter {
     k: usize,
     spacing: usize,
-    /// More grid ordinals (position / spacing) than a look can reach: the
-    /// ring's size, a power of two.
+    /// More grid ordinals (position / spacing) than a look can reach in
+    /// `max_history`: the ring's largest size, a power of two.
     reach: usize,
     /// Positions from `next` on to the next grid position.
     to_grid: usize,
@@ -116,7 +116,7 @@ pub(super) struct KgramFilter {
     last: Option<u64>,
     /// The next position whose k-gram is looked up.
     next: usize,
-    /// Grid ordinal `n`'s node is at `n % reach` (allocated on first use).
+    /// Grid ordinal `n`'s node is at `n % ring.len()` (allocated on first use).
     ring: Vec<Node>,
     /// Per bucket, the newest grid ordinal whose k-gram falls in it, plus
     /// one (0 for none).
@@ -174,19 +174,23 @@ impl KgramFilter {
         if self.next + self.k > end {
             return;
         }
-        let (spacing, reach) = (self.spacing, self.reach);
+        let spacing = self.spacing;
         let first_grid = start.div_ceil(spacing);
-        if self.ring.is_empty() {
-            self.allocate();
-            // Released while quiet: the grid positions in reach looked up
-            // before are indexed again.
+        // The ring holds every grid ordinal in reach: it grows with the
+        // history a session really has (a fresh or small one costs little;
+        // `watch` keeps one per session), up to what `max_history` needs.
+        let needed = ((end - start) / spacing + 2).next_power_of_two().min(self.reach);
+        if self.ring.len() < needed {
+            self.allocate(needed);
+            // Made again (grown, or released while quiet): the grid
+            // positions in reach looked up before are indexed again.
             for ord in first_grid..self.next.div_ceil(spacing) {
                 let at = ord * spacing - base;
                 let hash = kgram_hash(&units[at..at + self.k]);
                 self.insert(ord, hash);
             }
         }
-        let (k, mask) = (self.k, reach - 1);
+        let (k, mask) = (self.k, self.ring.len() - 1);
         let turn = (k % 64) as u32;
         let mut pos = self.next;
         let mut hash = match self.last {
@@ -239,19 +243,19 @@ impl KgramFilter {
 
     fn insert(&mut self, ord: usize, hash: u64) {
         let bucket = self.bucket(hash);
-        let reach = self.reach;
-        self.ring[ord & (reach - 1)] = Node {
+        let mask = self.ring.len() - 1;
+        self.ring[ord & mask] = Node {
             hash,
             prev: self.head[bucket],
         };
         self.head[bucket] = ord + 1;
     }
 
-    fn allocate(&mut self) {
-        // Eight buckets per node: most lookups find an empty bucket or one
-        // out of reach, and the branch that says so is rarely mispredicted.
-        let buckets = (self.reach * 8).next_power_of_two();
-        self.ring = vec![Node { hash: 0, prev: 0 }; self.reach];
+    fn allocate(&mut self, size: usize) {
+        // Eight buckets per grid position: most lookups find an empty
+        // bucket or one out of reach, a branch rarely mispredicted.
+        let buckets = size * 8;
+        self.ring = vec![Node { hash: 0, prev: 0 }; size];
         self.head = vec![0; buckets];
         self.shift = 64 - buckets.trailing_zeros();
     }

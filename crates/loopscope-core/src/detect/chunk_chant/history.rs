@@ -57,6 +57,8 @@ pub(super) const NONE: usize = usize::MAX;
 /// in no chain, so a rebuild of the buckets skips it.
 pub(super) const UNRECORDED: usize = usize::MAX - 1;
 pub(super) const MIN_BUCKETS: usize = 64;
+/// Units of storage a reset keeps (1 KB).
+const KEPT_ON_RESET: usize = 256;
 pub(super) const MAX_BUCKETS: usize = 1 << 22;
 
 /// What the history keeps of an examined position: one push per position.
@@ -152,9 +154,13 @@ impl History {
     /// storage is kept for what comes next (no free and grow per reset).
     pub(super) fn reset(&mut self) {
         let end = self.end();
+        // Small storage is kept for what comes next; large storage (a long
+        // history's) is let go, so an engine holds what its text needs now.
         self.units.clear();
-        self.slots.clear();
+        self.units.shrink_to(KEPT_ON_RESET);
+        self.slots = Vec::new();
         self.segments.clear();
+        self.segments.shrink_to(KEPT_ON_RESET / 16);
         (self.base, self.start, self.index) = (end, end, end);
         self.roller.forget();
         self.hot = false;
