@@ -133,8 +133,7 @@ pub fn text_event(line: &str) -> Option<Event> {
                 while i < b.len() && matches!(b[i], b'0'..=b'9' | b'-' | b'+' | b'.' | b'e' | b'E') {
                     i += 1;
                 }
-                // The general reader's own number parser, so both agree to the last bit.
-                ts = Some(serde_json::from_str::<f64>(&line[start..i]).ok()?);
+                ts = Some(number(&line[start..i])?);
             }
             _ => return None,
         }
@@ -185,6 +184,37 @@ fn raw_key(line: &str, i: usize) -> Option<(&str, usize)> {
 
 /// A JSON string with its escapes decoded; `None` where JSON (as serde_json
 /// reads it) would refuse it: a raw control char, a bad escape, a lone surrogate.
+/// A JSON number as the general reader (serde_json) reads it, to the last
+/// bit. Timestamps such as `12.34` or `1712345678.123` take a fast path
+/// that is serde_json's own arithmetic for them (at most 19 digits, read
+/// exactly into an integer, divided by an exactly represented power of
+/// ten); anything else goes to serde_json itself.
+fn number(text: &str) -> Option<f64> {
+    const POW10: [f64; 23] = [
+        1e0, 1e1, 1e2, 1e3, 1e4, 1e5, 1e6, 1e7, 1e8, 1e9, 1e10, 1e11, 1e12, 1e13, 1e14, 1e15, 1e16, 1e17, 1e18,
+        1e19, 1e20, 1e21, 1e22,
+    ];
+    let b = text.as_bytes();
+    let (negative, digits) = match b.first() {
+        Some(b'-') => (true, &b[1..]),
+        _ => (false, b),
+    };
+    let int_len = digits.iter().take_while(|c| c.is_ascii_digit()).count();
+    let (int, rest) = digits.split_at(int_len);
+    let frac = match rest {
+        [] => &[][..],
+        [b'.', frac @ ..] if !frac.is_empty() && frac.iter().all(u8::is_ascii_digit) => frac,
+        _ => return serde_json::from_str::<f64>(text).ok(),
+    };
+    let leading_zero = int.len() > 1 && int[0] == b'0';
+    if int.is_empty() || leading_zero || int.len() + frac.len() > 19 {
+        return serde_json::from_str::<f64>(text).ok();
+    }
+    let significand = int.iter().chain(frac).fold(0u64, |n, &c| n * 10 + u64::from(c - b'0'));
+    let f = significand as f64 / POW10[frac.len()];
+    Some(if negative { -f } else { f })
+}
+
 fn string(line: &str, i: usize) -> Option<(String, usize)> {
     let b = line.as_bytes();
     if b.get(i) != Some(&b'"') {
@@ -254,6 +284,52 @@ fn hex4(b: &[u8], i: usize) -> Option<u32> {
 
 #[cfg(test)]
 mod tests {
+    proptest::proptest! {
+        #[test]
+        fn numbers_read_as_serde_json_reads_them(
+            sign in proptest::option::of(proptest::strategy::Just("-")),
+            int in "(0|[1-9][0-9]{0,12}|0[0-9]{1,3})",
+            frac in proptest::option::of("[0-9]{0,12}"),
+            exp in proptest::option::of("[eE][+-]?[0-9]{1,3}"),
+        ) {
+            let text = format!(
+                "{}{int}{}{}",
+                sign.unwrap_or(""),
+                frac.map(|f| format!(".{f}")).unwrap_or_default(),
+                exp.unwrap_or_default()
+            );
+            let want = serde_json::from_str::<f64>(&text).ok();
+            let got = super::number(&text);
+            proptest::prop_assert_eq!(got.map(f64::to_bits), want.map(f64::to_bits), "{}", text);
+        }
+    }
+
+    #[test]
+    fn long_and_odd_numbers_read_as_serde_json_reads_them() {
+        for text in [
+            "1712345678.123",
+            "0.1",
+            "-0",
+            "-0.0",
+            "9007199254740993",
+            "9007199254740993.5",
+            "1234567890123456789",
+            "12345678901234567890",
+            "0.0000000000000000000001",
+            "0.00000000000000000000001",
+            "1.7976931348623157e308",
+            "1e400",
+            "01",
+            "1.",
+            ".5",
+            "-",
+            "",
+        ] {
+            let want = serde_json::from_str::<f64>(text).ok().map(f64::to_bits);
+            assert_eq!(super::number(text).map(f64::to_bits), want, "{text}");
+        }
+    }
+
     use super::*;
 
     #[test]
