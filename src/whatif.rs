@@ -204,7 +204,9 @@ pub struct Tally {
 impl Tally {
     pub fn push(&mut self, e: &Event) {
         match &e.kind {
-            EventKind::Reasoning { text } | EventKind::Content { text } => self.chars += text.chars().count(),
+            EventKind::Reasoning { text } | EventKind::Content { text } => {
+                self.chars += loopscope_core::text::char_count(text)
+            }
             EventKind::ToolCall { .. } => self.tool_calls += 1,
             _ => {}
         }

@@ -74,7 +74,7 @@ impl TextBuffer {
 
     fn append_tail(&mut self, s: &str) {
         self.tail.push_str(s);
-        self.tail_chars += s.chars().count();
+        self.tail_chars += char_count(s);
     }
 
     fn freeze(&mut self) {
@@ -143,6 +143,17 @@ fn byte_offset(text: &str, chars: usize, n: usize) -> usize {
         n
     } else {
         text.char_indices().nth(n).map_or(text.len(), |(i, _)| i)
+    }
+}
+
+/// The chars of `s`: its length when it is ASCII (most deltas), found a
+/// word at a time, instead of a count of a short string byte by byte.
+#[inline]
+pub fn char_count(s: &str) -> usize {
+    if s.is_ascii() {
+        s.len()
+    } else {
+        s.chars().count()
     }
 }
 
