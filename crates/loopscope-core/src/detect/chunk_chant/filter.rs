@@ -128,9 +128,11 @@ pub(super) struct KgramFilter {
 
 impl KgramFilter {
     pub(super) fn new(chunk: usize, max_history: usize) -> KgramFilter {
-        // A third of the chunk between grid positions: k-grams long enough
+        // About a third of the chunk between grid positions: k-grams long enough
         // that prose rarely shares one without a repeat (k = 34 of 50).
-        let spacing = (chunk / 3).max(1);
+        // (A power of two: positions become grid ordinals by a shift, not
+        // a division, on every delta.)
+        let spacing = 1usize << (chunk / 3).max(1).ilog2();
         let k = chunk + 1 - spacing;
         KgramFilter {
             k,
@@ -169,22 +171,23 @@ impl KgramFilter {
         let end = base + units.len();
         if self.next < start {
             self.next = start;
-            self.to_grid = (self.spacing - start % self.spacing) % self.spacing;
+            self.to_grid = start.wrapping_neg() & (self.spacing - 1);
         }
         if self.next + self.k > end {
             return;
         }
         let spacing = self.spacing;
-        let first_grid = start.div_ceil(spacing);
+        let grid_shift = spacing.trailing_zeros();
+        let first_grid = (start + spacing - 1) >> grid_shift;
         // The ring holds every grid ordinal in reach: it grows with the
         // history a session really has (a fresh or small one costs little;
         // `watch` keeps one per session), up to what `max_history` needs.
-        let needed = ((end - start) / spacing + 2).next_power_of_two().min(self.reach);
+        let needed = (((end - start) >> grid_shift) + 2).next_power_of_two().min(self.reach);
         if self.ring.len() < needed {
             self.allocate(needed);
             // Made again (grown, or released while quiet): the grid
             // positions in reach looked up before are indexed again.
-            for ord in first_grid..self.next.div_ceil(spacing) {
+            for ord in first_grid..(self.next + spacing - 1) >> grid_shift {
                 let at = ord * spacing - base;
                 let hash = kgram_hash(&units[at..at + self.k]);
                 self.insert(ord, hash);
@@ -221,8 +224,8 @@ impl KgramFilter {
                 hits.push_back(pos);
             }
             if to_grid == 0 {
-                ring[(pos / spacing) & mask] = Node { hash, prev: ord1 };
-                head[b] = pos / spacing + 1;
+                ring[(pos >> grid_shift) & mask] = Node { hash, prev: ord1 };
+                head[b] = (pos >> grid_shift) + 1;
                 to_grid = spacing;
             }
             to_grid -= 1;
