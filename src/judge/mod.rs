@@ -397,6 +397,9 @@ pub struct Inserter<A: Asker> {
     pub warnings: Vec<String>,
     /// The turns (of their prompt) at which the judge called it a loop.
     pub loops: Vec<usize>,
+    /// Checks one of whose answers was not usable (a failure, a refused
+    /// redirect, an answer that is no verdict).
+    pub unanswered: usize,
 }
 
 impl<A: Asker> Inserter<A> {
@@ -415,6 +418,7 @@ impl<A: Asker> Inserter<A> {
             checks: 0,
             warnings: Vec::new(),
             loops: Vec::new(),
+            unanswered: 0,
         }
     }
 
@@ -466,6 +470,7 @@ impl<A: Asker> Inserter<A> {
         let model = self.model.clone();
         let first = self.asker.ask(1, &model, &messages);
         if let Answer::Nothing(why) = &first {
+            self.unanswered += 1;
             self.warnings.push(format!("turn {turn}, {model}: {why}"));
         }
         out.push(self.verdict_event(1, &model, &first));
@@ -483,6 +488,7 @@ impl<A: Asker> Inserter<A> {
         };
         let second = self.asker.ask(2, &second_model, &messages);
         if let Answer::Nothing(why) = &second {
+            self.unanswered += 1;
             self.warnings.push(format!("turn {turn}, {second_model}: {why}"));
         }
         out.push(self.verdict_event(2, &second_model, &second));
