@@ -808,4 +808,18 @@ fn a_huge_bad_value_is_quoted_cut_and_a_huge_file_is_not_read_whole() {
     );
     assert_eq!(code, Some(2), "{err}");
     assert!(err.contains("/dev/zero: longer than 1 MiB"), "{err}");
+    // tune's list of the logs that loop: at most 16 MiB.
+    let (code, err) = run(
+        &[
+            "tune",
+            "--vary",
+            "tool-repeat.threshold=3,4",
+            "--expect",
+            "/dev/zero",
+            log.to_str().unwrap(),
+        ],
+        None,
+    );
+    assert_eq!(code, Some(2), "{err}");
+    assert!(err.contains("--expect /dev/zero: longer than 16 MiB"), "{err}");
 }
