@@ -210,21 +210,6 @@ fn write_store(root: &Path, sessions: usize, start: Arc<Barrier>) {
     }
 }
 
-fn scan_records(root: &Path) -> Vec<String> {
-    let out = common::loopscope_at_root()
-        .args(["scan", "--json"])
-        .arg(root)
-        .output()
-        .unwrap();
-    let mut lines: Vec<String> = String::from_utf8(out.stdout)
-        .unwrap()
-        .lines()
-        .map(str::to_string)
-        .collect();
-    lines.sort();
-    lines
-}
-
 #[test]
 fn watch_reports_what_scan_of_the_final_files_reports_under_concurrent_writers() {
     let sessions = env_count("LOOPSCOPE_LOAD_SESSIONS", 30);
@@ -258,7 +243,7 @@ fn watch_reports_what_scan_of_the_final_files_reports_under_concurrent_writers()
     for w in writers {
         w.join().unwrap();
     }
-    let expected = scan_records(&root);
+    let expected = common::scan_records(Path::new(env!("CARGO_MANIFEST_DIR")), &root);
     assert!(
         expected.len() >= sessions,
         "{} records for {sessions} sessions",

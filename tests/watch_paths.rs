@@ -38,17 +38,6 @@ fn append_slowly(path: &Path, bytes: &[u8]) {
     }
 }
 
-fn scan_json(cwd: &Path, root: &str) -> Vec<String> {
-    let out = loopscope_in(cwd).args(["scan", "--json", root]).output().unwrap();
-    let mut lines: Vec<String> = String::from_utf8(out.stdout)
-        .unwrap()
-        .lines()
-        .map(str::to_string)
-        .collect();
-    lines.sort();
-    lines
-}
-
 /// What `watch --json --from-start ROOT` (run in `cwd`) prints while `write`
 /// runs, and what `scan --json ROOT` prints of the final files, sorted.
 /// Watch is read until it has printed as many records as scan, then until
@@ -59,7 +48,7 @@ fn watched_then_scanned(cwd: &Path, root: &str, write: impl FnOnce()) -> (Vec<St
     let run = Running::start(cmd);
     Running::wait(&run.err, "watching", &mut Vec::new());
     write();
-    let expected = scan_json(cwd, root);
+    let expected = common::scan_records(cwd, root);
     let mut printed: Vec<String> = Vec::new();
     let failsafe = Instant::now() + Duration::from_secs(60);
     while printed.len() < expected.len() && Instant::now() < failsafe {
