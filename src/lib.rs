@@ -15,6 +15,7 @@ pub mod convert;
 pub mod files;
 pub mod judge;
 pub mod record;
+pub mod redirect;
 pub mod render;
 pub mod replay;
 pub mod report;

@@ -75,19 +75,40 @@ fn main() -> ExitCode {
         Err(msg) => {
             // Standard error into an input: the exit status says it alone.
             if !loopscope::files::stderr_is_an_input() {
-                eprintln!("loopscope: {}", loopscope::sanitize::text(&msg));
+                eprint!(
+                    "{}",
+                    loopscope::sanitize::text(&cut_lines(&format!("loopscope: {msg}")))
+                );
             }
             ExitCode::from(EXIT_ERROR as u8)
         }
     }
 }
 
-/// The longest line of a usage error printed whole: clap quotes a bad
-/// value in its message, and a value can be 50 MB.
-const USAGE_LINE_CHARS: usize = 400;
+/// The longest line of an error printed whole: a message may quote a bad
+/// value, a path or a flag's argument, and one can be 128 KB (a
+/// command line's) or more (a config's, a file's).
+const ERROR_LINE_CHARS: usize = 400;
 
-/// Prints clap's message (help and version as they are), each line cut to
-/// [`USAGE_LINE_CHARS`] and made safe for a terminal; exit 2.
+/// `text` with each line cut to [`ERROR_LINE_CHARS`], its start and end kept.
+fn cut_lines(text: &str) -> String {
+    let mut out = String::new();
+    for line in text.lines() {
+        let n = line.chars().count();
+        if n > ERROR_LINE_CHARS {
+            let head: String = line.chars().take(ERROR_LINE_CHARS - 60).collect();
+            let tail: String = line.chars().skip(n - 40).collect();
+            out += &format!("{head}… ({} chars cut) …{tail}\n", n - ERROR_LINE_CHARS + 20);
+        } else {
+            out += line;
+            out.push('\n');
+        }
+    }
+    out
+}
+
+/// Prints clap's message (help and version as they are), each line cut
+/// (clap quotes a bad value whole) and made safe for a terminal; exit 2.
 fn usage_error(e: clap::Error) -> ExitCode {
     use clap::error::ErrorKind;
     if matches!(
@@ -96,19 +117,6 @@ fn usage_error(e: clap::Error) -> ExitCode {
     ) {
         e.exit();
     }
-    let text = e.render().to_string();
-    let mut out = String::new();
-    for line in text.lines() {
-        let n = line.chars().count();
-        if n > USAGE_LINE_CHARS {
-            let head: String = line.chars().take(USAGE_LINE_CHARS - 60).collect();
-            let tail: String = line.chars().skip(n - 40).collect();
-            out += &format!("{head}… ({} chars cut) …{tail}\n", n - USAGE_LINE_CHARS + 20);
-        } else {
-            out += line;
-            out.push('\n');
-        }
-    }
-    eprint!("{}", loopscope::sanitize::text(&out));
+    eprint!("{}", loopscope::sanitize::text(&cut_lines(&e.render().to_string())));
     ExitCode::from(2)
 }

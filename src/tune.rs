@@ -52,11 +52,14 @@ pub struct Trials {
     pub skipped: usize,
 }
 
+/// The most read of an `--expect` file (some 200,000 paths): `/dev/zero`
+/// is refused after this much, not read until memory runs out.
+pub const MAX_EXPECT_FILE: usize = 16 << 20;
+
 /// The `--expect` file: one path per line, `#` comments; paths relative to
 /// the file's folder or as given on the command line both match.
 pub fn read_expect(path: &Path) -> Result<BTreeSet<PathBuf>, String> {
-    let text =
-        std::fs::read_to_string(path).map_err(|e| format!("--expect {}: {}", path.display(), crate::io_reason(&e)))?;
+    let text = crate::config::read_capped(path, MAX_EXPECT_FILE).map_err(|e| format!("--expect {e}"))?;
     let base = path.parent().unwrap_or(Path::new("."));
     let mut out = BTreeSet::new();
     for line in text.lines() {

@@ -765,11 +765,16 @@ fn a_huge_bad_value_is_quoted_cut_and_a_huge_file_is_not_read_whole() {
             &format!("tool-repeat.threshold={long}"),
             log.to_str().unwrap(),
         ],
+        // Our own errors too: a flag's argument, an agent's name, a URL.
+        vec!["scan", "--set", &bad, log.to_str().unwrap()],
+        vec!["scan", "--agent", &bad],
+        vec!["scan", "--otlp", &bad, log.to_str().unwrap()],
     ] {
         let (code, err) = run(&args, None);
         assert_eq!(code, Some(2), "{}", &err[..err.len().min(300)]);
-        assert!(err.len() < 1500, "{} bytes of error for {}", err.len(), args[1]);
-        assert!(!err.contains('\u{1b}'), "raw escape for {}", args[1]);
+        let flag: String = args[1].chars().take(20).collect();
+        assert!(err.len() < 1500, "{} bytes of error for {flag}", err.len());
+        assert!(!err.contains('\u{1b}'), "raw escape for {flag}");
     }
     let (_, err) = run(&["scan", "--profile", &long, log.to_str().unwrap()], None);
     assert!(err.contains("unknown profile \"pppp") && err.contains("…"), "{err}");
@@ -803,4 +808,18 @@ fn a_huge_bad_value_is_quoted_cut_and_a_huge_file_is_not_read_whole() {
     );
     assert_eq!(code, Some(2), "{err}");
     assert!(err.contains("/dev/zero: longer than 1 MiB"), "{err}");
+    // tune's list of the logs that loop: at most 16 MiB.
+    let (code, err) = run(
+        &[
+            "tune",
+            "--vary",
+            "tool-repeat.threshold=3,4",
+            "--expect",
+            "/dev/zero",
+            log.to_str().unwrap(),
+        ],
+        None,
+    );
+    assert_eq!(code, Some(2), "{err}");
+    assert!(err.contains("--expect /dev/zero: longer than 16 MiB"), "{err}");
 }

@@ -347,6 +347,7 @@ fn a_redirect_to_another_origin_is_a_failure_and_nothing_goes_there() {
         err.contains(elsewhere.trim_start_matches("http://").split('/').next().unwrap()),
         "{err}"
     );
+    assert!(err.contains("1 checks, 1 of them with no usable answer"), "{err}");
     assert_eq!(asked.lock().unwrap().len(), 1);
     assert!(asked_there.lock().unwrap().is_empty(), "the other origin was asked");
     assert_eq!(verdicts(&out), vec![(None, 1)], "recorded as no answer");

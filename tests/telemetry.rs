@@ -460,3 +460,47 @@ fn http_json_is_otlp_json() {
     assert_eq!(record["eventName"], "gen_ai.evaluation.result");
     assert_eq!(record["severityNumber"], 13);
 }
+
+#[test]
+fn a_redirect_to_another_origin_is_refused_and_one_within_it_is_followed_with_the_body() {
+    // As the judge's (issue 31): ureq followed a 302 to another host as a
+    // GET, a key header with it, and counted that host's 200 as spans sent.
+    let elsewhere = collector(|_| Answer::Status(200, ""));
+    let location: &'static str = Box::leak(format!("Location: {}/v1/traces\r\n", elsewhere.url).into_boxed_str());
+    let redirecting = collector(move |_| Answer::Status(302, location));
+    let out = loopscope_at_root()
+        .args([
+            "scan",
+            "--otlp",
+            &redirecting.url,
+            "sample-logs/identical-tool-calls.jsonl",
+        ])
+        .env("OTEL_EXPORTER_OTLP_HEADERS", "x-api-key=secret")
+        .env("OTEL_EXPORTER_OTLP_TIMEOUT", "1500")
+        .output()
+        .unwrap();
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(1), "{err}");
+    assert!(
+        err.contains("HTTP 302: the endpoint redirects to another origin") && err.contains("dropped"),
+        "{err}"
+    );
+    assert_eq!(
+        elsewhere.requests.load(Ordering::SeqCst),
+        0,
+        "the other origin was sent to"
+    );
+    // Within the receiver's origin: the same POST, body and all, again.
+    let moved = collector(|k| match k % 2 {
+        0 => Answer::Status(307, "Location: /moved\r\n"),
+        _ => Answer::Status(200, ""),
+    });
+    let (code, _, err) = scan_to(&moved.url, &[]);
+    assert_eq!(code, Some(1), "{err}");
+    assert!(err.contains("otlp: sent") && !err.contains("dropped"), "{err}");
+    let bodies = moved.bodies.lock().unwrap();
+    let first = bodies.iter().find(|(t, _, _)| t == "/v1/traces").expect("traces sent");
+    let again = bodies.iter().find(|(t, _, _)| t == "/moved").expect("followed");
+    assert!(!first.2.is_empty());
+    assert_eq!((&again.1, &again.2), (&first.1, &first.2), "the same request");
+}

@@ -94,13 +94,24 @@ fn watch_json_names_the_parent_of_a_sub_agent_and_survives_truncation_and_deleti
         rec["parent"].as_str().unwrap().ends_with("77777777-parent.jsonl"),
         "{rec}"
     );
-    // Truncated and written again: the loop is found again, from the new start.
-    let before = out.len();
+    // Truncated and written again as it was: read from its new start, the
+    // loop found where it was before is not announced twice...
+    std::thread::sleep(Duration::from_millis(600));
+    out.extend(run.out.try_iter());
+    let before = out.clone();
+    let claude = sample("formats/claude-code-session.jsonl");
     std::fs::write(&sub, b"").unwrap();
     std::thread::sleep(Duration::from_millis(600));
-    std::fs::write(&sub, sample("formats/claude-code-session.jsonl")).unwrap();
-    Running::wait(&run.out, "agent-s9.jsonl", &mut out);
-    assert!(out.len() > before);
+    std::fs::write(&sub, &claude).unwrap();
+    std::thread::sleep(Duration::from_millis(600));
+    // ...but started over with one more question first, it is a loop one
+    // event later: announced.
+    std::fs::write(&sub, b"").unwrap();
+    std::thread::sleep(Duration::from_millis(600));
+    let first = claude.iter().position(|b| *b == b'\n').unwrap() + 1;
+    std::fs::write(&sub, [&claude[..first], &claude[..]].concat()).unwrap();
+    let line = Running::wait(&run.out, "agent-s9.jsonl", &mut out);
+    assert!(!before.contains(&line), "announced twice: {line}");
     // Deleted: said once on stderr; the others go on.
     std::fs::remove_file(&sub).unwrap();
     Running::wait(&run.err, "agent-s9.jsonl: deleted", &mut err);

@@ -1,7 +1,8 @@
 //! `watch` under load (issue 31): many sessions written at once, most
 //! lines cut across two writes, sessions created in new folders, renamed
 //! into place, replacing a file that was no session, created empty or with
-//! half a first line, and a SQLite store gaining sessions while it runs.
+//! half a first line, rewritten whole as they grow, hidden, and a SQLite
+//! store gaining sessions while it runs; the folder named relatively.
 //! `watch --no-tui --json --from-start` must print exactly the records that
 //! `scan --json` prints for the final files.
 //!
@@ -53,6 +54,10 @@ enum Way {
     ReplacesJunk,
     /// Created empty, then given half a first line, then the rest.
     EmptyFirst,
+    /// Written whole again as it grows: aside, then renamed over itself.
+    Rewritten,
+    /// A hidden file (named like a scratch file) that stays.
+    Hidden,
 }
 
 const WAYS: &[Way] = &[
@@ -62,6 +67,9 @@ const WAYS: &[Way] = &[
     Way::Renamed,
     Way::ReplacesJunk,
     Way::EmptyFirst,
+    Way::Rewritten,
+    Way::Append,
+    Way::Hidden,
 ];
 
 fn env_count(name: &str, default: usize) -> usize {
@@ -121,7 +129,8 @@ fn write_session(root: &Path, i: usize, rounds: usize, early: bool, ready: mpsc:
         Way::NewFolder => root.join(format!("proj-{i:02}")),
         _ => root.to_path_buf(),
     };
-    let path = dir.join(format!("s{i:02}-{base}"));
+    let hidden = if matches!(way, Way::Hidden) { "." } else { "" };
+    let path = dir.join(format!("{hidden}s{i:02}-{base}"));
     // The early ones hold half their lines and half a line when watch starts.
     let cut = if early && matches!(way, Way::Append | Way::NewFolder | Way::EmptyFirst) {
         let half = bytes.len() / 2;
@@ -143,7 +152,22 @@ fn write_session(root: &Path, i: usize, rounds: usize, early: bool, ready: mpsc:
     thread::sleep(Duration::from_millis(5 * (i as u64 % 16)));
     std::fs::create_dir_all(&dir).unwrap();
     match way {
-        Way::Append | Way::NewFolder => write_lines(&mut std::fs::File::create(&path).unwrap(), &bytes, &mut rng),
+        Way::Append | Way::NewFolder | Way::Hidden => {
+            write_lines(&mut std::fs::File::create(&path).unwrap(), &bytes, &mut rng)
+        }
+        Way::Rewritten => {
+            let lines: Vec<&[u8]> = bytes.split_inclusive(|b| *b == b'\n').collect();
+            let scratch = dir.join(format!(".s{i:02}-{base}.tmp"));
+            let mut upto = 0;
+            while upto < lines.len() {
+                let was = upto;
+                upto = (upto + 1 + (rng.next() % 12) as usize).min(lines.len());
+                LINES.fetch_add(upto - was, Ordering::Relaxed);
+                std::fs::write(&scratch, lines[..upto].concat()).unwrap();
+                std::fs::rename(&scratch, &path).unwrap();
+                pause(&mut rng);
+            }
+        }
         Way::EmptyFirst => {
             let mut f = std::fs::File::create(&path).unwrap();
             pause(&mut rng);
@@ -210,21 +234,6 @@ fn write_store(root: &Path, sessions: usize, start: Arc<Barrier>) {
     }
 }
 
-fn scan_records(root: &Path) -> Vec<String> {
-    let out = common::loopscope_at_root()
-        .args(["scan", "--json"])
-        .arg(root)
-        .output()
-        .unwrap();
-    let mut lines: Vec<String> = String::from_utf8(out.stdout)
-        .unwrap()
-        .lines()
-        .map(str::to_string)
-        .collect();
-    lines.sort();
-    lines
-}
-
 #[test]
 fn watch_reports_what_scan_of_the_final_files_reports_under_concurrent_writers() {
     let sessions = env_count("LOOPSCOPE_LOAD_SESSIONS", 30);
@@ -250,15 +259,19 @@ fn watch_reports_what_scan_of_the_final_files_reports_under_concurrent_writers()
     for _ in early_sessions {
         early_written.recv().unwrap();
     }
+    // Named relatively, as `watch runs` is typed.
+    let (parent, name) = (root.parent().unwrap(), root.file_name().unwrap());
     let mut cmd = common::loopscope_at_root();
-    cmd.args(["watch", "--no-tui", "--json", "--from-start"]).arg(&root);
+    cmd.current_dir(parent)
+        .args(["watch", "--no-tui", "--json", "--from-start"])
+        .arg(name);
     let run = Running::start(cmd);
     Running::wait(&run.err, "watching", &mut Vec::new());
     start.wait();
     for w in writers {
         w.join().unwrap();
     }
-    let expected = scan_records(&root);
+    let expected = common::scan_records(parent, name);
     assert!(
         expected.len() >= sessions,
         "{} records for {sessions} sessions",

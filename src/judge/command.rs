@@ -107,9 +107,14 @@ pub fn run(
             turns.iter().map(|t| t.to_string()).collect::<Vec<_>>().join(", ")
         ),
     };
+    // A judge that could not answer did not call "no loop": say so.
+    let unanswered = match inserter.unanswered {
+        0 => String::new(),
+        n => format!(", {n} of them with no usable answer (see the warnings)"),
+    };
     let _ = writeln!(
         err,
-        "loopscope: {} checks; the judge called {said} (replaying the written stream gives the same)",
+        "loopscope: {} checks{unanswered}; the judge called {said} (replaying the written stream gives the same)",
         inserter.checks
     );
     if cmd.params.double_check && cmd.endpoint.double_check_model.is_none() {

@@ -6,7 +6,6 @@
 //! warning and a verdict with no usable answer, as gemini-cli counts it.
 
 pub mod command;
-mod redirect;
 
 use std::collections::VecDeque;
 use std::time::Duration;
@@ -15,7 +14,6 @@ use serde_json::{json, Value};
 
 use crate::detect::judge::{JudgeParams, Outcome, Schedule, ALONE_FIELD};
 use crate::event::{Event, EventKind};
-use redirect::{origin, redirect_target, MAX_REDIRECTS};
 
 /// loopscope's own prompt for the judge (replaceable with `--judge-prompt`).
 pub const DEFAULT_PROMPT: &str = "You review the conversation of an AI coding agent with a user and its tools. \
@@ -303,9 +301,9 @@ impl Endpoint {
     }
 
     fn ask_once(&self, model: &str, messages: &[Value]) -> Answer {
-        // Redirects are followed here, not by ureq: one to another origin
-        // would take the conversation (and ureq would drop the key, so that
-        // host's answer would be taken for the endpoint's verdict).
+        // Redirects are followed by post_within_origin, not by ureq: one to
+        // another origin would take the conversation (and ureq would drop
+        // the key, so that host's answer would be taken for the verdict).
         let agent = ureq::Agent::config_builder()
             .timeout_global(Some(self.timeout))
             .http_status_as_error(false)
@@ -313,45 +311,13 @@ impl Endpoint {
             .build()
             .new_agent();
         let body = body(model, messages).to_string();
-        let mut url = self.url();
-        let mut hops = 0;
-        let mut resp = loop {
-            let mut req = agent.post(&url).header("Content-Type", "application/json");
-            if let Some(key) = &self.api_key {
-                req = req.header("Authorization", &format!("Bearer {key}"));
-            }
-            let resp = match req.send(&body) {
-                Ok(r) => r,
-                Err(e) => return Answer::Nothing(format!("request failed: {e}")),
-            };
-            let status = resp.status().as_u16();
-            if !(300..400).contains(&status) || status == 304 {
-                break resp;
-            }
-            let location = resp
-                .headers()
-                .get("location")
-                .and_then(|l| l.to_str().ok())
-                .unwrap_or_default();
-            let key = self.api_key.as_deref();
-            let Some(next) = redirect_target(&url, location) else {
-                return Answer::Nothing(format!(
-                    "HTTP {status}: a redirect to {:?} that is no URL, not followed",
-                    excerpt(location, key)
-                ));
-            };
-            if origin(&next) != origin(&url) {
-                return Answer::Nothing(format!(
-                    "HTTP {status}: the endpoint redirects to another origin ({}), not followed: \
-                     the conversation and the API key go to the endpoint only",
-                    excerpt(&origin(&next).unwrap_or_default(), key)
-                ));
-            }
-            hops += 1;
-            if hops > MAX_REDIRECTS {
-                return Answer::Nothing(format!("HTTP {status}: more than {MAX_REDIRECTS} redirects"));
-            }
-            url = next;
+        let bearer = self.api_key.as_ref().map(|k| format!("Bearer {k}"));
+        let mut headers = vec![("Content-Type", "application/json")];
+        headers.extend(bearer.as_deref().map(|b| ("Authorization", b)));
+        let mut resp = match crate::redirect::post_within_origin(&agent, &self.url(), &headers, body.as_bytes()) {
+            Ok(r) => r,
+            Err(crate::redirect::PostError::Request(e)) => return Answer::Nothing(format!("request failed: {e}")),
+            Err(crate::redirect::PostError::Redirect(why)) => return Answer::Nothing(why),
         };
         let status = resp.status().as_u16();
         let text = match resp.body_mut().with_config().limit(4 << 20).read_to_string() {
@@ -397,6 +363,9 @@ pub struct Inserter<A: Asker> {
     pub warnings: Vec<String>,
     /// The turns (of their prompt) at which the judge called it a loop.
     pub loops: Vec<usize>,
+    /// Checks one of whose answers was not usable (a failure, a refused
+    /// redirect, an answer that is no verdict).
+    pub unanswered: usize,
 }
 
 impl<A: Asker> Inserter<A> {
@@ -415,6 +384,7 @@ impl<A: Asker> Inserter<A> {
             checks: 0,
             warnings: Vec::new(),
             loops: Vec::new(),
+            unanswered: 0,
         }
     }
 
@@ -466,6 +436,7 @@ impl<A: Asker> Inserter<A> {
         let model = self.model.clone();
         let first = self.asker.ask(1, &model, &messages);
         if let Answer::Nothing(why) = &first {
+            self.unanswered += 1;
             self.warnings.push(format!("turn {turn}, {model}: {why}"));
         }
         out.push(self.verdict_event(1, &model, &first));
@@ -483,6 +454,7 @@ impl<A: Asker> Inserter<A> {
         };
         let second = self.asker.ask(2, &second_model, &messages);
         if let Answer::Nothing(why) = &second {
+            self.unanswered += 1;
             self.warnings.push(format!("turn {turn}, {second_model}: {why}"));
         }
         out.push(self.verdict_event(2, &second_model, &second));

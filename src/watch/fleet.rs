@@ -9,8 +9,10 @@
 //! first newline, or rewritten, renamed or replaced since it was judged no
 //! session); a new folder is watched before it is walked, so a file made
 //! in it meanwhile is found by one or the other; a store or a folder that
-//! holds several sessions is listed again on each change; and when the
-//! kernel says notifications were lost, everything is looked at again.
+//! holds several sessions is listed again on each change; a session that
+//! is a symbolic link is watched itself; a path notified from a relative
+//! root is named as the root is; and when the kernel says notifications
+//! were lost, everything is looked at again.
 
 use std::collections::{BTreeMap, BTreeSet, HashMap};
 use std::path::{Path, PathBuf};
@@ -40,6 +42,10 @@ const HOT: Duration = Duration::from_secs(10);
 const TICK_SPACING: Duration = Duration::from_millis(250);
 /// How soon a store that could not be listed (being written) is tried again.
 const RETRY: Duration = Duration::from_secs(1);
+/// How long a file named like a scratch file (`.x.jsonl`, `x.jsonl.tmp`)
+/// must stay unchanged, once watching, before it is followed: an atomic
+/// writer renames it away sooner, one that stays is a session `scan` reads.
+const SETTLE: Duration = Duration::from_secs(2);
 
 /// What the notification thread hands the watching thread.
 enum Notice {
@@ -64,13 +70,45 @@ struct Tracked {
     grew_at: Option<Instant>,
     /// Its part in `--otlp` and `--metrics` (None without them).
     link: Option<crate::telemetry::SessionLink>,
+    /// What its detections so far were (sorted fingerprints): a file
+    /// rewritten whole (in place, or written aside and renamed over it)
+    /// is read again from its start, and what it found before is not
+    /// announced again.
+    seen: Vec<u64>,
+}
+
+/// The most detections a session remembers not to announce twice.
+const MAX_SEEN: usize = 1 << 16;
+
+/// What tells a detection from another: the detector, where, and why.
+fn fingerprint(d: &Detection) -> u64 {
+    use std::hash::{Hash, Hasher};
+    let mut h = std::hash::DefaultHasher::new();
+    (d.detector, d.event, d.at_char, &d.reason).hash(&mut h);
+    h.finish()
 }
 
 impl Tracked {
+    /// Whether a detection is new to this session (one found again in a
+    /// file read anew is not).
+    fn first_time(&mut self, d: &Detection) -> bool {
+        let print = fingerprint(d);
+        match self.seen.binary_search(&print) {
+            Ok(_) => false,
+            Err(at) => {
+                if self.seen.len() < MAX_SEEN {
+                    self.seen.insert(at, print);
+                }
+                true
+            }
+        }
+    }
+
     /// Quiet: lets go of the file and of what the detectors can work out again.
     fn rest(&mut self) {
         self.followed.rest();
         self.engine.compact();
+        self.seen.shrink_to_fit();
     }
 }
 
@@ -82,6 +120,52 @@ fn give_back_freed_memory() {
     // SAFETY: malloc_trim only returns free memory to the system.
     unsafe {
         libc::malloc_trim(0);
+    }
+}
+
+/// Notifications name paths from the root (the current folder joined to
+/// a relative root): a changed path is also named as the user named its
+/// root (`runs/a.jsonl`, `./runs/a.jsonl`, `../x/runs/a.jsonl`), as the
+/// sessions walked from it are, and as `scan` prints them.
+struct AsNamed {
+    /// Each relative root and every folder above it within its name (a
+    /// root that does not exist yet is looked for from one of them), with
+    /// the path notifications give it.
+    folders: Vec<(PathBuf, PathBuf)>,
+}
+
+impl AsNamed {
+    fn new(roots: &[Root]) -> AsNamed {
+        let cwd = std::env::current_dir().unwrap_or_default();
+        let mut folders: Vec<(PathBuf, PathBuf)> = roots
+            .iter()
+            .filter(|r| r.path.is_relative())
+            .flat_map(|r| r.path.ancestors().filter(|a| !a.as_os_str().is_empty()))
+            .map(|a| (cwd.join(a), a.to_path_buf()))
+            .collect();
+        folders.sort();
+        folders.dedup();
+        AsNamed { folders }
+    }
+
+    /// The path as notified, and as named from each relative root it is
+    /// under (one of them is the root's: the others belong to no root and
+    /// are let go).
+    fn names(&self, p: PathBuf) -> Vec<PathBuf> {
+        let mut out: Vec<PathBuf> = self
+            .folders
+            .iter()
+            .filter_map(|(abs, named)| {
+                let rest = p.strip_prefix(abs).ok()?;
+                Some(if rest.as_os_str().is_empty() {
+                    named.clone()
+                } else {
+                    named.join(rest)
+                })
+            })
+            .collect();
+        out.push(p);
+        out
     }
 }
 
@@ -97,6 +181,12 @@ pub(super) struct Watching {
     ignored: HashMap<PathBuf, Option<Stamp>>,
     /// Stores that could not be listed, to list again at the time given.
     retry: Vec<(PathBuf, Option<Agent>, Instant)>,
+    /// Files named like scratch files, as they were last seen, followed if
+    /// still so at the time given ([`SETTLE`]).
+    settling: Vec<(PathBuf, Option<Agent>, Option<Stamp>, Instant)>,
+    /// Sessions that are symbolic links, watched themselves: a file written
+    /// elsewhere is notified there, not in the root.
+    links: BTreeSet<PathBuf>,
     caught_up: bool,
     open: bool,
     notices: mpsc::Sender<Notice>,
@@ -122,6 +212,8 @@ impl Watching {
             tracked: BTreeMap::new(),
             ignored: HashMap::new(),
             retry: Vec::new(),
+            settling: Vec::new(),
+            links: BTreeSet::new(),
             caught_up: false,
             open: true,
             notices,
@@ -159,7 +251,7 @@ impl Watching {
         let mut last_poll = Instant::now();
         while w.open {
             let poll_at = w.polling.then(|| last_poll + POLL_FALLBACK);
-            let retry_at = w.retry.iter().map(|r| r.2).min();
+            let retry_at = w.retry.iter().map(|r| r.2).chain(w.settling.iter().map(|s| s.3)).min();
             let deadline = [w.next_tick, poll_at, retry_at].into_iter().flatten().min();
             // Sleeps until a notification, or the next timer if one is set:
             // with every session idle and at rest, until a notification.
@@ -220,10 +312,13 @@ impl Watching {
 
     fn make_watcher(&self) -> Option<notify::RecommendedWatcher> {
         let tx = self.notices.clone();
+        let named = AsNamed::new(&self.opts.roots);
         notify::recommended_watcher(move |res: notify::Result<notify::Event>| {
             let notice = match res {
                 Ok(e) if e.need_rescan() => Notice::Lost,
-                Ok(e) if crate::replay::feed::is_change(&e.kind) => Notice::Changed(e.paths),
+                Ok(e) if crate::replay::feed::is_change(&e.kind) => {
+                    Notice::Changed(e.paths.into_iter().flat_map(|p| named.names(p)).collect())
+                }
                 Ok(_) => return,
                 Err(e) if matches!(e.kind, notify::ErrorKind::MaxFilesWatch) => {
                     Notice::Incomplete("the system's limit of watched folders is reached".to_string())
@@ -326,6 +421,9 @@ impl Watching {
                                     for d in t.engine.push(&e) {
                                         t.row.detections += 1;
                                         t.row.fired.get_or_insert((d.detector, d.event));
+                                        if !t.first_time(&d) {
+                                            continue;
+                                        }
                                         if let (Some(link), true) = (t.link.as_mut(), announce) {
                                             link.detection(&d, &e, profile);
                                         }

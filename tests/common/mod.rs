@@ -40,6 +40,24 @@ pub fn loopscope_at_root() -> std::process::Command {
     cmd
 }
 
+/// The records `scan --json ROOT` prints, run in `cwd`, sorted: what
+/// `watch --json --from-start` must have printed for the final files.
+pub fn scan_records(cwd: &std::path::Path, root: impl AsRef<std::ffi::OsStr>) -> Vec<String> {
+    let out = loopscope_at_root()
+        .current_dir(cwd)
+        .args(["scan", "--json"])
+        .arg(root)
+        .output()
+        .unwrap();
+    let mut lines: Vec<String> = String::from_utf8(out.stdout)
+        .unwrap()
+        .lines()
+        .map(str::to_string)
+        .collect();
+    lines.sort();
+    lines
+}
+
 use loopscope::{Choices, Detection, Engine, Event, Profile, Setup};
 use serde_json::Value;
 

@@ -51,6 +51,8 @@ pub(super) fn run(shared: &Shared) {
         .timeout_global(Some(shared.config.timeout))
         .http_status_as_error(false)
         .user_agent(concat!("loopscope/", env!("CARGO_PKG_VERSION")))
+        // Followed within the receiver's origin only (post_within_origin).
+        .max_redirects(0)
         .build()
         .new_agent();
     let mut health = Health::default();
@@ -289,13 +291,12 @@ fn hint(status: Option<u16>, protocol: Protocol) -> &'static str {
 }
 
 fn post(agent: &ureq::Agent, url: &str, protocol: Protocol, headers: &[(String, String)], body: &[u8]) -> Outcome {
-    let mut req = agent.post(url).header("Content-Type", protocol.content_type());
-    for (k, v) in headers {
-        req = req.header(k.as_str(), v.as_str());
-    }
-    let mut resp = match req.send(body) {
+    let mut all = vec![("Content-Type", protocol.content_type())];
+    all.extend(headers.iter().map(|(k, v)| (k.as_str(), v.as_str())));
+    let mut resp = match crate::redirect::post_within_origin(agent, url, &all, body) {
         Ok(r) => r,
-        Err(e) => {
+        Err(crate::redirect::PostError::Redirect(why)) => return Outcome::Refused(None, why),
+        Err(crate::redirect::PostError::Request(e)) => {
             return match e {
                 ureq::Error::Io(_)
                 | ureq::Error::Timeout(_)

@@ -24,19 +24,28 @@ fn stamp(path: &Path) -> Option<Stamp> {
     })
 }
 
-/// A file an editor or an atomic writer keeps for a moment (hidden,
-/// `~`, `.tmp`, `.part`, `.swp`): not a session, even in a named folder
-/// (`scan` of the final files never meets it).
+/// A file an editor or an atomic writer may keep for a moment (hidden,
+/// `~`, `.tmp`, `.part`, `.swp`): once watching, followed only if it stays
+/// ([`SETTLE`]), so that a file renamed into place is one session, under
+/// its final name, as `scan` of the final files finds it.
 fn is_scratch(path: &Path) -> bool {
     let Some(name) = path.file_name().and_then(|n| n.to_str()) else {
         return false;
     };
+    let parts: Vec<&str> = name.split('.').collect();
+    // write-file-atomic (npm) appends a hash: `x.jsonl.1a2b3c4d`.
+    let hashed = parts.len() > 2
+        && parts
+            .last()
+            .is_some_and(|p| p.len() >= 6 && p.bytes().all(|b| b.is_ascii_hexdigit()));
     name.starts_with('.')
         || name.ends_with('~')
-        || name
-            .split('.')
-            .skip(1)
-            .any(|part| matches!(part, "tmp" | "temp" | "part" | "swp" | "swx" | "crdownload"))
+        || hashed
+        || parts[1..].iter().any(|part| {
+            part.starts_with("tmp")
+                || part.starts_with("temp")
+                || matches!(*part, "part" | "swp" | "swx" | "crdownload")
+        })
 }
 
 /// A store's side files (`-wal`, `-shm`, `-journal`) stand for the store.
@@ -182,9 +191,25 @@ impl Watching {
     /// Follows the streams of a found file (a store's sessions and a
     /// file's sub-agents each as one) not followed yet.
     pub(super) fn consider_file(&mut self, f: &Path, agent: Option<Agent>) {
-        if is_scratch(f) && !self.opts.roots.iter().any(|r| r.path == f) {
-            return;
+        // What is there when watching begins is read as `scan` reads it.
+        if self.caught_up && is_scratch(f) && !self.opts.roots.iter().any(|r| r.path == f) {
+            return self.settle(f, agent);
         }
+        self.follow_file(f, agent);
+    }
+
+    /// A file named like a scratch file is followed once it has stayed
+    /// unchanged for [`SETTLE`]; one renamed or deleted before is let go.
+    fn settle(&mut self, f: &Path, agent: Option<Agent>) {
+        let now = stamp(f);
+        self.settling.retain(|s| s.0 != f);
+        if now.is_some() {
+            self.settling
+                .push((f.to_path_buf(), agent, now, Instant::now() + SETTLE));
+        }
+    }
+
+    fn follow_file(&mut self, f: &Path, agent: Option<Agent>) {
         match sessions::streams_of(f) {
             Ok(streams) => {
                 for (path, parent) in streams {
@@ -200,8 +225,31 @@ impl Watching {
         }
     }
 
+    /// A session that is a symbolic link is watched itself (the file it
+    /// names, maybe outside every root, is written there), once.
+    fn watch_link(&mut self, path: &Path) {
+        let (base, _) = formats::source::split(path);
+        let is_link = std::fs::symlink_metadata(&base).is_ok_and(|m| m.file_type().is_symlink());
+        if is_link && !self.links.contains(&base) {
+            if let Some(w) = &mut self.watcher {
+                if w.watch(&base, notify::RecursiveMode::NonRecursive).is_ok() {
+                    self.links.insert(base);
+                }
+            }
+        }
+    }
+
     pub(super) fn retry_due(&mut self) {
         let now = Instant::now();
+        let (due, later): (Vec<_>, Vec<_>) = std::mem::take(&mut self.settling).into_iter().partition(|s| s.3 <= now);
+        self.settling = later;
+        for (f, agent, was, _) in due {
+            match stamp(&f) {
+                None => {}
+                same if same == was => self.follow_file(&f, agent),
+                _ => self.settle(&f, agent),
+            }
+        }
         let (due, later): (Vec<_>, Vec<_>) = std::mem::take(&mut self.retry).into_iter().partition(|r| r.2 <= now);
         self.retry = later;
         for (f, agent, _) in due {
@@ -218,6 +266,7 @@ impl Watching {
         if self.tracked.contains_key(&path) {
             return;
         }
+        self.watch_link(&path);
         let now = stamp(&path);
         if self.ignored.get(&path).is_some_and(|was| *was == now) {
             return;
@@ -295,6 +344,7 @@ impl Watching {
             // A session that appears while watching is live from its start.
             live: self.caught_up,
             grew_at: None,
+            seen: Vec::new(),
         };
         self.tracked.insert(path.clone(), tracked);
         if self.caught_up {
@@ -316,6 +366,9 @@ mod tests {
             "a.tmp.jsonl",
             "a.json.part",
             ".a.jsonl.swp",
+            "a.tmp-x",
+            "a.jsonl.tmp4a1b",
+            "a.jsonl.1a2b3c4d",
         ] {
             assert!(is_scratch(Path::new(name)), "{name}");
         }
@@ -325,9 +378,32 @@ mod tests {
             "temperature.json",
             "tmp.jsonl",
             "opencode.db",
+            "app.log.1",
+            "rollout-2026-11-21T09-00-00-0200.jsonl",
         ] {
             assert!(!is_scratch(Path::new(name)), "{name}");
         }
+    }
+
+    #[test]
+    fn a_notified_path_is_named_as_its_root_was() {
+        let cwd = std::env::current_dir().unwrap();
+        let root = |p: &str| Root {
+            path: PathBuf::from(p),
+            agent: None,
+            named: true,
+        };
+        let named = AsNamed::new(&[root("./runs/"), root("../up/x"), root("/abs/y")]);
+        let has = |p: PathBuf, name: &str| named.names(p).contains(&PathBuf::from(name));
+        assert!(has(cwd.join("runs/a/b.jsonl"), "./runs/a/b.jsonl"));
+        assert!(has(cwd.join("./runs"), "./runs/"));
+        assert!(has(cwd.join("../up/x/c.jsonl"), "../up/x/c.jsonl"));
+        // Above a root that does not exist yet: its folders are named too.
+        assert!(has(cwd.join("../up"), "../up"));
+        assert_eq!(
+            named.names(PathBuf::from("/abs/y/d.jsonl")),
+            [PathBuf::from("/abs/y/d.jsonl")]
+        );
     }
 
     #[test]
