@@ -77,34 +77,12 @@ fn main() -> ExitCode {
             if !loopscope::files::stderr_is_an_input() {
                 eprint!(
                     "{}",
-                    loopscope::sanitize::text(&cut_lines(&format!("loopscope: {msg}")))
+                    loopscope::sanitize::text(&loopscope::sanitize::cut_lines(&format!("loopscope: {msg}")))
                 );
             }
             ExitCode::from(EXIT_ERROR as u8)
         }
     }
-}
-
-/// The longest line of an error printed whole: a message may quote a bad
-/// value, a path or a flag's argument, and one can be 128 KB (a
-/// command line's) or more (a config's, a file's).
-const ERROR_LINE_CHARS: usize = 400;
-
-/// `text` with each line cut to [`ERROR_LINE_CHARS`], its start and end kept.
-fn cut_lines(text: &str) -> String {
-    let mut out = String::new();
-    for line in text.lines() {
-        let n = line.chars().count();
-        if n > ERROR_LINE_CHARS {
-            let head: String = line.chars().take(ERROR_LINE_CHARS - 60).collect();
-            let tail: String = line.chars().skip(n - 40).collect();
-            out += &format!("{head}… ({} chars cut) …{tail}\n", n - ERROR_LINE_CHARS + 20);
-        } else {
-            out += line;
-            out.push('\n');
-        }
-    }
-    out
 }
 
 /// Prints clap's message (help and version as they are), each line cut
@@ -117,6 +95,9 @@ fn usage_error(e: clap::Error) -> ExitCode {
     ) {
         e.exit();
     }
-    eprint!("{}", loopscope::sanitize::text(&cut_lines(&e.render().to_string())));
+    eprint!(
+        "{}",
+        loopscope::sanitize::text(&loopscope::sanitize::cut_lines(&e.render().to_string()))
+    );
     ExitCode::from(2)
 }

@@ -260,7 +260,12 @@ pub fn run_headless(
                         if let Some(h) = &hook {
                             h.run(&d, false, |r| {
                                 if let Err(msg) = r {
-                                    eprintln!("loopscope: {}", crate::sanitize::text(&msg));
+                                    eprint!(
+                                        "{}",
+                                        crate::sanitize::text(&crate::sanitize::cut_lines(&format!(
+                                            "loopscope: {msg}"
+                                        )))
+                                    );
                                 }
                             });
                         }

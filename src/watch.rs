@@ -211,7 +211,10 @@ pub fn run_headless(
                     };
                     hook.run(&d, false, |r| {
                         if let Err(msg) = r {
-                            eprintln!("loopscope: {}", crate::sanitize::text(&msg));
+                            eprint!(
+                                "{}",
+                                crate::sanitize::text(&crate::sanitize::cut_lines(&format!("loopscope: {msg}")))
+                            );
                         }
                     });
                 }

@@ -756,6 +756,7 @@ fn a_huge_bad_value_is_quoted_cut_and_a_huge_file_is_not_read_whole() {
     };
     let long = "p".repeat(100_000);
     let bad = format!("{long}\u{1b}[31m");
+    let unreadable = format!("{long}\u{1b}]0;title\u{7}.jsonl");
     for args in [
         vec!["scan", "--profile", &bad, log.to_str().unwrap()],
         vec!["scan", "--max-record", &bad, log.to_str().unwrap()],
@@ -769,6 +770,9 @@ fn a_huge_bad_value_is_quoted_cut_and_a_huge_file_is_not_read_whole() {
         vec!["scan", "--set", &bad, log.to_str().unwrap()],
         vec!["scan", "--agent", &bad],
         vec!["scan", "--otlp", &bad, log.to_str().unwrap()],
+        // A path that cannot be read, among files that can (no '[': that
+        // would make it a glob, and a glob matching nothing is a note).
+        vec!["scan", log.to_str().unwrap(), &unreadable],
     ] {
         let (code, err) = run(&args, None);
         assert_eq!(code, Some(2), "{}", &err[..err.len().min(300)]);

@@ -97,7 +97,10 @@ pub fn scan_inputs(sel: &SessionFlags, output: Option<&std::path::Path>) -> Resu
     let paths: Vec<&std::path::Path> = found.iter().map(|s| s.path.as_path()).collect();
     refuse_writing_into(output, &paths)?;
     for n in notes {
-        eprintln!("loopscope: {}", loopscope::sanitize::text(&n));
+        eprint!(
+            "{}",
+            loopscope::sanitize::text(&loopscope::sanitize::cut_lines(&format!("loopscope: {n}")))
+        );
     }
     if found.is_empty() && !req.agents.is_empty() {
         // Nothing to read is not a clean scan: say where it looked (exit 2).

@@ -519,7 +519,7 @@ fn scan_input(
 ) -> io::Result<(Outcome, Vec<Row>)> {
     let name = input.name();
     if let Some(why) = input.unreadable() {
-        writeln!(err, "loopscope: warning: {why}")?;
+        say(err, &format!("loopscope: warning: {why}"))?;
         return Ok((Outcome::Failed, Vec::new()));
     }
     if let Some(path) = input.path().filter(|p| formats::rows::is_parquet_file(p)) {
@@ -531,7 +531,7 @@ fn scan_input(
             if input.found() {
                 return Ok((Outcome::Skipped, Vec::new()));
             }
-            writeln!(err, "loopscope: {}", crate::sanitize::line(&msg))?;
+            say(err, &format!("loopscope: {}", crate::sanitize::line(&msg)))?;
             return Ok((Outcome::Failed, Vec::new()));
         }
     };
@@ -629,7 +629,7 @@ fn scan_opened(
     let scanned = match scanned {
         Ok(s) => s,
         Err(e) => {
-            writeln!(err, "loopscope: {name}: {}", crate::io_reason(&e))?;
+            say(err, &format!("loopscope: {name}: {}", crate::io_reason(&e)))?;
             return Ok((Outcome::Failed, None));
         }
     };
@@ -637,7 +637,7 @@ fn scan_opened(
         if named.found {
             return Ok((Outcome::Skipped, None));
         }
-        writeln!(err, "loopscope: {name}: {msg}")?;
+        say(err, &format!("loopscope: {name}: {msg}"))?;
         return Ok((Outcome::Failed, None));
     }
     let detected = !scanned.detections.is_empty();
@@ -681,4 +681,10 @@ pub fn row_of(input: &Input, format: &'static str, scanned: &FileScan) -> Row {
         first: first.and_then(|s| s.first.clone()),
         after: first.map(|s| s.after).unwrap_or_default(),
     }
+}
+
+/// A message about one input on standard error, each line cut to a
+/// readable length (a path or a reason can be any length).
+fn say(err: &mut dyn Write, msg: &str) -> io::Result<()> {
+    write!(err, "{}", crate::sanitize::cut_lines(msg))
 }

@@ -84,6 +84,29 @@ pub fn line(text: &str) -> String {
     shown_with(text, "⏎", " ")
 }
 
+/// The longest line of a message printed whole: a message may quote a bad
+/// value, a path or a flag's argument, and one can be 128 KB (a command
+/// line's) or more (a config's, a file's).
+pub const MESSAGE_LINE_CHARS: usize = 400;
+
+/// `text` with each line cut to [`MESSAGE_LINE_CHARS`], its start and end
+/// kept (an error's cause is at its end).
+pub fn cut_lines(text: &str) -> String {
+    let mut out = String::new();
+    for line in text.lines() {
+        let n = line.chars().count();
+        if n > MESSAGE_LINE_CHARS {
+            let head: String = line.chars().take(MESSAGE_LINE_CHARS - 60).collect();
+            let tail: String = line.chars().skip(n - 40).collect();
+            out += &format!("{head}… ({} chars cut) …{tail}\n", n - MESSAGE_LINE_CHARS + 20);
+        } else {
+            out += line;
+            out.push('\n');
+        }
+    }
+    out
+}
+
 /// Text for a terminal that may span lines: newlines and tabs stay.
 pub fn text(text: &str) -> Cow<'_, str> {
     if !text.chars().any(|c| c != '\n' && c != '\t' && is_unsafe(c)) {
