@@ -18,7 +18,7 @@ use super::{
     Status, TextReader,
 };
 use crate::event::Channel;
-use scan::{Stream, Tail, Triggers, SHORT};
+use scan::{Stream, Tail, SHORT};
 
 mod scan;
 
@@ -69,12 +69,12 @@ fn build(p: &Params) -> Box<dyn super::Detector> {
         copies,
         short_copies,
         max_period,
-        trigger: Triggers::new(std::array::from_fn(|k| {
+        trigger: std::array::from_fn(|k| {
             // Runs of p count copies - 1 periods: half the needed copies, at least two.
             let p = k + 1;
             let half = needed(p, copies, short_copies).div_ceil(2).max(2);
             (p * (half - 1)).min(usize::from(u8::MAX)) as u8
-        })),
+        }),
         streams: PerChannel::default(),
     })
 }
@@ -83,7 +83,7 @@ pub(crate) struct TextLoop {
     copies: usize,
     short_copies: usize,
     max_period: usize,
-    trigger: Triggers,
+    trigger: [u8; SHORT],
     streams: PerChannel<Stream>,
 }
 

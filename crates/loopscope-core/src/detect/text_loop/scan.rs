@@ -7,10 +7,7 @@
 
 use super::CODE_FACTOR;
 use crate::detect::Detection;
-use quiet::quiet_ascii;
 use std::collections::VecDeque;
-
-mod quiet;
 
 /// Periods up to this are checked char by char; longer ones by k-grams of this size.
 pub(super) const SHORT: usize = 16;
@@ -70,63 +67,28 @@ fn code(c: u32) -> u8 {
     (c ^ (c >> 8) ^ (c >> 16)) as u8
 }
 
-/// The short-period lanes: per period p up to SHORT, positions in a row
-/// whose code equals the code p before (saturating) — an upper bound of
-/// the true run, so a lane below p means no periodic tail of period p.
-/// Laid out so that a step is a few vector instructions and no shift: the
-/// codes of the last SHORT chars sit each at its position mod SHORT and
-/// again SHORT further, so the SHORT before any position are one window,
-/// oldest first, and lane j (in the window's order) follows period
-/// SHORT - j.
-#[derive(Clone, Copy, Debug, Default)]
-pub(super) struct Lanes {
-    codes: [u8; 2 * SHORT],
-    runs: [u8; SHORT],
-}
-
-impl Lanes {
-    /// The runs after the char of code `cv` at position `i`, and whether
-    /// some lane has reached its trigger (`trigger` in lane order).
-    #[inline(always)]
-    fn next(&self, i: usize, cv: u8, trigger: &[u8; SHORT]) -> ([u8; SHORT], bool) {
-        let at = i % SHORT;
-        let window: &[u8; SHORT] = self.codes[at..at + SHORT].try_into().expect("SHORT codes");
-        let mut runs = self.runs;
-        let mut any = 0u8;
-        for j in 0..SHORT {
-            let equal = 0u8.wrapping_sub(u8::from(window[j] == cv));
-            runs[j] = runs[j].saturating_add(1) & equal;
-            any |= u8::from(runs[j] >= trigger[j]);
-        }
-        (runs, any != 0)
+/// One step of the short-period lanes for a char of code `cv`: each lane
+/// p - 1 counts positions in a row whose code equals the code p before
+/// (saturating), and `codes` shifts the new code in. Written as byte
+/// masks over fixed arrays so that it compiles to a few vector
+/// instructions. Whether some lane has reached its trigger.
+#[inline(always)]
+fn lanes_step(
+    old: [u8; SHORT],
+    mut runs: [u8; SHORT],
+    cv: u8,
+    trigger: &[u8; SHORT],
+) -> ([u8; SHORT], [u8; SHORT], bool) {
+    let mut any = 0u8;
+    for k in 0..SHORT {
+        let equal = 0u8.wrapping_sub(u8::from(old[k] == cv));
+        runs[k] = runs[k].saturating_add(1) & equal;
+        any |= u8::from(runs[k] >= trigger[k]);
     }
-
-    /// Takes the step [`Lanes::next`] worked out.
-    #[inline(always)]
-    fn commit(&mut self, i: usize, cv: u8, runs: [u8; SHORT]) {
-        let at = i % SHORT;
-        self.codes[at] = cv;
-        self.codes[at + SHORT] = cv;
-        self.runs = runs;
-    }
-}
-
-/// Per short period, the run at which a tail has half the copies a loop
-/// needs (a near miss worth looking at): by period (`p - 1`) and in the
-/// lanes' order.
-#[derive(Clone, Copy, Debug)]
-pub(super) struct Triggers {
-    pub(super) by_period: [u8; SHORT],
-    by_lane: [u8; SHORT],
-}
-
-impl Triggers {
-    pub(super) fn new(by_period: [u8; SHORT]) -> Triggers {
-        Triggers {
-            by_period,
-            by_lane: std::array::from_fn(|j| by_period[SHORT - 1 - j]),
-        }
-    }
+    let mut shifted = [0u8; SHORT];
+    shifted[1..].copy_from_slice(&old[..SHORT - 1]);
+    shifted[0] = cv;
+    (shifted, runs, any != 0)
 }
 
 /// A k-gram's place in the table: its bucket and its tag (the entry's top
@@ -205,8 +167,12 @@ struct Hot {
     /// lines legitimately, so a loop there needs more copies).
     ticks: u8,
     in_code: bool,
-    /// Short periods.
-    lanes: Lanes,
+    /// Short periods: the codes of the last SHORT view chars (newest
+    /// first) and, per period p (lane p - 1), positions in a row whose code
+    /// equals the code p before (saturating): an upper bound of the true
+    /// run, so a lane below p means no periodic tail of period p.
+    codes: [u8; SHORT],
+    lanes: [u8; SHORT],
     /// The position the exact short runs are for, if they are kept.
     exact_at: Option<usize>,
     /// k-gram hash of the last SHORT normalized chars.
@@ -265,7 +231,7 @@ impl Stream {
         &mut self,
         text: &str,
         max_period: usize,
-        trigger: &Triggers,
+        trigger: &[u8; SHORT],
         needed: impl Fn(usize) -> usize,
         judge: impl Fn(&Stream, &Tail, usize, usize) -> Option<Detection>,
     ) -> Option<Detection> {
@@ -418,7 +384,7 @@ struct Held<'a> {
     exact: &'a mut [u32; SHORT],
     /// Per short period, the run at which a tail has half the copies a
     /// loop needs (a near miss worth looking at).
-    trigger: &'a Triggers,
+    trigger: &'a [u8; SHORT],
     skews: &'a mut VecDeque<(usize, usize)>,
     best: &'a mut (usize, usize),
     max_period: usize,
@@ -432,8 +398,8 @@ fn step(h: &mut Hot, held: &mut Held<'_>, v: u32) -> Option<Tail> {
     held.ring[i & mask] = v;
     h.len += 1;
     let first = first(h.len, held.ring);
-    let (runs, any) = h.lanes.next(i, code(v), &held.trigger.by_lane);
-    h.lanes.commit(i, code(v), runs);
+    let (codes, lanes, any) = lanes_step(h.codes, h.lanes, code(v), held.trigger);
+    (h.codes, h.lanes) = (codes, lanes);
     let mut found = if any { short_tail(h, held, v, i, first) } else { None };
     // k-grams for longer periods.
     h.hash = (h.hash << 4) ^ gear(v);
@@ -486,7 +452,7 @@ fn short_tail(h: &mut Hot, held: &mut Held<'_>, v: u32, i: usize, first: usize) 
             }
         } else {
             let mut run = 0;
-            let most = usize::from(held.trigger.by_period[p - 1]);
+            let most = usize::from(held.trigger[p - 1]);
             while run <= most && i >= first + p + run && at(ring, i - run) == at(ring, i - run - p) {
                 run += 1;
             }
@@ -553,6 +519,60 @@ fn propose(held: &mut Held<'_>, q: usize, i: usize, first: usize) {
     }
     held.candidates.push((d, run));
 }
+/// The common case, stepped through with its state in locals: ASCII that
+/// folds nothing, opens no fence, follows no candidate, proposes no period
+/// and brings no short period near a loop, so nothing but the state can
+/// change. Stops before the first char that is not that case (the general
+/// path takes it); the bytes read.
+fn quiet_ascii(hot: &mut Hot, held: &mut Held<'_>, bytes: &[u8]) -> usize {
+    let (mut i, mut last, mut codes, mut lanes, mut hash) = (hot.len, hot.last, hot.codes, hot.lanes, hot.hash);
+    let trigger = *held.trigger;
+    let base = (hot.origin as u32).wrapping_add(1);
+    let ring = &mut *held.ring;
+    let seen = &mut *held.seen;
+    let (mask, held_len) = (ring.len() - 1, ring.len());
+    let mut read = bytes.len();
+    for (k, &b) in bytes.iter().enumerate() {
+        if b >= 0x80 {
+            read = k;
+            break;
+        }
+        let class = ASCII[usize::from(b)];
+        if (class == TICK) | ((class & (SPACE | DIGIT) != 0) & (class == last)) {
+            read = k;
+            break;
+        }
+        let v = NORMAL[usize::from(b)];
+        // An ASCII char is its own code.
+        let (next_codes, next_lanes, any) = lanes_step(codes, lanes, v, &trigger);
+        if any {
+            read = k;
+            break;
+        }
+        let next_hash = (hash << 4) ^ GEAR[usize::from(v)];
+        let kgram = Kgram::of(next_hash);
+        let at = base.wrapping_add(i as u32);
+        if i + 1 >= SHORT && i.is_multiple_of(LOOKUP) {
+            let d = kgram.distance(seen[kgram.slot], at);
+            if d > 0 && d <= i && i - d >= (i + 1).saturating_sub(held_len) {
+                read = k;
+                break;
+            }
+        }
+        ring[i & mask] = u32::from(v);
+        if i + 1 >= SHORT {
+            seen[kgram.slot] = kgram.entry(at);
+        }
+        (codes, lanes, hash, last) = (next_codes, next_lanes, next_hash, class);
+        i += 1;
+    }
+    if read > 0 {
+        hot.ticks = 0;
+    }
+    (hot.len, hot.last, hot.codes, hot.lanes, hot.hash) = (i, last, codes, lanes, hash);
+    read
+}
+
 /// The hot loop: reads chars until a periodic tail has the copies of a
 /// loop (and is not the tail last judged no loop); that tail, its copies
 /// and the copies it needs.
