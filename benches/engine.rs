@@ -1,7 +1,9 @@
 //! Engine throughput and per-event cost (`cargo bench --bench engine`).
 //!
 //! - gemini-cli on 1 MB of prose in 20-char content deltas (target <= 0.1 s)
-//! - seed on 20 MB of reasoning in 20-char deltas (target >= 100 MB/s)
+//! - seed on 20 MB of reasoning in 20-char deltas (target >= 100 MB/s), and
+//!   seed and extended on 20 MB of each mix: reasoning-, content- and
+//!   tool-heavy (extended at most 1.3x seed's time)
 //! - one event on a 10 KB versus a 10 MB buffer (must cost about the same)
 //! - extended on a long repeating unit whose numbers jump: judged no loop
 //!   once per copy, not once per char (tests/extended.rs checks the verdict)
@@ -62,13 +64,40 @@ fn gemini_cli_1mb(c: &mut Criterion) {
     g.finish();
 }
 
-fn seed_20mb(c: &mut Criterion) {
-    let setup = Setup::profile(Profile::Seed);
-    let text = prose(20 << 20);
-    // Requests of ~6 KB, so every request passes all three checkpoints;
-    // a prompt every 50 requests, so max-turns stays quiet too.
+/// A 20 MB stream of one mix, as the engine gets it: reasoning-heavy and
+/// content-heavy are prose in 20-char deltas, requests of ~6 KB (so every
+/// request passes all three of seed's checkpoints); tool-heavy is calls
+/// (a path and a pattern) and their results (30 words, all ok), 20 to a
+/// request. A prompt every 50 requests keeps max-turns quiet.
+fn mix(name: &str, bytes: usize) -> Vec<Event> {
     let mut events = Vec::new();
-    for (i, e) in deltas(&text, 20, Event::reasoning).into_iter().enumerate() {
+    if name == "tools" {
+        let mut w = Words::new();
+        let (mut size, mut step) = (0, 0usize);
+        while size < bytes {
+            if step.is_multiple_of(20 * 50) {
+                events.push(Event::prompt("bench"));
+            }
+            if step.is_multiple_of(20) {
+                events.push(Event::request());
+            }
+            let tool = ["read_file", "shell", "grep"][(w.next() % 3) as usize];
+            let pattern: Vec<&str> = (0..3).map(|_| w.word()).collect();
+            let args = serde_json::json!({"path": format!("src/f{}.rs", w.next() % 500), "pattern": pattern.join(" ")});
+            let output = (0..30).map(|_| w.word()).collect::<Vec<_>>().join(" ");
+            size += args.to_string().len() + output.len();
+            events.push(Event::tool_call(tool, args));
+            events.push(Event::tool_result_with(true, serde_json::Value::String(output)));
+            step += 1;
+        }
+        return events;
+    }
+    let make = if name == "reasoning" {
+        Event::reasoning
+    } else {
+        Event::content
+    };
+    for (i, e) in deltas(&prose(bytes), 20, make).into_iter().enumerate() {
         if i.is_multiple_of(300 * 50) {
             events.push(Event::prompt("bench"));
         }
@@ -77,21 +106,28 @@ fn seed_20mb(c: &mut Criterion) {
         }
         events.push(e);
     }
-    // A detector that fired would stop reading: the bench would measure less.
-    let extended = Setup::profile(Profile::Extended);
-    assert_eq!(run(&setup, &events), 0, "seed must read the whole bench stream");
-    assert_eq!(run(&extended, &events), 0, "extended must read the whole bench stream");
+    events
+}
+
+/// seed and extended on 20 MB of each mix (issue 29: extended at most 1.3x
+/// seed's time on every mix).
+fn profiles_by_mix(c: &mut Criterion) {
+    let (seed, extended) = (Setup::profile(Profile::Seed), Setup::profile(Profile::Extended));
     let mut g = c.benchmark_group("engine");
     g.throughput(Throughput::Bytes(20 << 20));
     g.sample_size(10);
     g.measurement_time(Duration::from_secs(10));
-    g.bench_function("seed 20MB reasoning, 20-char deltas", |b| {
-        b.iter(|| run(&setup, black_box(&events)))
-    });
-    // The same stream under extended (a continuous detector reads every char).
-    g.bench_function("extended 20MB reasoning, 20-char deltas", |b| {
-        b.iter(|| run(&extended, black_box(&events)))
-    });
+    for name in ["reasoning", "content", "tools"] {
+        let events = mix(name, 20 << 20);
+        // A detector that fired would stop reading: the bench would measure less.
+        assert_eq!(run(&seed, &events), 0, "seed must read the whole {name} stream");
+        assert_eq!(run(&extended, &events), 0, "extended must read the whole {name} stream");
+        for (profile, setup) in [("seed", &seed), ("extended", &extended)] {
+            g.bench_function(format!("{profile} 20MB {name}"), |b| {
+                b.iter(|| run(setup, black_box(&events)))
+            });
+        }
+    }
     g.finish();
 }
 
@@ -210,7 +246,7 @@ fn piece_text(e: &Event) -> String {
 criterion_group!(
     benches,
     gemini_cli_1mb,
-    seed_20mb,
+    profiles_by_mix,
     one_event,
     seek,
     extended_jumping_numbers

@@ -33,7 +33,8 @@ impl KeyStyle {
 
 /// The key of one tool call.
 pub fn call_key(name: &str, args: &Value, style: KeyStyle) -> String {
-    let mut out = String::new();
+    // Room for most calls' keys at once.
+    let mut out = String::with_capacity(name.len() + 128);
     match style {
         KeyStyle::Canonical | KeyStyle::Stable => out.push_str(name),
         KeyStyle::Js => {
@@ -52,6 +53,17 @@ pub fn call_key(name: &str, args: &Value, style: KeyStyle) -> String {
 /// else; straight into `out`, without a copy of the string.
 fn write_string(out: &mut String, s: &str) {
     out.push('"');
+    write_escaped(out, s);
+    out.push('"');
+}
+
+/// The inside of a JSON string: `s` escaped.
+fn write_escaped(out: &mut String, s: &str) {
+    // Most strings have nothing to escape: one look, one copy.
+    if !s.bytes().any(|b| b < 0x20 || b == b'"' || b == b'\\') {
+        out.push_str(s);
+        return;
+    }
     let mut from = 0;
     for (i, b) in s.bytes().enumerate() {
         let escaped = match b {
@@ -74,7 +86,73 @@ fn write_string(out: &mut String, s: &str) {
         from = i + 1;
     }
     out.push_str(&s[from..]);
+}
+
+/// At least the first `chars` chars of `v` as serde_json writes it (keys
+/// in file order), or all of it, written no further than that (a call's
+/// arguments may hold a whole file; a reason shows the head).
+pub fn json_head(v: &Value, chars: usize) -> String {
+    let mut out = String::with_capacity(4 * chars + 8);
+    // A char is at most 4 bytes: `4 * chars` bytes hold `chars` chars.
+    write_head(&mut out, v, 4 * chars);
+    out
+}
+
+/// Writes `v` into `out` until `out` holds `room` bytes; whether all of it was written.
+fn write_head(out: &mut String, v: &Value, room: usize) -> bool {
+    use std::fmt::Write as _;
+    match v {
+        Value::Null => out.push_str("null"),
+        Value::Bool(b) => out.push_str(if *b { "true" } else { "false" }),
+        // serde_json's Display of a number is how it writes one.
+        Value::Number(n) => write!(out, "{n}").expect("a String takes any text"),
+        Value::String(s) => return write_string_head(out, s, room),
+        Value::Array(items) => {
+            out.push('[');
+            for (i, item) in items.iter().enumerate() {
+                if i > 0 {
+                    out.push(',');
+                }
+                if out.len() >= room || !write_head(out, item, room) {
+                    return false;
+                }
+            }
+            out.push(']');
+        }
+        Value::Object(map) => {
+            out.push('{');
+            for (i, (k, item)) in map.iter().enumerate() {
+                if i > 0 {
+                    out.push(',');
+                }
+                if out.len() >= room || !write_string_head(out, k, room) {
+                    return false;
+                }
+                out.push(':');
+                if out.len() >= room || !write_head(out, item, room) {
+                    return false;
+                }
+            }
+            out.push('}');
+        }
+    }
+    true
+}
+
+/// [`write_string`] until `out` holds `room` bytes; whether all of it was written.
+fn write_string_head(out: &mut String, s: &str, room: usize) -> bool {
     out.push('"');
+    // Escapes only lengthen: a head of the string as long as the room is enough.
+    let mut cut = room.saturating_sub(out.len()).min(s.len());
+    while !s.is_char_boundary(cut) {
+        cut += 1;
+    }
+    write_escaped(out, &s[..cut]);
+    if cut < s.len() {
+        return false;
+    }
+    out.push('"');
+    true
 }
 
 fn write_value(out: &mut String, v: &Value, style: KeyStyle) {
@@ -95,16 +173,36 @@ fn write_value(out: &mut String, v: &Value, style: KeyStyle) {
         }
         Value::Object(map) => {
             out.push('{');
-            for (i, (k, v)) in ordered_keys(map, style).into_iter().enumerate() {
+            let mut write = |i: usize, k: &str, v: &Value| {
                 if i > 0 {
                     out.push(',');
                 }
-                out.push_str(&Value::String(k.clone()).to_string());
+                write_string(out, k);
                 out.push(':');
                 write_value(out, v, style);
+            };
+            // Keys already in the style's order (most arguments) need no sorted copy.
+            if in_order(map, style) {
+                map.iter().enumerate().for_each(|(i, (k, v))| write(i, k, v));
+            } else {
+                for (i, (k, v)) in ordered_keys(map, style).into_iter().enumerate() {
+                    write(i, k, v);
+                }
             }
             out.push('}');
         }
+    }
+}
+
+/// Whether the map's keys are in the order `style` writes them already.
+fn in_order(map: &Map<String, Value>, style: KeyStyle) -> bool {
+    match style {
+        KeyStyle::Canonical => map.keys().zip(map.keys().skip(1)).all(|(a, b)| a <= b),
+        KeyStyle::Stable => map
+            .keys()
+            .zip(map.keys().skip(1))
+            .all(|(a, b)| a.encode_utf16().le(b.encode_utf16())),
+        KeyStyle::Js => map.keys().all(|k| array_index(k).is_none()),
     }
 }
 
@@ -156,7 +254,7 @@ fn write_replaced(out: &mut String, v: &Value, keys: &[&str]) {
                         out.push(',');
                     }
                     first = false;
-                    out.push_str(&Value::String(k.to_string()).to_string());
+                    write_string(out, k);
                     out.push(':');
                     write_replaced(out, item, keys);
                 }
@@ -283,6 +381,50 @@ mod tests {
         assert_eq!(call_key("  read ", &json!({}), KeyStyle::Js), "read:{}");
         assert_eq!(call_key(" ", &json!({}), KeyStyle::Js), "generic_tool:{}");
         assert_eq!(call_key(" ", &json!({}), KeyStyle::Canonical), " :{}");
+    }
+
+    /// Any JSON: nested, with numbers of every kind and strings that need escapes.
+    fn arbitrary_json() -> impl proptest::strategy::Strategy<Value = Value> {
+        use proptest::prelude::*;
+        let leaf = prop_oneof![
+            Just(Value::Null),
+            any::<bool>().prop_map(Value::from),
+            any::<i64>().prop_map(Value::from),
+            any::<u64>().prop_map(Value::from),
+            any::<f64>()
+                .prop_filter("finite", |f| f.is_finite())
+                .prop_map(Value::from),
+            "(\\PC|[\\x00-\\x1f\"\\\\\u{7f}\u{2028}]){0,40}".prop_map(Value::from),
+        ];
+        leaf.prop_recursive(3, 32, 6, |inner| {
+            prop_oneof![
+                prop::collection::vec(inner.clone(), 0..6).prop_map(Value::Array),
+                prop::collection::vec(("(\\PC|\"){0,8}", inner), 0..6)
+                    .prop_map(|kv| Value::Object(kv.into_iter().collect())),
+            ]
+        })
+    }
+
+    proptest::proptest! {
+        /// The head is the start of what serde_json writes, and holds the
+        /// chars asked for (or all of it).
+        #[test]
+        fn a_json_head_is_the_head_of_the_json(v in arbitrary_json(), chars in 0usize..80) {
+            let (head, full) = (json_head(&v, chars), v.to_string());
+            proptest::prop_assert!(full.starts_with(&head), "{head:?} of {full:?}");
+            proptest::prop_assert!(head == full || head.chars().count() >= chars, "{head:?} of {full:?}");
+        }
+    }
+
+    #[test]
+    fn a_long_string_is_written_no_further_than_its_head() {
+        let v = json!({"path": "a.rs", "content": "x".repeat(1 << 20)});
+        let head = json_head(&v, 51);
+        assert!(
+            head.len() <= 4 * 51 + 4 && head.starts_with(r#"{"path":"a.rs","content":"xxx"#),
+            "{head}"
+        );
+        assert_eq!(json_head(&json!({"a": [1, 2.5, null]}), 51), r#"{"a":[1,2.5,null]}"#);
     }
 
     #[test]

@@ -18,16 +18,18 @@
 
 use std::collections::HashMap;
 
-use changes::changes;
+use call::Call;
+use step_key::{step_key, StepKey};
 
 use serde_json::Value;
 
-use super::keys::{call_key, KeyStyle};
 use super::params::{Default, Kind, ParamSpec, Params, Profile};
-use super::{quote, Buffers, Detection, DetectorInfo, Evidence, Family, Observation, PromptScoped, Rule, Status};
+use super::{Buffers, Detection, DetectorInfo, Evidence, Family, Observation, PromptScoped, Rule, Status};
 use crate::event::{Channel, EventKind};
 
+mod call;
 mod changes;
+mod step_key;
 
 pub(crate) static INFO: DetectorInfo = DetectorInfo {
     id: "tool-loop",
@@ -77,9 +79,8 @@ fn build(p: &Params) -> Box<dyn super::Detector> {
 #[derive(Clone, Debug)]
 struct Step {
     /// Action and result, as one comparable key.
-    key: String,
-    name: String,
-    args: Value,
+    key: StepKey,
+    call: Call,
     /// Events of the call and of its result.
     call_event: usize,
     result_event: Option<usize>,
@@ -92,10 +93,14 @@ struct Step {
 /// A call waiting for its result.
 #[derive(Clone, Debug)]
 struct Pending {
-    id: Option<String>,
-    name: String,
-    args: Value,
+    /// The call's id, hashed (XXH3-128): it is only ever compared.
+    id: Option<u128>,
+    call: Call,
     event: usize,
+}
+
+fn id_hash(id: &str) -> u128 {
+    twox_hash::XxHash3_128::oneshot(id.as_bytes())
 }
 
 #[derive(Clone, Debug)]
@@ -110,15 +115,6 @@ pub(crate) struct ToolLoop {
     best: (usize, usize),
 }
 
-fn result_key(ok: bool, output: Option<&Value>) -> String {
-    let out = match output {
-        None => String::new(),
-        Some(Value::String(s)) => s.split_whitespace().collect::<Vec<_>>().join(" "),
-        Some(v) => v.to_string(),
-    };
-    format!("{}|{out}", if ok { "ok" } else { "error" })
-}
-
 impl ToolLoop {
     fn finish(
         &mut self,
@@ -130,16 +126,10 @@ impl ToolLoop {
             Some((e, ok, out)) => (Some(e), ok, out),
             None => (None, true, None),
         };
-        let key = format!(
-            "{}\u{0}{}",
-            call_key(&call.name, &call.args, KeyStyle::Canonical),
-            result_key(ok, output)
-        );
         self.steps.push(Step {
-            key,
+            key: step_key(call.call.key(), ok, output),
             change: None,
-            name: call.name,
-            args: call.args,
+            call: call.call,
             call_event: call.event,
             result_event,
             ok,
@@ -155,6 +145,10 @@ impl ToolLoop {
     fn check(&mut self, obs: &Observation<'_>) -> Option<Detection> {
         let recent = &self.steps[self.steps.len().saturating_sub(self.window)..];
         let last = recent.last()?;
+        // Most steps are new: nothing to gather.
+        if !recent[..recent.len() - 1].iter().any(|s| s.key == last.key) {
+            return None;
+        }
         let at: Vec<usize> = (0..recent.len()).filter(|&i| recent[i].key == last.key).collect();
         if at.len() < 2 {
             return None;
@@ -163,9 +157,9 @@ impl ToolLoop {
         // in which every step occurs at least twice.
         for (k, &from) in at.iter().enumerate() {
             let stretch = &recent[from..];
-            let mut counts: HashMap<&str, usize> = HashMap::new();
+            let mut counts: HashMap<StepKey, usize> = HashMap::new();
             for s in stretch {
-                *counts.entry(s.key.as_str()).or_default() += 1;
+                *counts.entry(s.key).or_default() += 1;
             }
             if counts.values().all(|&n| n >= 2) {
                 let occurrences = at.len() - k;
@@ -181,13 +175,13 @@ impl ToolLoop {
             return None;
         }
         // The occurrences of this step since the last other step that changed something.
-        let (first, key) = (self.steps.len().saturating_sub(self.window), last.key.clone());
+        let (first, key) = (self.steps.len().saturating_sub(self.window), last.key);
         let mut again = Vec::new();
         for i in (first..self.steps.len()).rev() {
             let s = &mut self.steps[i];
             if s.key == key {
                 again.push(i - first);
-            } else if *s.change.get_or_insert_with(|| s.ok && changes(&s.name, &s.args)) {
+            } else if *s.change.get_or_insert_with(|| s.ok && s.call.changes()) {
                 break;
             }
         }
@@ -211,19 +205,19 @@ impl ToolLoop {
             .flat_map(|s| std::iter::once(s.call_event).chain(s.result_event))
             .collect();
         let last = stretch.last().expect("a stretch has the step");
-        d.repeated = Some(show(last));
+        d.repeated = Some(last.call.show());
         let outcome = outcome(last);
         d.reason = if distinct == 1 {
             format!(
                 "{} ran {occurrences} times with {outcome} each time (needs {}), nothing else in between, from event {}",
-                show(last),
+                last.call.show(),
                 self.repeats,
                 stretch[0].call_event
             )
         } else {
             let mut names: Vec<String> = Vec::new();
             for s in stretch {
-                let n = show(s);
+                let n = s.call.show();
                 if !names.contains(&n) {
                     names.push(n);
                 }
@@ -232,7 +226,7 @@ impl ToolLoop {
                 "{distinct} steps ({}) keep repeating with the same results: {} ran {occurrences} times (needs {}), \
                  nothing new in between, from event {}",
                 names.join(", "),
-                show(last),
+                last.call.show(),
                 self.repeats,
                 stretch[0].call_event
             )
@@ -257,11 +251,11 @@ impl ToolLoop {
             .iter()
             .flat_map(|&i| std::iter::once(recent[i].call_event).chain(recent[i].result_event))
             .collect();
-        d.repeated = Some(show(last));
+        d.repeated = Some(last.call.show());
         d.reason = format!(
             "{} ran {} times with {} each time (needs {}), and the {between} other steps between changed nothing, \
              from event {}",
-            show(last),
+            last.call.show(),
             at.len(),
             outcome(last),
             self.rereads,
@@ -278,10 +272,6 @@ fn closer(a: (usize, usize), b: (usize, usize)) -> (usize, usize) {
     } else {
         a
     }
-}
-
-fn show(s: &Step) -> String {
-    format!("{} {}", s.name, quote(&s.args.to_string(), 50))
 }
 
 fn outcome(s: &Step) -> &'static str {
@@ -305,9 +295,8 @@ impl Rule for ToolLoop {
                     fired = self.finish(call, None, obs);
                 }
                 self.pending.push(Pending {
-                    id: id.clone(),
-                    name: name.clone(),
-                    args: args.clone(),
+                    id: id.as_deref().map(id_hash),
+                    call: Call::of(obs, name, args),
                     event: obs.index,
                 });
                 if self.pending.len() > 64 {
@@ -328,7 +317,10 @@ impl Rule for ToolLoop {
             }
             EventKind::ToolResult { id, ok, output } => {
                 let at = match id {
-                    Some(id) => self.pending.iter().position(|p| p.id.as_deref() == Some(id.as_str())),
+                    Some(id) => {
+                        let id = id_hash(id);
+                        self.pending.iter().position(|p| p.id == Some(id))
+                    }
                     None => self.pending.len().checked_sub(1),
                 }
                 .or_else(|| self.pending.len().checked_sub(1))?;
