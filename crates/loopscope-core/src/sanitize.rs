@@ -12,6 +12,10 @@ use std::path::Path;
 
 /// The visible stand-in for a character that must not be sent to a terminal.
 pub fn placeholder(c: char) -> Option<char> {
+    if (' '..='~').contains(&c) {
+        // Printable ASCII, most of any log: one comparison, not the list.
+        return None;
+    }
     match c {
         // C0 controls as their Control Pictures (␀ … ␟), DEL as ␡.
         '\u{0}'..='\u{1f}' => char::from_u32(0x2400 + c as u32),
