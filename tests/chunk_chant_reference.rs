@@ -115,7 +115,7 @@ fn params() -> impl Strategy<Value = Params> {
         // Small chunks, and chunks long enough that the k-gram filter
         // skips most positions (a k-gram of two thirds of the chunk).
         prop_oneof![2usize..9, 9usize..60],
-        3usize..7,
+        2usize..12,
         20usize..300,
         5usize..120,
         0usize..4,
@@ -151,8 +151,18 @@ fn stream() -> impl Strategy<Value = Vec<Event>> {
         0..30,
     )
     .prop_map(|ws| Event::content(&ws.concat()));
+    // One phrase among filler of random length: a chunk that repeats at
+    // irregular distances near the largest average distance, so it fires
+    // (or not) with its first and last occurrences far apart.
+    let spaced = prop::collection::vec(prop::sample::select(vec!['a', 'b', ' ', '🙂', '思']), 0..90).prop_map(|cs| {
+        Event::content(&format!(
+            "the same words 思考🙂 again {}",
+            cs.into_iter().collect::<String>()
+        ))
+    });
     let event = prop_oneof![
         10 => text,
+        6 => spaced,
         6 => phrases,
         6 => unit,
         1 => long,

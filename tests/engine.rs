@@ -104,6 +104,32 @@ fn tool_repeat_reports_progress_toward_its_threshold() {
 }
 
 #[test]
+fn chunk_chant_counts_a_chunk_seen_far_apart_in_its_status() {
+    // Two occurrences 2,400 units apart can never fire (the filter leaves
+    // them unrecorded), yet the status counts them as gemini-cli's would.
+    let mut e = Engine::new(&Setup::profile(Profile::GeminiCli));
+    e.push(&Event::prompt("p"));
+    let phrase = "Checking the configuration of the parser 思考🙂 once again now.";
+    e.push(&Event::content(phrase));
+    let filler: String = (0..600).map(|i| format!("w{i} ")).collect();
+    e.push(&Event::content(&filler[..2400]));
+    e.push(&Event::content(phrase));
+    match &e.states()[1].status {
+        Status::Watching { current, detail, .. } => {
+            assert_eq!(*current, 2, "{detail}");
+            assert!(detail.contains("seen 2 of 10 times"), "{detail}");
+        }
+        other => panic!("{other:?}"),
+    }
+    let other: String = (0..40).map(|i| format!("q{i} ")).collect();
+    e.push(&Event::content(&other));
+    match &e.states()[1].status {
+        Status::Watching { current, detail, .. } => assert_eq!(*current, 0, "{detail}"),
+        other => panic!("{other:?}"),
+    }
+}
+
+#[test]
 fn chunk_chant_reports_its_best_chunk_and_the_shared_latch() {
     let set = Setup::profile(Profile::GeminiCli);
     let mut e = Engine::new(&set);

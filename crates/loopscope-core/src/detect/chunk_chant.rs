@@ -19,6 +19,7 @@ use super::{quote, Buffers, Detection, DetectorInfo, Evidence, Family, Observati
 use crate::event::{Channel, EventKind};
 use filter::{top_weight, KgramFilter};
 use history::{Buckets, History, Seen, Segment};
+use std::sync::OnceLock;
 
 mod filter;
 mod history;
@@ -95,7 +96,12 @@ fn build(p: &Params) -> Box<dyn super::Detector> {
     PromptScoped::boxed(ChunkChant {
         chunk,
         top: top_weight(chunk),
-        filter: KgramFilter::new(chunk, p.count("max_history")),
+        filter: KgramFilter::new(
+            chunk,
+            p.count("threshold"),
+            p.count("max_avg_distance"),
+            p.count("max_history"),
+        ),
         threshold: p.count("threshold"),
         max_history: p.count("max_history"),
         max_avg_distance: p.count("max_avg_distance"),
@@ -109,7 +115,8 @@ fn build(p: &Params) -> Box<dyn super::Detector> {
         history: History::default(),
         in_code_block: false,
         request: 0,
-        last_best: None,
+        last_delta: None,
+        best: OnceLock::new(),
     })
 }
 
@@ -137,11 +144,26 @@ pub(crate) struct ChunkChant {
     in_code_block: bool,
     /// Counts `request`s, to tell which history text is in the current content buffer.
     request: u64,
-    /// The most-seen chunk touched by the last delta: (count, chunk text).
-    last_best: Option<(usize, String)>,
+    /// The positions the last delta made examinable, for the status.
+    last_delta: Option<(usize, usize)>,
+    /// The most-seen chunk among them, (count, chunk text): worked out
+    /// when the status is first asked.
+    best: OnceLock<Option<(usize, String)>>,
 }
 
 impl ChunkChant {
+    /// Empties the history (gemini-cli's resetContentTracking).
+    fn reset_history(&mut self) {
+        self.history.reset();
+        self.filter.reset();
+        self.forget_delta();
+    }
+
+    fn forget_delta(&mut self) {
+        self.last_delta = None;
+        self.best = OnceLock::new();
+    }
+
     fn text_of(&self, units: &[u32]) -> String {
         if self.utf16 {
             let u16s: Vec<u16> = units.iter().map(|&u| u as u16).collect();
@@ -241,8 +263,9 @@ impl ChunkChant {
     /// Examines every new chunk position; gemini-cli's analyzeContentChunksForLoop.
     fn scan(&mut self, obs: &Observation<'_>) -> Option<Detection> {
         let (top, chunk) = (self.top, self.chunk);
-        self.last_best = None;
-        let mut best = 0;
+        let from = self.history.index;
+        self.best = OnceLock::new();
+        self.last_delta = Some((from, from));
         let h = &self.history;
         self.filter.feed(&h.units, h.base, h.start);
         while self.history.index + chunk <= self.history.end() {
@@ -283,20 +306,15 @@ impl ChunkChant {
                     continue;
                 }
             };
-            if previous.is_some() {
-                let count = h.count_positions(index, self.threshold);
-                if count > best {
-                    best = count;
-                    self.last_best = Some((count, self.text_of(self.history.slice(index, chunk))));
-                }
-                if count >= self.threshold {
-                    if let Some(d) = self.check(index, obs) {
-                        return Some(d); // fired: the index stays on the chunk, as in gemini-cli
-                    }
+            if previous.is_some() && h.count_positions(index, self.threshold) >= self.threshold {
+                if let Some(d) = self.check(index, obs) {
+                    self.last_delta = Some((from, index + 1));
+                    return Some(d); // fired: the index stays on the chunk, as in gemini-cli
                 }
             }
             self.history.index += 1;
         }
+        self.last_delta = Some((from, self.history.index));
         None
     }
 
@@ -376,16 +394,13 @@ impl Rule for ChunkChant {
             }
             // Chanting happens within one stream; a tool call in between ends it.
             EventKind::ToolCall { .. } => {
-                self.history.reset();
-                self.filter.reset();
-                self.last_best = None;
+                self.reset_history();
                 None
             }
             EventKind::Content { text } => {
                 let c = self.classes.classify(text);
                 if c.fences > 0 || c.structural || c.divider {
-                    self.history.reset();
-                    self.filter.reset();
+                    self.reset_history();
                 }
                 let was = self.in_code_block;
                 if c.fences % 2 == 1 {
@@ -402,9 +417,7 @@ impl Rule for ChunkChant {
     }
 
     fn reset(&mut self) {
-        self.history.reset();
-        self.filter.reset();
-        self.last_best = None;
+        self.reset_history();
         self.request += 1; // a prompt also empties the content buffer
         if !self.quirks {
             self.in_code_block = false;
@@ -423,7 +436,12 @@ impl Rule for ChunkChant {
                 detail: format!("inside a code block: content is skipped ({hist})"),
             };
         }
-        match &self.last_best {
+        let best = self.best.get_or_init(|| {
+            let (from, to) = self.last_delta?;
+            let (count, pos) = self.history.most_seen(from, to, self.chunk, self.top, self.threshold)?;
+            Some((count, self.text_of(self.history.slice(pos, self.chunk))))
+        });
+        match best {
             Some((count, text)) => Status::Watching {
                 current: *count,
                 threshold: self.threshold,
@@ -448,11 +466,9 @@ impl Rule for ChunkChant {
     fn compact(&mut self, stopped: bool) {
         if stopped {
             // Dead until the prompt that resets it: let all of it go.
-            self.history.reset();
+            self.reset_history();
             self.history.buckets = Buckets::default();
-            self.filter.reset();
             self.filter.release();
-            self.last_best = None;
         } else {
             self.history.compact();
             self.filter.release();

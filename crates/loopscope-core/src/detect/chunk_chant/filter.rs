@@ -1,17 +1,24 @@
-//! Which chunk positions may repeat an earlier chunk, found cheaply, so
-//! that the exact record (hashes, chains, buckets) is kept only where a
-//! chunk may repeat.
+//! Which chunk positions may fire, found cheaply, so that the exact record
+//! (hashes, chains, buckets) is kept only where a chunk may fire.
 //!
-//! A chunk of `chunk` units is cut into a k-gram of `k` units at each of
-//! its first `spacing` offsets (`spacing - 1 + k == chunk`). Every
-//! position whose offset is a multiple of `spacing` (the grid) indexes its
-//! k-gram. If the chunk at `p` equals an earlier one at `q`, the grid
-//! position `s` in `[q, q + spacing)` holds the k-gram that the chunk at
-//! `p` holds at `x = p + (s - q)`, so looking up every k-gram as it
-//! completes finds `x` among the grid's k-grams, and `p` is within
-//! `spacing` positions before a hit. No repeat is missed; a hit is only a
-//! "may": the exact record decides. Prose without repeats costs a rolled
-//! hash and a lookup in a table of a few KB per unit.
+//! A chunk fires when it occurs `threshold` times with the first and the
+//! last at most `span` units apart (`threshold - 1` times the largest
+//! average distance). The text is cut into blocks of `spacing` units
+//! (aligned on absolute positions; `spacing` is a power of two below
+//! `threshold`), and at each block start (the grid) the k-gram of the next
+//! `blocks` blocks is looked up among the grid's earlier k-grams and then
+//! indexed. Each of the `threshold` occurrences holds, at its first grid
+//! position, a k-gram of the chunk at an offset below `spacing`; there are
+//! fewer offsets than occurrences, so two occurrences hold the same k-gram
+//! at grid positions `gi < gj` at most `span` apart, and looking up `gj`
+//! finds `gi`. The firing position is then within `spacing - 1` before
+//! `gj` and `span` after it: that range is marked, and only marked
+//! positions are examined exactly. No firing is missed; a mark is only a
+//! "may": the exact record decides.
+//!
+//! Prose costs a multiply-add per unit (the block hashes, independent of
+//! one another) and a lookup in a table of a few KB per block, not per
+//! unit.
 
 use std::collections::VecDeque;
 
@@ -53,47 +60,49 @@ fn roll(hash: u64, out: u32, inn: u32, top: u64) -> u64 {
         .wrapping_add(inn)
 }
 
-/// Whether a grid k-gram with this hash is in the chain from `ord1` on.
-fn in_chain(ring: &[Node], mut ord1: usize, hash: u64, first_grid: usize) -> bool {
-    while ord1 > first_grid {
-        let node = ring[(ord1 - 1) & (ring.len() - 1)];
-        if node.hash == hash {
-            return true;
-        }
-        ord1 = node.prev;
-    }
-    false
-}
-
-/// Fibonacci hashing: a bucket from a hash's top bits.
-const BUCKET_MIX: u64 = 0x9E37_79B9_7F4A_7C15;
-
-/// A unit's code in the k-gram hash: a mixed 64-bit value.
-#[inline]
-fn code(unit: u32) -> u64 {
-    let x = (u64::from(unit) + 1).wrapping_mul(0x9E37_79B9_7F4A_7C15);
-    x ^ (x >> 29)
-}
-
-/// The k-gram hash, a cyclic polynomial ("buzhash"): the XOR of each
-/// unit's code rotated by its distance from the end. Rolling it takes a
-/// rotation and two XORs in sequence, half the latency of the polynomial
-/// hash's multiplications: it is on every position's path.
-fn kgram_hash(units: &[u32]) -> u64 {
-    units.iter().fold(0, |h, &u| h.rotate_left(1) ^ code(u))
-}
-
-/// The k-gram hash one position on: `out` leaves (its code turned by k),
-/// `inn` comes in.
-#[inline]
-fn roll_kgram(hash: u64, out: u32, inn: u32, turn: u32) -> u64 {
-    hash.rotate_left(1) ^ code(out).rotate_left(turn) ^ code(inn)
-}
-
 /// BASE^(len - 1).
 pub(super) fn top_weight(len: usize) -> u64 {
     (1..len).fold(1u64, |acc, _| acc.wrapping_mul(BASE))
 }
+
+/// The largest block: more would make the k-grams short for a chunk.
+const MAX_SPACING: usize = 16;
+
+/// A weight per unit of a block (odd, random): a block's hash is the sum
+/// of its units' products, independent multiplications the processor
+/// overlaps, instead of a chain of them.
+const WEIGHTS: [u64; MAX_SPACING] = [
+    0x9E37_79B9_7F4A_7C15,
+    0xC2B2_AE3D_27D4_EB4F,
+    0x1656_67B1_9E37_79F9,
+    0x85EB_CA77_C2B2_AE63,
+    0x27D4_EB2F_1656_67C5,
+    0xD6E8_FEB8_6659_FD93,
+    0xA076_1D64_78BD_642F,
+    0xE703_7ED1_A0B4_28DB,
+    0x8EBC_6AF0_9C88_C6E3,
+    0x5899_65CC_7537_4CC3,
+    0x1D8E_4E27_C47D_124F,
+    0xFF51_AFD7_ED55_8CCD,
+    0xC4CE_B9FE_1A85_EC53,
+    0x94D0_49BB_1331_11EB,
+    0xBF58_476D_1CE4_E5B9,
+    0x2545_F491_4F6C_DD1D,
+];
+
+/// A block's hash (its units in order; equal blocks, equal hashes).
+#[inline]
+fn block_hash(units: &[u32]) -> u64 {
+    let sum = units
+        .iter()
+        .zip(WEIGHTS)
+        .fold(0u64, |h, (&u, w)| h.wrapping_add((u64::from(u) + 1).wrapping_mul(w)));
+    let x = (sum ^ (sum >> 31)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
+    x ^ (x >> 29)
+}
+
+/// Fibonacci hashing: a bucket from a hash's top bits.
+const BUCKET_MIX: u64 = 0x9E37_79B9_7F4A_7C15;
 
 /// A grid position's k-gram: its hash and the previous grid ordinal in its
 /// bucket (plus one; 0 for none).
@@ -105,147 +114,177 @@ struct Node {
 
 #[derive(Clone, Debug)]
 pub(super) struct KgramFilter {
-    k: usize,
+    /// Units per block, and between grid positions (a power of two).
     spacing: usize,
+    /// Blocks per k-gram.
+    blocks: usize,
+    /// The farthest apart the first and the last of `threshold` occurrences
+    /// of a chunk can be and still fire.
+    span: usize,
     /// More grid ordinals (position / spacing) than a look can reach in
     /// `max_history`: the ring's largest size, a power of two.
     reach: usize,
-    /// Positions from `next` on to the next grid position.
-    to_grid: usize,
-    /// The hash of the k-gram at `next - 1`, to roll on from.
-    last: Option<u64>,
-    /// The next position whose k-gram is looked up.
-    next: usize,
+    /// The next block to hash (its number: its first position / spacing).
+    next_block: usize,
+    /// Blocks hashed one after the other up to `next_block` (a k-gram needs
+    /// `blocks` of them; the history's start or a reset breaks the run).
+    run: usize,
+    /// The k-gram hash ending at `next_block - 1`, to roll on from.
+    kgram: u64,
+    /// The latest blocks' hashes, by block number modulo its (power-of-two) length.
+    recent: Vec<u64>,
     /// Grid ordinal `n`'s node is at `n % ring.len()` (allocated on first use).
     ring: Vec<Node>,
     /// Per bucket, the newest grid ordinal whose k-gram falls in it, plus
     /// one (0 for none).
     head: Vec<usize>,
     shift: u32,
-    /// Positions whose k-gram was at an earlier grid position, oldest first.
-    hits: VecDeque<usize>,
+    /// Ranges of positions that may fire, `[start, end)`, oldest first,
+    /// apart from one another.
+    marked: VecDeque<(usize, usize)>,
 }
 
 impl KgramFilter {
-    pub(super) fn new(chunk: usize, max_history: usize) -> KgramFilter {
-        // About a third of the chunk between grid positions: k-grams long enough
-        // that prose rarely shares one without a repeat (k = 34 of 50).
-        // (A power of two: positions become grid ordinals by a shift, not
-        // a division, on every delta.)
-        let spacing = 1usize << (chunk / 3).max(1).ilog2();
-        let k = chunk + 1 - spacing;
+    pub(super) fn new(chunk: usize, threshold: usize, max_avg_distance: usize, max_history: usize) -> KgramFilter {
+        // Fewer grid offsets than occurrences (so two share one), and at
+        // least one whole block in a k-gram inside every chunk.
+        let most = (threshold - 1).min(chunk.div_ceil(2)).clamp(1, MAX_SPACING);
+        let spacing = 1usize << most.ilog2();
+        // A k-gram at any of the first `spacing` offsets of a chunk fits in it.
+        let blocks = ((chunk + 1 - spacing) / spacing).max(1);
+        let gaps = threshold - 1;
+        // One more unit per gap than the bound, so the average's rounding
+        // (a float division) can never put a firing chunk outside.
+        let span = max_avg_distance
+            .saturating_mul(gaps)
+            .saturating_add(gaps)
+            .min(max_history);
         KgramFilter {
-            k,
             spacing,
+            blocks,
+            span,
             // Out-of-reach ordinals may be overwritten: every ordinal at or
             // after the history's start keeps its node.
             // (A power of two: a mask, not a division, finds a node.)
             reach: (max_history / spacing + 2).next_power_of_two(),
-            last: None,
-            next: 0,
-            to_grid: 0,
+            next_block: 0,
+            run: 0,
+            kgram: 0,
+            recent: vec![0; blocks.next_power_of_two()],
             ring: Vec::new(),
             head: Vec::new(),
             shift: 0,
-            hits: VecDeque::new(),
+            marked: VecDeque::new(),
         }
     }
 
-    /// Forgets the positions looked up (the history was emptied).
+    /// Forgets the marks and the blocks hashed (the history was emptied).
     pub(super) fn reset(&mut self) {
-        self.last = None;
-        self.hits.clear();
+        self.run = 0;
+        self.marked.clear();
     }
 
     /// Lets go of the tables (a quiet session): they are made again when needed.
     pub(super) fn release(&mut self) {
         self.ring = Vec::new();
         self.head = Vec::new();
-        self.hits.shrink_to_fit();
+        self.marked.shrink_to_fit();
     }
 
-    /// Looks up (and indexes, on the grid) every k-gram of the history
-    /// (`units` from absolute position `base`, in reach from `start`) not
-    /// looked up yet.
+    /// Hashes every block of the history (`units` from absolute position
+    /// `base`, in reach from `start`) not hashed yet, and looks up and
+    /// indexes every k-gram they complete.
     pub(super) fn feed(&mut self, units: &[u32], base: usize, start: usize) {
+        let (spacing, blocks) = (self.spacing, self.blocks);
+        let grid_shift = spacing.trailing_zeros();
         let end = base + units.len();
-        if self.next < start {
-            self.next = start;
-            self.to_grid = start.wrapping_neg() & (self.spacing - 1);
+        // The first block wholly in reach.
+        let first_block = (start + spacing - 1) >> grid_shift;
+        if self.next_block < first_block {
+            self.next_block = first_block;
+            self.run = 0;
         }
-        if self.next + self.k > end {
+        let complete = end >> grid_shift;
+        if self.next_block >= complete {
             return;
         }
-        let spacing = self.spacing;
-        let grid_shift = spacing.trailing_zeros();
-        let first_grid = (start + spacing - 1) >> grid_shift;
         // The ring holds every grid ordinal in reach: it grows with the
         // history a session really has (a fresh or small one costs little;
         // `watch` keeps one per session), up to what `max_history` needs.
-        let needed = (((end - start) >> grid_shift) + 2).next_power_of_two().min(self.reach);
+        let needed = ((end - start) >> grid_shift) + 2;
+        let needed = needed.next_power_of_two().min(self.reach);
         if self.ring.len() < needed {
             self.allocate(needed);
-            // Made again (grown, or released while quiet): the grid
-            // positions in reach looked up before are indexed again.
-            for ord in first_grid..(self.next + spacing - 1) >> grid_shift {
-                let at = ord * spacing - base;
-                let hash = kgram_hash(&units[at..at + self.k]);
-                self.insert(ord, hash);
+            // Made again (grown, or released while quiet): the k-grams in
+            // reach indexed before are indexed again.
+            let indexed_to = (self.next_block + 1).saturating_sub(blocks).max(first_block);
+            if self.run >= blocks {
+                for ord in first_block..indexed_to {
+                    let hash = self.kgram_at(units, base, ord);
+                    self.insert(ord, hash);
+                }
             }
         }
-        let (k, mask) = (self.k, self.ring.len() - 1);
-        let turn = (k % 64) as u32;
-        let mut pos = self.next;
-        let mut hash = match self.last {
-            Some(h) if pos > start => roll_kgram(h, units[pos - 1 - base], units[pos + k - 1 - base], turn),
-            _ => kgram_hash(&units[pos - base..pos - base + k]),
-        };
+        let mask = self.ring.len() - 1;
+        let recent_mask = self.recent.len() - 1;
+        let turn = (blocks % 64) as u32;
+        let (mut run, mut kgram) = (self.run, self.kgram);
+        let (shift, span) = (self.shift, self.span);
         // Locals, not fields: stores through the tables could alias
-        // fields as far as the compiler knows, which would put a store and
-        // a reload of each on every position's path.
-        let (shift, mut to_grid) = (self.shift, self.to_grid);
-        let (head, ring, hits) = (&mut self.head[..], &mut self.ring[..], &mut self.hits);
-        let bucket = |hash: u64| (hash.wrapping_mul(BUCKET_MIX) >> shift) as usize;
-        loop {
-            // The newest grid k-gram of the hash's bucket, if in reach
-            // (ordinals are kept plus one: 0 is none, never in reach); the
-            // rest of its chain only when it is in reach with another hash
-            // and has an older one in reach (rare). No branch on the
-            // common path, so the loads of many positions overlap.
-            let b = bucket(hash);
+        // fields as far as the compiler knows.
+        let (head, ring, recent, marked) = (
+            &mut self.head[..],
+            &mut self.ring[..],
+            &mut self.recent[..],
+            &mut self.marked,
+        );
+        for block in self.next_block..complete {
+            let at = (block << grid_shift) - base;
+            let hash = block_hash(&units[at..at + spacing]);
+            let leaving = recent[block.wrapping_sub(blocks) & recent_mask];
+            recent[block & recent_mask] = hash;
+            run += 1;
+            if run < blocks {
+                continue;
+            }
+            kgram = if run == blocks {
+                (0..blocks).fold(0u64, |k, i| {
+                    k.rotate_left(1) ^ recent[(block + 1 + i - blocks) & recent_mask]
+                })
+            } else {
+                kgram.rotate_left(1) ^ leaving.rotate_left(turn) ^ hash
+            };
+            // The k-gram starting at grid ordinal `ord` is complete: an
+            // earlier grid position within `span` holding it marks the
+            // positions that may fire.
+            let ord = block + 1 - blocks;
+            let pos = ord << grid_shift;
+            let first = first_block.max((pos.saturating_sub(span) + spacing - 1) >> grid_shift);
+            let b = (kgram.wrapping_mul(BUCKET_MIX) >> shift) as usize;
             let ord1 = head[b];
-            let node = ring[ord1.wrapping_sub(1) & mask];
-            let in_reach = ord1 > first_grid;
-            let mut hit = in_reach & (node.hash == hash);
-            if in_reach & !hit & (node.prev > first_grid) {
-                hit = in_chain(ring, node.prev, hash, first_grid);
+            if in_chain(ring, mask, ord1, kgram, first) {
+                mark(marked, pos.saturating_sub(spacing - 1), pos + span + 1);
             }
-            if hit {
-                hits.push_back(pos);
-            }
-            if to_grid == 0 {
-                ring[(pos >> grid_shift) & mask] = Node { hash, prev: ord1 };
-                head[b] = (pos >> grid_shift) + 1;
-                to_grid = spacing;
-            }
-            to_grid -= 1;
-            if pos + 1 + k > end {
-                break;
-            }
-            hash = roll_kgram(hash, units[pos - base], units[pos + k - base], turn);
-            pos += 1;
+            ring[ord & mask] = Node {
+                hash: kgram,
+                prev: ord1,
+            };
+            head[b] = ord + 1;
         }
-        self.to_grid = to_grid;
-        self.last = Some(hash);
-        self.next = pos + 1;
+        (self.run, self.kgram, self.next_block) = (run, kgram, complete);
     }
 
-    fn bucket(&self, hash: u64) -> usize {
-        (hash.wrapping_mul(BUCKET_MIX) >> self.shift) as usize
+    /// The k-gram hash at grid ordinal `ord`, from the units.
+    fn kgram_at(&self, units: &[u32], base: usize, ord: usize) -> u64 {
+        let spacing = self.spacing;
+        (0..self.blocks).fold(0u64, |k, i| {
+            let at = (ord + i) * spacing - base;
+            k.rotate_left(1) ^ block_hash(&units[at..at + spacing])
+        })
     }
 
     fn insert(&mut self, ord: usize, hash: u64) {
-        let bucket = self.bucket(hash);
+        let bucket = (hash.wrapping_mul(BUCKET_MIX) >> self.shift) as usize;
         let mask = self.ring.len() - 1;
         self.ring[ord & mask] = Node {
             hash,
@@ -263,24 +302,41 @@ impl KgramFilter {
         self.shift = 64 - buckets.trailing_zeros();
     }
 
-    /// The first position from `pos` on whose chunk may equal an earlier
-    /// one, as far as the k-grams looked up tell.
+    /// The first position from `pos` on that may fire, as far as the
+    /// k-grams looked up tell.
     pub(super) fn next_suspect(&mut self, pos: usize) -> Option<usize> {
-        while self.hits.front().is_some_and(|&x| x < pos) {
-            self.hits.pop_front();
+        while self.marked.front().is_some_and(|&(_, end)| end <= pos) {
+            self.marked.pop_front();
         }
-        self.hits
-            .front()
-            .map(|&x| (x + 1).saturating_sub(self.spacing).max(pos))
+        self.marked.front().map(|&(start, _)| start.max(pos))
     }
 
-    /// Whether the chunk at `pos` may equal an earlier one in history: a
-    /// k-gram within its first `spacing` offsets was at a grid position
-    /// before. Positions are asked in increasing order.
+    /// Whether the chunk at `pos` may fire. Positions are asked in
+    /// increasing order.
     pub(super) fn suspect(&mut self, pos: usize) -> bool {
-        while self.hits.front().is_some_and(|&x| x < pos) {
-            self.hits.pop_front();
+        self.next_suspect(pos) == Some(pos)
+    }
+}
+
+/// Whether a grid k-gram with this hash is in the chain from `ord1` (an
+/// ordinal plus one) on, at ordinal `first` or later.
+#[inline]
+fn in_chain(ring: &[Node], mask: usize, mut ord1: usize, hash: u64, first: usize) -> bool {
+    while ord1 > first {
+        let node = ring[(ord1 - 1) & mask];
+        if node.hash == hash {
+            return true;
         }
-        self.hits.front().is_some_and(|&x| x < pos + self.spacing)
+        ord1 = node.prev;
+    }
+    false
+}
+
+/// Adds `[start, end)` to the marked ranges (starts come in increasing
+/// order: a range overlapping the last one extends it).
+fn mark(marked: &mut VecDeque<(usize, usize)>, start: usize, end: usize) {
+    match marked.back_mut() {
+        Some(last) if start <= last.1 => last.1 = last.1.max(end),
+        _ => marked.push_back((start, end)),
     }
 }

@@ -5,7 +5,8 @@
 //! While "cold" only the units are kept; the record is worked out from
 //! them when a chunk may repeat again.
 
-use std::collections::VecDeque;
+use std::collections::{HashMap, VecDeque};
+use std::hash::{BuildHasherDefault, Hasher};
 
 use super::filter::Roller;
 
@@ -381,5 +382,78 @@ impl History {
         }
         out.reverse();
         out
+    }
+
+    /// Of the positions `from..to`, the one whose chunk had occurred most
+    /// often by then (itself included, at most `limit`), with that count,
+    /// if any chunk there had occurred before: what the record's chains
+    /// would say, worked out from the units when the status is asked (the
+    /// scan does not pay for it, and cold positions have no record).
+    /// Chunks are told apart by their units, as gemini-cli's are.
+    pub(super) fn most_seen(
+        &self,
+        from: usize,
+        to: usize,
+        chunk: usize,
+        top: u64,
+        limit: usize,
+    ) -> Option<(usize, usize)> {
+        let from = from.max(self.start);
+        let to = to.min((self.end() + 1).saturating_sub(chunk));
+        if from >= to {
+            return None;
+        }
+        let mut roller = Roller::default();
+        let mut at: HashMap<u64, Vec<usize>, BuildHasherDefault<Mixed>> = HashMap::default();
+        let hashes: Vec<u64> = (from..to)
+            .map(|p| roller.hash(&self.units, self.base, p, chunk, top))
+            .collect();
+        for &h in &hashes {
+            at.entry(h).or_default();
+        }
+        roller.forget();
+        for q in self.start..to {
+            if let Some(list) = at.get_mut(&roller.hash(&self.units, self.base, q, chunk, top)) {
+                list.push(q);
+            }
+        }
+        let mut best: Option<(usize, usize)> = None;
+        for (p, h) in (from..to).zip(hashes) {
+            let list = &at[&h];
+            let mine = self.slice(p, chunk);
+            // Newest first; a hash shared by other text (rare) is looked
+            // through only so far, so no text makes this slow.
+            let count = list[..list.partition_point(|&q| q <= p)]
+                .iter()
+                .rev()
+                .take(limit.saturating_mul(4))
+                .filter(|&&q| self.slice(q, chunk) == mine)
+                .take(limit)
+                .count();
+            if count >= 2 && best.is_none_or(|(c, _)| count > c) {
+                best = Some((count, p));
+            }
+        }
+        best
+    }
+}
+
+/// A hasher for keys that are already hashes: one multiplication.
+#[derive(Default)]
+struct Mixed(u64);
+
+impl Hasher for Mixed {
+    fn write(&mut self, bytes: &[u8]) {
+        for &b in bytes {
+            self.write_u64(self.0 ^ u64::from(b));
+        }
+    }
+
+    fn write_u64(&mut self, x: u64) {
+        self.0 = (self.0 ^ x).wrapping_mul(0x9E37_79B9_7F4A_7C15);
+    }
+
+    fn finish(&self) -> u64 {
+        self.0 ^ (self.0 >> 32)
     }
 }

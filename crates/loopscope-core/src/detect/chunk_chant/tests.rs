@@ -82,3 +82,51 @@ fn buckets_grow_with_the_history_and_find_what_presized_ones_find() {
     assert!((1024..=4096).contains(&size), "{size} buckets");
     assert_eq!(record_all(&text[..40], Buckets::default()).1, 128);
 }
+
+proptest::proptest! {
+    #![proptest_config(proptest::prelude::ProptestConfig::with_cases(200))]
+    /// The filter's promise, checked directly (the detector's own test
+    /// cannot see a filter that marks too little while its history stays
+    /// hot for other reasons): every position whose chunk occurs
+    /// `threshold` times within the distance that fires is marked.
+    #[test]
+    fn every_position_that_can_fire_is_marked(
+        chunk in 2usize..30,
+        threshold in proptest::prop_oneof![2usize..5, 5usize..12],
+        max_avg_distance in 0usize..80,
+        max_history in 20usize..400,
+        pieces in proptest::collection::vec((0usize..4, 0usize..60), 1..120),
+    ) {
+        use super::filter::KgramFilter;
+        let mut filter = KgramFilter::new(chunk, threshold, max_avg_distance, max_history);
+        let phrase: Vec<u32> = "the same 思考🙂 words again".chars().map(u32::from).collect();
+        let mut units: Vec<u32> = Vec::new();
+        let mut next = 0usize;
+        let mut seed = (chunk * 31 + threshold) as u64;
+        for (kind, len) in pieces {
+            // Random filler, the phrase, or a short unit over and over.
+            match kind {
+                0 | 1 => units.extend((0..len).map(|_| {
+                    seed = seed.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
+                    // Many symbols: only the phrase and the unit repeat.
+                    0x4E00 + (seed >> 50) as u32
+                })),
+                2 => units.extend_from_slice(&phrase),
+                _ => units.extend([97u32, 98, 32].iter().cycle().take(len)),
+            }
+            let start = units.len().saturating_sub(max_history);
+            filter.feed(&units[start..], start, start);
+            let limit = (threshold - 1) * max_avg_distance;
+            while next + chunk <= units.len() {
+                if next >= start {
+                    let mine = &units[next..next + chunk];
+                    let earlier: Vec<usize> = (start..=next).filter(|&q| &units[q..q + chunk] == mine).collect();
+                    let can_fire = earlier.len() >= threshold && next - earlier[earlier.len() - threshold] <= limit;
+                    let marked = filter.suspect(next);
+                    proptest::prop_assert!(!can_fire || marked, "position {} of {}", next, units.len());
+                }
+                next += 1;
+            }
+        }
+    }
+}
