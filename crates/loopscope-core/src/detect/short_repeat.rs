@@ -93,18 +93,28 @@ impl ShortRepeat {
         let mut best: Option<Run> = None;
         let mut near: Option<Run> = None;
         for unit in self.min_unit.max(1)..=chars.len() / self.min_repeats.max(2) {
-            // Linear per unit length: a maximal stretch where chars[i] == chars[i+unit]
-            // is a unit-periodic substring [a, i + unit).
-            let mut i = 0;
-            while i + unit < chars.len() {
-                if chars[i] != chars[i + unit] {
-                    i += 1;
+            // A maximal stretch where chars[i] == chars[i+unit] is a
+            // unit-periodic substring [a, i + unit); only a stretch of at
+            // least `unit` positions holds two copies, and such a stretch
+            // contains a multiple of `unit`: only those are tried (about
+            // len/unit looks per unit length, not len), each stretch found
+            // once, left to right, as a scan of every position finds them.
+            let mut probe = 0;
+            while probe + unit < chars.len() {
+                if chars[probe] != chars[probe + unit] {
+                    probe += unit;
                     continue;
                 }
-                let a = i;
+                let mut a = probe;
+                while a > 0 && chars[a - 1] == chars[a - 1 + unit] {
+                    a -= 1;
+                }
+                let mut i = probe;
                 while i + unit < chars.len() && chars[i] == chars[i + unit] {
                     i += 1;
                 }
+                // The next multiple of `unit` past the stretch (`i` breaks it).
+                probe = (i / unit + 1) * unit;
                 let run = Run {
                     start: a,
                     unit,
@@ -188,6 +198,55 @@ impl Analysis for ShortRepeat {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// `find` as first written: every position tried for every unit length.
+    fn find_every_position(sr: &ShortRepeat, chars: &[char]) -> (Option<Run>, Option<Run>) {
+        let (mut best, mut near): (Option<Run>, Option<Run>) = (None, None);
+        for unit in sr.min_unit.max(1)..=chars.len() / sr.min_repeats.max(2) {
+            let mut i = 0;
+            while i + unit < chars.len() {
+                if chars[i] != chars[i + unit] {
+                    i += 1;
+                    continue;
+                }
+                let a = i;
+                while i + unit < chars.len() && chars[i] == chars[i + unit] {
+                    i += 1;
+                }
+                let run = Run {
+                    start: a,
+                    unit,
+                    count: (i + unit - a) / unit,
+                };
+                if run.count < 2 || chars[a..a + unit].iter().all(|&c| c == chars[a]) {
+                    continue;
+                }
+                if run.count >= sr.min_repeats {
+                    let key = |r: &Run| (r.covered(), r.start, std::cmp::Reverse(r.unit));
+                    if best.is_none_or(|b| key(&run) > key(&b)) {
+                        best = Some(run);
+                    }
+                } else if near.is_none_or(|b| (run.count, run.covered()) > (b.count, b.covered())) {
+                    near = Some(run);
+                }
+            }
+        }
+        (best, near)
+    }
+
+    proptest::proptest! {
+        #[test]
+        fn finds_what_trying_every_position_finds(
+            pieces in proptest::collection::vec((proptest::sample::select(vec!["ab", "思考", "a", "🙂x", "abc ", "b"]), 1usize..7), 0..40),
+            min_repeats in 2usize..6,
+            min_unit in 1usize..4,
+        ) {
+            let text: String = pieces.iter().map(|(p, n)| p.repeat(*n)).collect();
+            let chars: Vec<char> = text.chars().take(200).collect();
+            let sr = ShortRepeat { every_checkpoint: false, window: 200, min_repeats, min_unit };
+            proptest::prop_assert_eq!(sr.find(&chars), find_every_position(&sr, &chars));
+        }
+    }
 
     fn sr() -> ShortRepeat {
         ShortRepeat {

@@ -68,26 +68,27 @@ pub(super) fn top_weight(len: usize) -> u64 {
 /// The largest block: more would make the k-grams short for a chunk.
 const MAX_SPACING: usize = 16;
 
-/// A weight per unit of a block (odd, random): a block's hash is the sum
-/// of its units' products, independent multiplications the processor
-/// overlaps, instead of a chain of them.
-const WEIGHTS: [u64; MAX_SPACING] = [
-    0x9E37_79B9_7F4A_7C15,
-    0xC2B2_AE3D_27D4_EB4F,
-    0x1656_67B1_9E37_79F9,
-    0x85EB_CA77_C2B2_AE63,
-    0x27D4_EB2F_1656_67C5,
-    0xD6E8_FEB8_6659_FD93,
-    0xA076_1D64_78BD_642F,
-    0xE703_7ED1_A0B4_28DB,
-    0x8EBC_6AF0_9C88_C6E3,
-    0x5899_65CC_7537_4CC3,
-    0x1D8E_4E27_C47D_124F,
-    0xFF51_AFD7_ED55_8CCD,
-    0xC4CE_B9FE_1A85_EC53,
-    0x94D0_49BB_1331_11EB,
-    0xBF58_476D_1CE4_E5B9,
-    0x2545_F491_4F6C_DD1D,
+/// A weight per unit of a block (odd, random, 32 bits: a unit times a
+/// weight is one 32-by-32-bit product): a block's hash is the sum of its
+/// units' products, independent multiplications the processor overlaps,
+/// instead of a chain of them.
+static WEIGHTS: [u32; MAX_SPACING] = [
+    0x9E37_79B9,
+    0xC2B2_AE3D,
+    0x1656_67B1,
+    0x85EB_CA77,
+    0x27D4_EB2F,
+    0xD6E8_FEB9,
+    0xA076_1D65,
+    0xE703_7ED1,
+    0x8EBC_6AF1,
+    0x5899_65CD,
+    0x1D8E_4E27,
+    0xFF51_AFD7,
+    0xC4CE_B9FF,
+    0x94D0_49BB,
+    0xBF58_476D,
+    0x2545_F491,
 ];
 
 /// A block's hash (its units in order; equal blocks, equal hashes).
@@ -95,8 +96,8 @@ const WEIGHTS: [u64; MAX_SPACING] = [
 fn block_hash(units: &[u32]) -> u64 {
     let sum = units
         .iter()
-        .zip(WEIGHTS)
-        .fold(0u64, |h, (&u, w)| h.wrapping_add((u64::from(u) + 1).wrapping_mul(w)));
+        .zip(&WEIGHTS)
+        .fold(0u64, |h, (&u, &w)| h.wrapping_add(u64::from(u ^ w) * u64::from(w)));
     let x = (sum ^ (sum >> 31)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
     x ^ (x >> 29)
 }
@@ -294,9 +295,10 @@ impl KgramFilter {
     }
 
     fn allocate(&mut self, size: usize) {
-        // Eight buckets per grid position: most lookups find an empty
-        // bucket or one out of reach, a branch rarely mispredicted.
-        let buckets = size * 8;
+        // Two buckets per grid position: the table stays in the fastest
+        // cache (a lookup per block, most finding an empty bucket or one
+        // out of reach).
+        let buckets = size * 2;
         self.ring = vec![Node { hash: 0, prev: 0 }; size];
         self.head = vec![0; buckets];
         self.shift = 64 - buckets.trailing_zeros();
