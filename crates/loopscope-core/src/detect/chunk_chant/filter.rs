@@ -67,6 +67,8 @@ pub(super) fn top_weight(len: usize) -> u64 {
 
 /// The largest block: more would make the k-grams short for a chunk.
 const MAX_SPACING: usize = 16;
+/// The most blocks in a k-gram (64 units at least: prose seldom repeats one).
+const MAX_BLOCKS: usize = 64;
 
 /// A weight per unit of a block (odd, random, 32 bits: a unit times a
 /// weight is one 32-by-32-bit product): a block's hash is the sum of its
@@ -151,8 +153,10 @@ impl KgramFilter {
         // least one whole block in a k-gram inside every chunk.
         let most = (threshold - 1).min(chunk.div_ceil(2)).clamp(1, MAX_SPACING);
         let spacing = 1usize << most.ilog2();
-        // A k-gram at any of the first `spacing` offsets of a chunk fits in it.
-        let blocks = ((chunk + 1 - spacing) / spacing).max(1);
+        // A k-gram at any of the first `spacing` offsets of a chunk fits in
+        // it; a shorter one would do too (more hits, none missed), so a huge
+        // chunk keeps a bounded list of block hashes.
+        let blocks = ((chunk + 1 - spacing) / spacing).clamp(1, MAX_BLOCKS);
         let gaps = threshold - 1;
         // One more unit per gap than the bound, so the average's rounding
         // (a float division) can never put a firing chunk outside.

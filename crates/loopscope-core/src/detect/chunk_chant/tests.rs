@@ -91,7 +91,7 @@ proptest::proptest! {
     /// `threshold` times within the distance that fires is marked.
     #[test]
     fn every_position_that_can_fire_is_marked(
-        chunk in 2usize..30,
+        chunk in proptest::prop_oneof![2usize..30, 60usize..140],
         threshold in proptest::prop_oneof![2usize..5, 5usize..12],
         max_avg_distance in 0usize..80,
         max_history in 20usize..400,
