@@ -6,7 +6,7 @@
 //! computed by one piece of code everywhere.
 
 use crate::config::Setup;
-use crate::detect::{Buffers, CheckpointRun, Detection, Detector, DetectorState, Observation};
+use crate::detect::{Buffers, CheckpointRun, Detection, Detector, DetectorState, Kinds, Observation};
 use crate::event::{Event, EventKind};
 use crate::store::EventStore;
 
@@ -14,6 +14,8 @@ use crate::store::EventStore;
 /// One setup's detectors over one stream, fed event by event.
 pub struct Engine {
     detectors: Vec<Box<dyn Detector>>,
+    /// What kinds of event each detector looks at (asked once).
+    kinds: Vec<Kinds>,
     buffers: Buffers,
     /// Events applied so far (= the index of the next event).
     position: usize,
@@ -24,8 +26,10 @@ pub struct Engine {
 impl Engine {
     /// An engine at the start of a stream.
     pub fn new(setup: &Setup) -> Engine {
+        let detectors = crate::detect::build_all(&setup.detectors);
         Engine {
-            detectors: crate::detect::build_all(&setup.detectors),
+            kinds: detectors.iter().map(|d| d.kinds()).collect(),
+            detectors,
             buffers: Buffers::default(),
             position: 0,
             request_start: None,
@@ -53,8 +57,11 @@ impl Engine {
         }
         let obs = Observation::new(index, event, &self.buffers, reasoning_before, content_before);
         let mut found = Vec::new();
-        for det in &mut self.detectors {
-            det.observe(&obs, &mut found);
+        let kind = Kinds::of(&event.kind);
+        for (det, kinds) in self.detectors.iter_mut().zip(&self.kinds) {
+            if kinds.meets(kind) {
+                det.observe(&obs, &mut found);
+            }
         }
         // gemini-cli's two checks are one service with one "loop detected" flag.
         for d in &found {
@@ -424,5 +431,67 @@ impl Tape {
     /// The shown run's engine after every event run so far.
     pub fn head(&self) -> &Engine {
         &self.runs[0].head
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::detect::{Kinds, Profile};
+    use crate::event::{Event, EventKind};
+
+    /// A mixed stream: every kind of event, calls repeating and results
+    /// failing often enough that tool detectors fire, text that chants.
+    fn stream(seed: u64, n: usize) -> Vec<Event> {
+        let mut x = seed;
+        let mut next = move |m: u64| {
+            x = x.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
+            (x >> 33) % m
+        };
+        (0..n)
+            .map(|_| match next(40) {
+                0 => Event::prompt("go"),
+                1..=3 => Event::request(),
+                4..=13 => Event::reasoning(["I will check it again. ", "思考 ", "Let me see. "][next(3) as usize]),
+                14..=23 => {
+                    Event::content(["The answer is here 🙂 ", "* item\n", "same words again "][next(3) as usize])
+                }
+                24..=31 => Event::tool_call(["ls", "read"][next(2) as usize], serde_json::json!({"p": next(2)})),
+                32..=36 => Event::tool_result(next(3) != 0),
+                37 => Event::new(EventKind::LoopCheck {
+                    confidence: Some(next(100) as f64 / 100.0),
+                    analysis: None,
+                    detector: None,
+                    model: None,
+                    stage: None,
+                }),
+                _ => Event::note("n"),
+            })
+            .collect()
+    }
+
+    #[test]
+    fn handing_detectors_only_their_kinds_changes_nothing() {
+        for profile in Profile::ALL {
+            let setup = Setup::profile(profile);
+            let mut every = Engine::new(&setup);
+            every.kinds = vec![Kinds::ALL; every.detectors.len()];
+            let mut only = Engine::new(&setup);
+            assert!(only.kinds.iter().any(|&k| k != Kinds::ALL) || profile != Profile::Seed);
+            let mut fired = 0;
+            for (i, e) in stream(profile as u64 + 3, 3000).iter().enumerate() {
+                let (a, b) = (every.push(e), only.push(e));
+                fired += a.len();
+                assert_eq!(a, b, "{profile:?} event {i}");
+                assert_eq!(
+                    format!("{:?}", every.states()),
+                    format!("{:?}", only.states()),
+                    "{profile:?} event {i}"
+                );
+            }
+            if matches!(profile, Profile::Seed | Profile::GeminiCli) {
+                assert!(fired > 0, "{profile:?}: something fires");
+            }
+        }
     }
 }

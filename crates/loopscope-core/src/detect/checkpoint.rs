@@ -2,7 +2,7 @@
 //! reasoning buffer of the current request first reaches a checkpoint, and
 //! a `request` (or `prompt`) starts them over.
 
-use super::{Buffers, CheckpointRun, Detection, Detector, Observation, Status};
+use super::{Buffers, CheckpointRun, Detection, Detector, Kinds, Observation, Status};
 use crate::event::{Channel, EventKind};
 use crate::text::TextBuffer;
 
@@ -126,5 +126,9 @@ impl<A: Analysis> Detector for CheckpointDetector<A> {
 
     fn clone_box(&self) -> Box<dyn Detector> {
         Box::new(self.clone())
+    }
+
+    fn kinds(&self) -> Kinds {
+        Kinds::PROMPT.and(Kinds::REQUEST).and(Kinds::REASONING)
     }
 }

@@ -15,7 +15,9 @@
 
 use super::content_classes::Classifier;
 use super::params::{Default, Kind, ParamSpec, Params, Profile};
-use super::{quote, Buffers, Detection, DetectorInfo, Evidence, Family, Observation, PromptScoped, Rule, Span, Status};
+use super::{
+    quote, Buffers, Detection, DetectorInfo, Evidence, Family, Kinds, Observation, PromptScoped, Rule, Span, Status,
+};
 use crate::event::{Channel, EventKind};
 use filter::{top_weight, KgramFilter};
 use history::{Buckets, History, Seen, Segment};
@@ -385,6 +387,7 @@ impl ChunkChant {
 
 impl Rule for ChunkChant {
     const ID: &'static str = "chunk-chant";
+    const KINDS: Kinds = Kinds::REQUEST.and(Kinds::TOOL_CALL).and(Kinds::CONTENT);
 
     fn observe(&mut self, obs: &Observation<'_>) -> Option<Detection> {
         match &obs.event.kind {

@@ -6,7 +6,9 @@ use std::collections::VecDeque;
 use super::keys::KeyStyle;
 use super::params::{Default, Kind, ParamSpec, Profile};
 use super::periodic::tail_matches;
-use super::{quote, Buffers, Detection, DetectorInfo, Evidence, Family, Observation, PromptScoped, Rule, Status};
+use super::{
+    quote, Buffers, Detection, DetectorInfo, Evidence, Family, Kinds, Observation, PromptScoped, Rule, Status,
+};
 use crate::event::{Channel, EventKind};
 
 pub(crate) static MAX_TURNS: DetectorInfo = DetectorInfo {
@@ -163,6 +165,7 @@ struct MaxTurns {
 
 impl Rule for MaxTurns {
     const ID: &'static str = "max-turns";
+    const KINDS: Kinds = Kinds::REQUEST;
 
     fn observe(&mut self, obs: &Observation<'_>) -> Option<Detection> {
         if !matches!(obs.event.kind, EventKind::Request { .. }) {
@@ -206,6 +209,7 @@ impl ActionWindow {
 
 impl Rule for ActionWindow {
     const ID: &'static str = "action-window";
+    const KINDS: Kinds = Kinds::TOOL_CALL;
 
     fn observe(&mut self, obs: &Observation<'_>) -> Option<Detection> {
         let act = action(obs)?;
@@ -275,6 +279,7 @@ impl ActionCycle {
 
 impl Rule for ActionCycle {
     const ID: &'static str = "action-cycle";
+    const KINDS: Kinds = Kinds::TOOL_CALL;
 
     fn observe(&mut self, obs: &Observation<'_>) -> Option<Detection> {
         let act = action(obs)?;
@@ -331,6 +336,7 @@ struct ErrorStreak {
 
 impl Rule for ErrorStreak {
     const ID: &'static str = "error-streak";
+    const KINDS: Kinds = Kinds::TOOL_RESULT;
 
     fn observe(&mut self, obs: &Observation<'_>) -> Option<Detection> {
         if !failed_result(obs)? {
@@ -378,6 +384,7 @@ struct ErrorTotal {
 
 impl Rule for ErrorTotal {
     const ID: &'static str = "error-total";
+    const KINDS: Kinds = Kinds::TOOL_RESULT;
 
     fn observe(&mut self, obs: &Observation<'_>) -> Option<Detection> {
         if !failed_result(obs)? {

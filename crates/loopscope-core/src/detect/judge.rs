@@ -11,7 +11,7 @@
 //! deciding alone, as it did live.
 
 use super::params::{Default, Kind, ParamSpec, Profile};
-use super::{Buffers, Detection, DetectorInfo, Evidence, Family, Observation, PromptScoped, Rule, Status};
+use super::{Buffers, Detection, DetectorInfo, Evidence, Family, Kinds, Observation, PromptScoped, Rule, Status};
 use crate::event::{Channel, EventKind};
 
 pub(crate) static INFO: DetectorInfo = DetectorInfo {
@@ -223,6 +223,7 @@ impl Judge {
 
 impl Rule for Judge {
     const ID: &'static str = "llm-judge";
+    const KINDS: Kinds = Kinds::REQUEST.and(Kinds::LOOP_CHECK);
 
     fn observe(&mut self, obs: &Observation<'_>) -> Option<Detection> {
         match &obs.event.kind {

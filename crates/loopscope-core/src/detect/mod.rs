@@ -12,6 +12,7 @@ mod evidence;
 mod guards;
 pub mod judge;
 pub mod keys;
+mod kinds;
 mod openhands;
 pub mod params;
 mod paraphrase;
@@ -26,6 +27,7 @@ mod tool_loop;
 mod tool_repeat;
 
 pub use evidence::{CheckpointRun, Detection, DetectorState, Evidence, Span, Status};
+pub use kinds::Kinds;
 pub use params::{Params, Profile};
 
 use crate::event::{Channel, Event, EventKind};
@@ -141,6 +143,11 @@ pub trait Detector: Send + Sync {
     fn compact(&mut self) {}
     /// A boxed copy (detectors are cloned for seek snapshots).
     fn clone_box(&self) -> Box<dyn Detector>;
+    /// The kinds of event it looks at; the engine does not hand it others
+    /// (an event of another kind must leave it as it was).
+    fn kinds(&self) -> Kinds {
+        Kinds::ALL
+    }
 }
 
 impl Clone for Box<dyn Detector> {
@@ -296,6 +303,9 @@ pub fn build_all(configured: &[Configured]) -> Vec<Box<dyn Detector>> {
 /// and the latch so each rule is just its counting.
 pub(crate) trait Rule: Clone + Send + Sync + 'static {
     const ID: &'static str;
+    /// The kinds of event `observe` acts on (see [`Detector::kinds`]); a
+    /// `prompt` always reaches the reset.
+    const KINDS: Kinds = Kinds::ALL;
     /// Sees every event except `prompt` while not fired.
     fn observe(&mut self, obs: &Observation<'_>) -> Option<Detection>;
     /// A `prompt` arrived.
@@ -378,6 +388,10 @@ impl<R: Rule> Detector for PromptScoped<R> {
 
     fn clone_box(&self) -> Box<dyn Detector> {
         Box::new(self.clone())
+    }
+
+    fn kinds(&self) -> Kinds {
+        R::KINDS.and(Kinds::PROMPT)
     }
 }
 

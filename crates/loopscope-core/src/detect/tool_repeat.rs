@@ -6,7 +6,9 @@ use serde_json::Value;
 use super::keys::KeyStyle;
 use super::params::{Default, Kind, ParamSpec, Params, Profile};
 use super::periodic::tail_matches;
-use super::{quote, Buffers, Detection, DetectorInfo, Evidence, Family, Observation, PromptScoped, Rule, Status};
+use super::{
+    quote, Buffers, Detection, DetectorInfo, Evidence, Family, Kinds, Observation, PromptScoped, Rule, Status,
+};
 use crate::event::{Channel, EventKind};
 
 pub(crate) static INFO: DetectorInfo = DetectorInfo {
@@ -96,6 +98,7 @@ impl ToolRepeat {
 
 impl Rule for ToolRepeat {
     const ID: &'static str = "tool-repeat";
+    const KINDS: Kinds = Kinds::TOOL_CALL;
 
     fn observe(&mut self, obs: &Observation<'_>) -> Option<Detection> {
         let EventKind::ToolCall { name, args, .. } = &obs.event.kind else {

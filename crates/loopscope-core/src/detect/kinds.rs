@@ -1,0 +1,81 @@
+//! Which kinds of event a detector looks at: the engine hands a detector
+//! only those, so the many guards that count tool calls or requests cost
+//! nothing per text delta (most of a stream).
+
+use crate::event::EventKind;
+
+/// A set of event kinds.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Kinds(u16);
+
+impl Kinds {
+    /// Every kind: a detector that says nothing sees every event.
+    pub const ALL: Kinds = Kinds(u16::MAX);
+    /// `prompt`.
+    pub const PROMPT: Kinds = Kinds(1 << 0);
+    /// `request`.
+    pub const REQUEST: Kinds = Kinds(1 << 1);
+    /// Reasoning deltas.
+    pub const REASONING: Kinds = Kinds(1 << 2);
+    /// Content deltas.
+    pub const CONTENT: Kinds = Kinds(1 << 3);
+    /// Tool calls.
+    pub const TOOL_CALL: Kinds = Kinds(1 << 4);
+    /// Tool results.
+    pub const TOOL_RESULT: Kinds = Kinds(1 << 5);
+    /// Recorded judge verdicts (`loop_check`).
+    pub const LOOP_CHECK: Kinds = Kinds(1 << 6);
+    /// Notes, meta lines and anything else.
+    const OTHER: Kinds = Kinds(1 << 7);
+
+    /// The kind of `kind`, as a set of one.
+    pub fn of(kind: &EventKind) -> Kinds {
+        match kind {
+            EventKind::Prompt { .. } => Kinds::PROMPT,
+            EventKind::Request { .. } => Kinds::REQUEST,
+            EventKind::Reasoning { .. } => Kinds::REASONING,
+            EventKind::Content { .. } => Kinds::CONTENT,
+            EventKind::ToolCall { .. } => Kinds::TOOL_CALL,
+            EventKind::ToolResult { .. } => Kinds::TOOL_RESULT,
+            EventKind::LoopCheck { .. } => Kinds::LOOP_CHECK,
+            _ => Kinds::OTHER,
+        }
+    }
+
+    /// Both sets.
+    pub const fn and(self, other: Kinds) -> Kinds {
+        Kinds(self.0 | other.0)
+    }
+
+    /// Whether the sets share a kind.
+    pub fn meets(self, other: Kinds) -> bool {
+        self.0 & other.0 != 0
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::event::Event;
+
+    #[test]
+    fn every_kind_is_in_all_and_each_modelled_kind_is_its_own() {
+        let events = [
+            Event::prompt("p"),
+            Event::request(),
+            Event::reasoning("r"),
+            Event::content("c"),
+            Event::tool_call("t", serde_json::json!({})),
+            Event::tool_result(true),
+            Event::note("n"),
+        ];
+        let sets: Vec<Kinds> = events.iter().map(|e| Kinds::of(&e.kind)).collect();
+        for (i, a) in sets.iter().enumerate() {
+            assert!(Kinds::ALL.meets(*a));
+            for (j, b) in sets.iter().enumerate() {
+                assert_eq!(a.meets(*b), i == j, "{i} {j}");
+            }
+        }
+        assert!(Kinds::TOOL_CALL.and(Kinds::REQUEST).meets(Kinds::REQUEST));
+    }
+}
