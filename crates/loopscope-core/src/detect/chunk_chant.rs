@@ -9,9 +9,10 @@
 //! length). Each chunk's positions form a chain (`prev_same`); a position
 //! that falls out of the history simply stops counting, which is
 //! gemini-cli's "drop negative positions, delete chunks left with none".
-//! Where a k-gram filter shows that no chunk can repeat (most prose), the
-//! positions are not recorded at all: the record is worked out from the
-//! history's units when a chunk may repeat (see `filter`).
+//! Where a k-gram filter shows that no chunk can fire (most prose, and
+//! text that repeats too far apart to fire), the positions are not recorded
+//! at all: the record is worked out from the history's units when a chunk
+//! may fire (see `filter`), and the status's counts when it is asked.
 
 use super::content_classes::Classifier;
 use super::params::{Default, Kind, ParamSpec, Params, Profile};
@@ -132,7 +133,7 @@ pub(crate) struct ChunkChant {
     chunk: usize,
     /// BASE^(chunk - 1): the weight of the unit that leaves a rolled hash.
     top: u64,
-    /// Which positions may repeat an earlier chunk.
+    /// Which positions may fire.
     filter: KgramFilter,
     threshold: usize,
     max_history: usize,
@@ -273,9 +274,8 @@ impl ChunkChant {
         while self.history.index + chunk <= self.history.end() {
             let h = &mut self.history;
             if !h.hot {
-                // Up to the next position that may repeat, no chunk can
-                // equal an earlier one: all new, recorded only if the
-                // record is ever needed.
+                // Up to the next position that may fire, no chunk can:
+                // skipped, recorded only if the record is ever needed.
                 let examinable = h.end() + 1 - chunk;
                 match self.filter.next_suspect(h.index) {
                     Some(p) if p < examinable => h.index = p,
@@ -289,7 +289,7 @@ impl ChunkChant {
             if self.filter.suspect(index) {
                 h.warm(chunk, top);
             } else {
-                // Let the record go once nothing in reach may repeat.
+                // Let the record go once nothing in reach may fire.
                 h.quiet += 1;
                 if h.quiet > self.max_history {
                     h.cool();

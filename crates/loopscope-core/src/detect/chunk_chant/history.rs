@@ -1,9 +1,9 @@
 //! chunk-chant's history: the units of the content in reach and, while it
-//! is "hot" (some chunk may repeat, the k-gram filter says), the exact
+//! is "hot" (some chunk may fire, the k-gram filter says), the exact
 //! record of every examined position: its chunk hash, the chain of its
 //! chunk's positions and the buckets that find a chunk's newest position.
 //! While "cold" only the units are kept; the record is worked out from
-//! them when a chunk may repeat again.
+//! them when a chunk may fire again.
 
 use std::collections::{HashMap, VecDeque};
 use std::hash::{BuildHasherDefault, Hasher};
@@ -106,7 +106,7 @@ pub(super) struct History {
     pub(super) index: usize,
     /// Whether `slots` and `buckets` record every examined position.
     pub(super) hot: bool,
-    /// Positions examined hot since the last one that may repeat.
+    /// Positions examined hot since the last one that may fire.
     pub(super) quiet: usize,
     /// Per examined position from `base` on, while hot.
     pub(super) slots: Vec<Slot>,
@@ -316,7 +316,7 @@ impl History {
         }
     }
 
-    /// Drops the record (nothing in reach may repeat); the units stay.
+    /// Drops the record (nothing in reach may fire); the units stay.
     pub(super) fn cool(&mut self) {
         self.hot = false;
         self.slots.clear();
