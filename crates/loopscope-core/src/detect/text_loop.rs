@@ -18,8 +18,10 @@ use super::{
     Status, TextReader,
 };
 use crate::event::Channel;
+use lanes::Triggers;
 use scan::{Stream, Tail, SHORT};
 
+mod lanes;
 mod scan;
 
 pub(crate) static INFO: DetectorInfo = DetectorInfo {
@@ -69,12 +71,12 @@ fn build(p: &Params) -> Box<dyn super::Detector> {
         copies,
         short_copies,
         max_period,
-        trigger: std::array::from_fn(|k| {
+        trigger: Triggers::new(std::array::from_fn(|k| {
             // Runs of p count copies - 1 periods: half the needed copies, at least two.
             let p = k + 1;
             let half = needed(p, copies, short_copies).div_ceil(2).max(2);
             (p * (half - 1)).min(usize::from(u8::MAX)) as u8
-        }),
+        })),
         streams: PerChannel::default(),
     })
 }
@@ -83,7 +85,7 @@ pub(crate) struct TextLoop {
     copies: usize,
     short_copies: usize,
     max_period: usize,
-    trigger: [u8; SHORT],
+    trigger: Triggers,
     streams: PerChannel<Stream>,
 }
 

@@ -5,9 +5,13 @@
 //! common case with its state in locals. It finds periodic tails; whether
 //! a tail is a loop is the detector's to judge (`super::judge`).
 
+use super::lanes::{Lanes, Triggers};
 use super::CODE_FACTOR;
 use crate::detect::Detection;
+use quiet::quiet_ascii;
 use std::collections::VecDeque;
+
+mod quiet;
 
 /// Periods up to this are checked char by char; longer ones by k-grams of this size.
 pub(super) const SHORT: usize = 16;
@@ -23,39 +27,42 @@ const MAX_CANDIDATES: usize = 8;
 /// The normalized text kept starts at this many chars and doubles as needed.
 const MIN_RING: usize = 1 << 10;
 
-/// ASCII chars by what the normalized view does with them.
+/// Bytes by what the normalized view does with them: a space or a digit
+/// folds the ones of its class that follow, a backtick may open a fence,
+/// and a byte that is not ASCII starts a char the general path decodes.
 const SPACE: u8 = 1;
 const DIGIT: u8 = 2;
 const TICK: u8 = 4;
+const WIDE: u8 = 8;
+const CLASS: [u8; 256] = {
+    let mut t = [WIDE; 256];
+    let mut b = 0;
+    while b < 128 {
+        let c = b as u8;
+        t[b] = if crate::detect::is_ascii_space(c) {
+            SPACE
+        } else if c.is_ascii_digit() {
+            DIGIT
+        } else if c == b'`' {
+            TICK
+        } else {
+            0
+        };
+        b += 1;
+    }
+    t
+};
 /// ASCII chars as the normalized view has them: white space a space, a
 /// digit `0`.
 const NORMAL: [u8; 128] = {
     let mut t = [0u8; 128];
     let mut b = 0;
     while b < 128 {
-        t[b] = match ASCII[b] {
+        t[b] = match CLASS[b] {
             SPACE => b' ',
             DIGIT => b'0',
             _ => b as u8,
         };
-        b += 1;
-    }
-    t
-};
-const ASCII: [u8; 128] = {
-    let mut t = [0u8; 128];
-    let mut b = 0;
-    while b < 128 {
-        let c = b as u8;
-        if crate::detect::is_ascii_space(c) {
-            t[b] = SPACE;
-        }
-        if c.is_ascii_digit() {
-            t[b] = DIGIT;
-        }
-        if c == b'`' {
-            t[b] = TICK;
-        }
         b += 1;
     }
     t
@@ -65,30 +72,6 @@ const ASCII: [u8; 128] = {
 /// fold for the rest (lanes only propose; runs are then checked exactly).
 fn code(c: u32) -> u8 {
     (c ^ (c >> 8) ^ (c >> 16)) as u8
-}
-
-/// One step of the short-period lanes for a char of code `cv`: each lane
-/// p - 1 counts positions in a row whose code equals the code p before
-/// (saturating), and `codes` shifts the new code in. Written as byte
-/// masks over fixed arrays so that it compiles to a few vector
-/// instructions. Whether some lane has reached its trigger.
-#[inline(always)]
-fn lanes_step(
-    old: [u8; SHORT],
-    mut runs: [u8; SHORT],
-    cv: u8,
-    trigger: &[u8; SHORT],
-) -> ([u8; SHORT], [u8; SHORT], bool) {
-    let mut any = 0u8;
-    for k in 0..SHORT {
-        let equal = 0u8.wrapping_sub(u8::from(old[k] == cv));
-        runs[k] = runs[k].saturating_add(1) & equal;
-        any |= u8::from(runs[k] >= trigger[k]);
-    }
-    let mut shifted = [0u8; SHORT];
-    shifted[1..].copy_from_slice(&old[..SHORT - 1]);
-    shifted[0] = cv;
-    (shifted, runs, any != 0)
 }
 
 /// A k-gram's place in the table: its bucket and its tag (the entry's top
@@ -139,17 +122,6 @@ const fn gear(c: u32) -> u64 {
     x ^ (x >> 31)
 }
 
-/// `gear` of the ASCII chars, looked up rather than computed.
-const GEAR: [u64; 128] = {
-    let mut t = [0u64; 128];
-    let mut b = 0;
-    while b < 128 {
-        t[b] = gear(b as u32);
-        b += 1;
-    }
-    t
-};
-
 /// The per-char state of a channel: plain values, copied into a local for
 /// the length of a delta so that they live in registers (fields behind
 /// `&mut self` are reloaded after every store into the ring).
@@ -167,12 +139,9 @@ struct Hot {
     /// lines legitimately, so a loop there needs more copies).
     ticks: u8,
     in_code: bool,
-    /// Short periods: the codes of the last SHORT view chars (newest
-    /// first) and, per period p (lane p - 1), positions in a row whose code
-    /// equals the code p before (saturating): an upper bound of the true
-    /// run, so a lane below p means no periodic tail of period p.
-    codes: [u8; SHORT],
-    lanes: [u8; SHORT],
+    /// Short periods: per period, positions in a row whose code equals
+    /// the code p before ([`Lanes`]).
+    lanes: Lanes,
     /// The position the exact short runs are for, if they are kept.
     exact_at: Option<usize>,
     /// k-gram hash of the last SHORT normalized chars.
@@ -231,7 +200,7 @@ impl Stream {
         &mut self,
         text: &str,
         max_period: usize,
-        trigger: &[u8; SHORT],
+        trigger: &Triggers,
         needed: impl Fn(usize) -> usize,
         judge: impl Fn(&Stream, &Tail, usize, usize) -> Option<Detection>,
     ) -> Option<Detection> {
@@ -339,7 +308,7 @@ impl Stream {
 #[inline(always)]
 fn normalize(h: &mut Hot, skews: &mut VecDeque<(usize, usize)>, c: char) -> Option<u32> {
     let (class, v) = if c.is_ascii() {
-        (ASCII[c as usize], u32::from(NORMAL[c as usize]))
+        (CLASS[c as usize], u32::from(NORMAL[c as usize]))
     } else if c.is_whitespace() {
         (SPACE, u32::from(' '))
     } else {
@@ -357,20 +326,20 @@ fn normalize(h: &mut Hot, skews: &mut VecDeque<(usize, usize)>, c: char) -> Opti
     // `&`, not `&&`: a space or a digit is common, a second one rare, and
     // only the rare case should be a branch.
     if (class & (SPACE | DIGIT) != 0) & (class == h.last) {
-        fold(h, skews);
+        fold(&mut h.skew, skews, h.len, 1);
         return None;
     }
     h.last = class;
     Some(v)
 }
 
-/// A char folded away: view indexes from `len` on map one further.
-#[cold]
-fn fold(h: &mut Hot, skews: &mut VecDeque<(usize, usize)>) {
-    h.skew += 1;
+/// `chars` chars folded away before view index `len`: view indexes from
+/// `len` on map that much further.
+fn fold(skew: &mut usize, skews: &mut VecDeque<(usize, usize)>, len: usize, chars: usize) {
+    *skew += chars;
     match skews.back_mut() {
-        Some((at, skew)) if *at == h.len => *skew = h.skew,
-        _ => skews.push_back((h.len, h.skew)),
+        Some((at, s)) if *at == len => *s = *skew,
+        _ => skews.push_back((len, *skew)),
     }
 }
 
@@ -384,7 +353,7 @@ struct Held<'a> {
     exact: &'a mut [u32; SHORT],
     /// Per short period, the run at which a tail has half the copies a
     /// loop needs (a near miss worth looking at).
-    trigger: &'a [u8; SHORT],
+    trigger: &'a Triggers,
     skews: &'a mut VecDeque<(usize, usize)>,
     best: &'a mut (usize, usize),
     max_period: usize,
@@ -398,8 +367,8 @@ fn step(h: &mut Hot, held: &mut Held<'_>, v: u32) -> Option<Tail> {
     held.ring[i & mask] = v;
     h.len += 1;
     let first = first(h.len, held.ring);
-    let (codes, lanes, any) = lanes_step(h.codes, h.lanes, code(v), held.trigger);
-    (h.codes, h.lanes) = (codes, lanes);
+    let (lanes, any) = h.lanes.step(code(v), held.trigger);
+    h.lanes = lanes;
     let mut found = if any { short_tail(h, held, v, i, first) } else { None };
     // k-grams for longer periods.
     h.hash = (h.hash << 4) ^ gear(v);
@@ -452,7 +421,7 @@ fn short_tail(h: &mut Hot, held: &mut Held<'_>, v: u32, i: usize, first: usize) 
             }
         } else {
             let mut run = 0;
-            let most = usize::from(held.trigger[p - 1]);
+            let most = held.trigger.of(p);
             while run <= most && i >= first + p + run && at(ring, i - run) == at(ring, i - run - p) {
                 run += 1;
             }
@@ -519,60 +488,6 @@ fn propose(held: &mut Held<'_>, q: usize, i: usize, first: usize) {
     }
     held.candidates.push((d, run));
 }
-/// The common case, stepped through with its state in locals: ASCII that
-/// folds nothing, opens no fence, follows no candidate, proposes no period
-/// and brings no short period near a loop, so nothing but the state can
-/// change. Stops before the first char that is not that case (the general
-/// path takes it); the bytes read.
-fn quiet_ascii(hot: &mut Hot, held: &mut Held<'_>, bytes: &[u8]) -> usize {
-    let (mut i, mut last, mut codes, mut lanes, mut hash) = (hot.len, hot.last, hot.codes, hot.lanes, hot.hash);
-    let trigger = *held.trigger;
-    let base = (hot.origin as u32).wrapping_add(1);
-    let ring = &mut *held.ring;
-    let seen = &mut *held.seen;
-    let (mask, held_len) = (ring.len() - 1, ring.len());
-    let mut read = bytes.len();
-    for (k, &b) in bytes.iter().enumerate() {
-        if b >= 0x80 {
-            read = k;
-            break;
-        }
-        let class = ASCII[usize::from(b)];
-        if (class == TICK) | ((class & (SPACE | DIGIT) != 0) & (class == last)) {
-            read = k;
-            break;
-        }
-        let v = NORMAL[usize::from(b)];
-        // An ASCII char is its own code.
-        let (next_codes, next_lanes, any) = lanes_step(codes, lanes, v, &trigger);
-        if any {
-            read = k;
-            break;
-        }
-        let next_hash = (hash << 4) ^ GEAR[usize::from(v)];
-        let kgram = Kgram::of(next_hash);
-        let at = base.wrapping_add(i as u32);
-        if i + 1 >= SHORT && i.is_multiple_of(LOOKUP) {
-            let d = kgram.distance(seen[kgram.slot], at);
-            if d > 0 && d <= i && i - d >= (i + 1).saturating_sub(held_len) {
-                read = k;
-                break;
-            }
-        }
-        ring[i & mask] = u32::from(v);
-        if i + 1 >= SHORT {
-            seen[kgram.slot] = kgram.entry(at);
-        }
-        (codes, lanes, hash, last) = (next_codes, next_lanes, next_hash, class);
-        i += 1;
-    }
-    if read > 0 {
-        hot.ticks = 0;
-    }
-    (hot.len, hot.last, hot.codes, hot.lanes, hot.hash) = (i, last, codes, lanes, hash);
-    read
-}
-
 /// The hot loop: reads chars until a periodic tail has the copies of a
 /// loop (and is not the tail last judged no loop); that tail, its copies
 /// and the copies it needs.
@@ -585,7 +500,7 @@ fn read_until_loop(
     needed: impl Fn(usize) -> usize,
 ) -> Option<(Tail, usize, usize)> {
     loop {
-        if held.candidates.is_empty() {
+        if held.candidates.is_empty() && hot.len + 1 >= SHORT {
             let rest = chars.as_str();
             let read = quiet_ascii(hot, held, rest.as_bytes());
             if read > 0 {
