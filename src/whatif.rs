@@ -47,7 +47,7 @@ impl Held {
                 EventKind::Content { text }
             },
             ts: self.ts.clone(),
-            extra: std::mem::take(&mut self.fields),
+            extra: std::mem::take(&mut self.fields).into(),
         }
     }
 }

@@ -151,3 +151,33 @@ proptest! {
         }
     }
 }
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(3000))]
+    /// The text-line reader reads bytes and checks UTF-8 only where text
+    /// is: a line with a stray byte anywhere (not UTF-8, a control char, a
+    /// quote) is read exactly as the full reader reads it, or left to it.
+    #[test]
+    fn a_stray_byte_anywhere_in_a_text_line_is_never_misread(
+        at in any::<prop::sample::Index>(),
+        byte in prop::sample::select(vec![0x80u8, 0xbf, 0xc3, 0xe6, 0xf0, 0xff, 0x00, 0x1f, b'"', b'\\', b' ']),
+        swap in any::<bool>(),
+    ) {
+        let line = if swap {
+            "{ \"text\":\"é思🙂 a\\n\",\"ts\":1.5,\"type\":\"content\"} "
+        } else {
+            "{\"type\":\"reasoning\",\"text\":\"a 思 🙂\",\"ts\":12.25}"
+        };
+        let mut bytes = line.as_bytes().to_vec();
+        bytes.insert(at.index(bytes.len() + 1), byte);
+        let full = std::str::from_utf8(&bytes)
+            .ok()
+            .and_then(|l| serde_json::from_str(l).ok())
+            .and_then(|v| loopscope::Event::from_json(v).ok());
+        if let Some(fast) = loopscope::formats::plain::plain_line(&bytes) {
+            let full = full.expect("the fast path accepted a line the full reader refuses");
+            prop_assert_eq!(full.warning, None);
+            prop_assert_eq!(fast, full.event);
+        }
+    }
+}

@@ -404,7 +404,7 @@ impl<'a> Out<'a> {
         let mut e = Event::new(kind);
         e.ts = self.ts.clone();
         if !self.context.is_empty() {
-            e.extra = self.context.clone();
+            e.extra = self.context.clone().into();
         }
         e
     }

@@ -26,10 +26,7 @@ fn line(number: u64, raw: &[u8], sink: &mut dyn FnMut(Item)) {
     if is_blank(raw) {
         return;
     }
-    if let Some(event) = std::str::from_utf8(raw)
-        .ok()
-        .and_then(crate::formats::plain::plain_event)
-    {
+    if let Some(event) = crate::formats::plain::plain_line(raw) {
         sink(Item::Event(event, number));
         return;
     }

@@ -4,6 +4,11 @@
 //! machinery. Anything it does not fully understand is `None` and goes the
 //! general way, so for what it accepts it must agree with it exactly (a
 //! proptest in tests/native_reader.rs holds it to that).
+//!
+//! It reads the line's bytes, not a `str`: every byte outside the text is
+//! JSON syntax it checks to be ASCII, and the text is checked to be UTF-8
+//! as it is copied, so a line is not validated as a whole first (that was
+//! a tenth of the time of reading a log of short deltas).
 
 use serde_json::{Map, Value};
 
@@ -17,11 +22,17 @@ use crate::event::{Event, EventKind, Ts};
 /// type), which [`Event::from_json`] then reads; for what it accepts,
 /// both give the same event.
 pub fn plain_event(line: &str) -> Option<Event> {
+    plain_line(line.as_bytes())
+}
+
+/// [`plain_event`] for a line as read: `None` for a line that is not UTF-8.
+pub fn plain_line(raw: &[u8]) -> Option<Event> {
     use std::borrow::Cow;
     // Text lines, most of a log, by hand; the other plain shapes by serde.
-    if let Some(e) = text_event(line) {
+    if let Some(e) = text_event(raw) {
         return Some(e);
     }
+    let line = std::str::from_utf8(raw).ok()?;
     // Every field is `Some(_)` when present, `Some(None)` when null:
     // a null field the kind does not use stays among the extra fields
     // in the general reader, so such lines go that way.
@@ -97,43 +108,45 @@ pub fn plain_event(line: &str) -> Option<Event> {
     Some(Event {
         kind,
         ts,
-        extra: Map::new(),
+        extra: Default::default(),
     })
 }
 
-/// The line as a text event, or `None` to let the general reader decide.
-pub fn text_event(line: &str) -> Option<Event> {
-    let b = line.as_bytes();
+/// The line as a text event, or `None` to let the general reader decide
+/// (for a line that is not UTF-8 too).
+pub fn text_event(b: &[u8]) -> Option<Event> {
     let mut i = skip_ws(b, 0);
     if b.get(i) != Some(&b'{') {
         return None;
     }
     i = skip_ws(b, i + 1);
-    let (mut kind, mut text, mut ts): (Option<&str>, Option<String>, Option<f64>) = (None, None, None);
+    let (mut kind, mut text, mut ts): (Option<&[u8]>, Option<String>, Option<f64>) = (None, None, None);
     loop {
-        let (key, next) = raw_key(line, i)?;
+        let (key, next) = raw_key(b, i)?;
         i = skip_ws(b, next);
         if b.get(i) != Some(&b':') {
             return None;
         }
         i = skip_ws(b, i + 1);
+        // Keys and the type are matched against ASCII names: anything
+        // else they hold sends the line the general way.
         match key {
-            "type" if kind.is_none() => {
-                let (s, next) = raw_key(line, i)?;
+            b"type" if kind.is_none() => {
+                let (s, next) = raw_key(b, i)?;
                 kind = Some(s);
                 i = next;
             }
-            "text" if text.is_none() => {
-                let (s, next) = string(line, i)?;
+            b"text" if text.is_none() => {
+                let (s, next) = string(b, i)?;
                 text = Some(s);
                 i = next;
             }
-            "ts" if ts.is_none() => {
+            b"ts" if ts.is_none() => {
                 let start = i;
                 while i < b.len() && matches!(b[i], b'0'..=b'9' | b'-' | b'+' | b'.' | b'e' | b'E') {
                     i += 1;
                 }
-                ts = Some(number(&line[start..i])?);
+                ts = Some(number(&b[start..i])?);
             }
             _ => return None,
         }
@@ -150,10 +163,10 @@ pub fn text_event(line: &str) -> Option<Event> {
         }
     }
     let kind = match (kind?, text) {
-        ("reasoning", Some(text)) => EventKind::Reasoning { text },
-        ("content", Some(text)) => EventKind::Content { text },
-        ("note", Some(text)) => EventKind::Note { text },
-        ("prompt", text) => EventKind::Prompt { text },
+        (b"reasoning", Some(text)) => EventKind::Reasoning { text },
+        (b"content", Some(text)) => EventKind::Content { text },
+        (b"note", Some(text)) => EventKind::Note { text },
+        (b"prompt", text) => EventKind::Prompt { text },
         _ => return None,
     };
     let mut e = Event::new(kind);
@@ -168,33 +181,36 @@ fn skip_ws(b: &[u8], mut i: usize) -> usize {
     i
 }
 
-/// A string without escapes (a key or the `type`), borrowed. The line is
-/// already UTF-8 and every stop is ASCII, so slicing it needs no check.
-fn raw_key(line: &str, i: usize) -> Option<(&str, usize)> {
-    let b = line.as_bytes();
+/// A string without escapes (a key or the `type`), borrowed as bytes: it
+/// is only ever compared with ASCII names.
+fn raw_key(b: &[u8], i: usize) -> Option<(&[u8], usize)> {
     if b.get(i) != Some(&b'"') {
         return None;
     }
-    let end = i + 1 + b[i + 1..].iter().position(|&c| c == b'"' || c == b'\\' || c < 0x20)?;
+    let end = i + 1 + b[i + 1..].iter().position(|&c| ends_run(c))?;
     if b[end] != b'"' {
         return None;
     }
-    Some((line.get(i + 1..end)?, end + 1))
+    Some((&b[i + 1..end], end + 1))
 }
 
-/// A JSON string with its escapes decoded; `None` where JSON (as serde_json
-/// reads it) would refuse it: a raw control char, a bad escape, a lone surrogate.
+/// Whether a byte ends a run of a JSON string's plain text: its closing
+/// quote, an escape, or a control char (which JSON refuses raw). None of
+/// them can be part of a multi-byte UTF-8 char.
+fn ends_run(c: u8) -> bool {
+    c == b'"' || c == b'\\' || c < 0x20
+}
+
 /// A JSON number as the general reader (serde_json) reads it, to the last
 /// bit. Timestamps such as `12.34` or `1712345678.123` take a fast path
 /// that is serde_json's own arithmetic for them (at most 19 digits, read
 /// exactly into an integer, divided by an exactly represented power of
 /// ten); anything else goes to serde_json itself.
-fn number(text: &str) -> Option<f64> {
+fn number(b: &[u8]) -> Option<f64> {
     const POW10: [f64; 23] = [
         1e0, 1e1, 1e2, 1e3, 1e4, 1e5, 1e6, 1e7, 1e8, 1e9, 1e10, 1e11, 1e12, 1e13, 1e14, 1e15, 1e16, 1e17, 1e18, 1e19,
         1e20, 1e21, 1e22,
     ];
-    let b = text.as_bytes();
     let (negative, digits) = match b.first() {
         Some(b'-') => (true, &b[1..]),
         _ => (false, b),
@@ -204,28 +220,31 @@ fn number(text: &str) -> Option<f64> {
     let frac = match rest {
         [] => &[][..],
         [b'.', frac @ ..] if !frac.is_empty() && frac.iter().all(u8::is_ascii_digit) => frac,
-        _ => return serde_json::from_str::<f64>(text).ok(),
+        _ => return serde_json::from_slice::<f64>(b).ok(),
     };
     let leading_zero = int.len() > 1 && int[0] == b'0';
     if int.is_empty() || leading_zero || int.len() + frac.len() > 19 {
-        return serde_json::from_str::<f64>(text).ok();
+        return serde_json::from_slice::<f64>(b).ok();
     }
     let significand = int.iter().chain(frac).fold(0u64, |n, &c| n * 10 + u64::from(c - b'0'));
     let f = significand as f64 / POW10[frac.len()];
     Some(if negative { -f } else { f })
 }
 
-fn string(line: &str, i: usize) -> Option<(String, usize)> {
-    let b = line.as_bytes();
+/// A JSON string with its escapes decoded; `None` where JSON (as serde_json
+/// reads it) would refuse it: a raw control char, a bad escape, a lone
+/// surrogate, bytes that are not UTF-8.
+fn string(b: &[u8], i: usize) -> Option<(String, usize)> {
     if b.get(i) != Some(&b'"') {
         return None;
     }
     let mut out = String::new();
     let mut i = i + 1;
     loop {
-        let run = b[i..].iter().position(|&c| c == b'"' || c == b'\\' || c < 0x20)?;
-        // The line is valid UTF-8 and the run stops at ASCII: a char boundary.
-        let piece = line.get(i..i + run)?;
+        let run = b[i..].iter().position(|&c| ends_run(c))?;
+        // No char straddles a stop (they are ASCII), so each run is UTF-8
+        // on its own exactly when the string is.
+        let piece = std::str::from_utf8(&b[i..i + run]).ok()?;
         if out.is_empty() && b.get(i + run) == Some(&b'"') {
             // No escapes at all (the common case): one allocation, exact size.
             return Some((piece.to_string(), i + run + 1));
@@ -299,7 +318,7 @@ mod tests {
                 exp.unwrap_or_default()
             );
             let want = serde_json::from_str::<f64>(&text).ok();
-            let got = super::number(&text);
+            let got = super::number(text.as_bytes());
             proptest::prop_assert_eq!(got.map(f64::to_bits), want.map(f64::to_bits), "{}", text);
         }
     }
@@ -326,7 +345,7 @@ mod tests {
             "",
         ] {
             let want = serde_json::from_str::<f64>(text).ok().map(f64::to_bits);
-            assert_eq!(super::number(text).map(f64::to_bits), want, "{text}");
+            assert_eq!(super::number(text.as_bytes()).map(f64::to_bits), want, "{text}");
         }
     }
 
@@ -343,7 +362,7 @@ mod tests {
             r#"{"type":"content","text":"","ts":1e3}"#,
             r#"{"type":"content","text":"x","ts":0.1000000000000000055511151231257827}"#,
         ] {
-            let fast = text_event(line).unwrap_or_else(|| panic!("{line}"));
+            let fast = text_event(line.as_bytes()).unwrap_or_else(|| panic!("{line}"));
             let full = Event::from_json(serde_json::from_str(line).unwrap()).unwrap();
             assert_eq!(fast, full.event, "{line}");
         }
@@ -361,7 +380,28 @@ mod tests {
             r#"{"type":"request"}"#,
             r#"{"type":"re\u0061soning","text":"a"}"#,
         ] {
-            assert_eq!(text_event(line), None, "{line}");
+            assert_eq!(text_event(line.as_bytes()), None, "{line}");
         }
+        // Read from bytes: what is not UTF-8 is left to the general reader,
+        // wherever it is (in the text, a key, the type, the spaces).
+        for line in [
+            &b"{\"type\":\"content\",\"text\":\"a\xffb\"}"[..],
+            b"{\"type\":\"content\",\"text\":\"\xe6\x80\"}",
+            b"{\"type\":\"content\",\"text\":\"\\n\x9d\"}",
+            b"{\"type\":\"content\xff\",\"text\":\"a\"}",
+            b"{\"type\":\"content\",\"te\xffxt\":\"a\"}",
+            b"{\"type\":\"content\",\"text\":\"a\"}\xff",
+            b"\xff{\"type\":\"content\",\"text\":\"a\"}",
+        ] {
+            assert_eq!(text_event(line), None, "{line:?}");
+            assert_eq!(plain_line(line), None, "{line:?}");
+        }
+        let split = "{\"type\":\"content\",\"text\":\"思\\n🙂\"}";
+        assert_eq!(
+            text_event(split.as_bytes()).map(|e| e.kind),
+            Some(EventKind::Content {
+                text: "思\n🙂".into()
+            })
+        );
     }
 }
