@@ -294,15 +294,16 @@ pub fn scan_one(
     let mut index = 0;
     // The line of the latest text delta: a piece let go later came from it.
     let mut text_line = 0;
-    // One event as the engines see it (after re-cutting, if asked).
-    let mut one = |event: Event, line: u64, result: &mut FileScan| {
+    // One recorded event, then as the engines see it (after re-cutting,
+    // if asked). Borrowed: an event is read where it was decoded.
+    let mut one = |event: &Event, line: u64, result: &mut FileScan| {
         result.events += 1;
         if let Some(crate::event::Ts::Clock { unix, .. }) = &event.ts {
             let (first, last) = result.clock.get_or_insert((*unix, *unix));
             *first = first.min(*unix);
             *last = last.max(*unix);
         }
-        result.stream_events += usize::from(formats::carries_stream(&event));
+        result.stream_events += usize::from(formats::carries_stream(event));
         beyond_line_one |= line > 1;
         match rechunker.as_mut() {
             Some(r) => {
@@ -315,7 +316,7 @@ pub fn scan_one(
                     text_line = line;
                 }
             }
-            None => run(&event, index, line, result),
+            None => run(event, index, line, result),
         }
         index += 1;
     };
@@ -332,11 +333,11 @@ pub fn scan_one(
                         skipped: false,
                     });
                 }
-                for event in out {
+                for event in &out {
                     one(event, line, &mut result);
                 }
             }
-            None => one(event, line, &mut result),
+            None => one(&event, line, &mut result),
         },
         Item::Problem(p) => {
             result.bad_lines += usize::from(p.skipped);
