@@ -45,9 +45,15 @@ impl TextBuffer {
         self.len() == 0
     }
 
-    /// Empties it.
+    /// Empties it, keeping the tail's room: a buffer is emptied at every
+    /// request and fills again much as before, and growing it from nothing
+    /// each time copied every request's text once more (a tail is at most
+    /// a piece, so the room kept is bounded).
     pub fn clear(&mut self) {
-        *self = TextBuffer::default();
+        self.frozen.clear();
+        self.tail.clear();
+        self.tail_chars = 0;
+        self.tail_start = 0;
     }
 
     /// Appends `s`; the cost is proportional to `s`, never to the buffer.
