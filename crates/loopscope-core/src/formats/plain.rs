@@ -181,6 +181,10 @@ mod tests {
             r#"{"type":"tool_result","output":{"lines":[1,2]},"ok":false}"#,
             r#"{"type":"tool_result","output":-12.5e3 ,"ok":null}"#,
             r#"{"type":"tool_result","output":"a\n思","id":"c1"}"#,
+            r#"{"type":"tool_call","name":"t","args":{ "a" : "1" , "b":true,"a":null,"\u00e9":"\n" } }"#,
+            r#"{"type":"tool_call","name":"t","args":{}}"#,
+            r#"{"type":"tool_call","name":"t","args":{"n":1.5,"s":"x"}}"#,
+            r#"{"type":"tool_call","name":"t","args":{"o":{"p":[]},"s":"x"}}"#,
         ] {
             let fast = plain_line(line.as_bytes()).unwrap_or_else(|| panic!("{line}"));
             let full = Event::from_json(serde_json::from_str(line).unwrap()).unwrap();

@@ -3,7 +3,7 @@
 //! what it read and the index after it, or `None` where serde_json would
 //! read something else or refuse the line (the general reader decides).
 
-use serde_json::Value;
+use serde_json::{Map, Value};
 
 /// Walks a line holding one JSON object: `field` is handed each key (a
 /// string without escapes: keys are only ever matched against ASCII
@@ -75,12 +75,17 @@ pub(super) fn boolean(b: &[u8], i: usize) -> Option<(bool, usize)> {
     }
 }
 
-/// Any JSON value (a tool's arguments or output): a string by hand, the
-/// rest by serde_json from where it starts.
+/// Any JSON value (a tool's arguments or output): a string or a flat
+/// object by hand, the rest by serde_json from where it starts.
 pub(super) fn value(b: &[u8], i: usize) -> Option<(Value, usize)> {
-    if b.get(i) == Some(&b'"') {
-        let (s, next) = string(b, i)?;
-        return Some((Value::String(s), next));
+    match b.get(i) {
+        Some(b'"') => return string(b, i).map(|(s, next)| (Value::String(s), next)),
+        Some(b'{') => {
+            if let Some(read) = flat_object(b, i) {
+                return Some(read);
+            }
+        }
+        _ => {}
     }
     let mut values = serde_json::Deserializer::from_slice(&b[i..]).into_iter::<Value>();
     let v = values.next()?.ok()?;
@@ -90,6 +95,39 @@ pub(super) fn value(b: &[u8], i: usize) -> Option<(Value, usize)> {
     // way, which counts from the line.
     let openers = b[i..end].iter().filter(|&&c| c == b'{' || c == b'[').count();
     (openers < 100).then_some((v, end))
+}
+
+/// Tool arguments as most are: one object of strings (and `true`,
+/// `false`, `null`), read into the map serde_json builds, by the same
+/// `Map::insert` (a repeated key keeps its first place and its last
+/// value). `None` for anything else, which serde_json then reads.
+fn flat_object(b: &[u8], i: usize) -> Option<(Value, usize)> {
+    let mut map = Map::new();
+    let mut i = skip_ws(b, i + 1);
+    if b.get(i) == Some(&b'}') {
+        return Some((Value::Object(map), i + 1));
+    }
+    loop {
+        let (key, next) = string(b, i)?;
+        i = skip_ws(b, next);
+        if b.get(i) != Some(&b':') {
+            return None;
+        }
+        i = skip_ws(b, i + 1);
+        let (v, next) = match b.get(i)? {
+            b'"' => string(b, i).map(|(s, next)| (Value::String(s), next))?,
+            b't' | b'f' => boolean(b, i).map(|(v, next)| (Value::Bool(v), next))?,
+            b'n' if b[i..].starts_with(b"null") => (Value::Null, i + 4),
+            _ => return None,
+        };
+        map.insert(key, v);
+        i = skip_ws(b, next);
+        match b.get(i)? {
+            b',' => i = skip_ws(b, i + 1),
+            b'}' => return Some((Value::Object(map), i + 1)),
+            _ => return None,
+        }
+    }
 }
 
 /// A `ts` number.
