@@ -321,24 +321,24 @@ pub fn scan_one(
         index += 1;
     };
     formats::decode_all(input, decoder, |item| match item {
+        // Read in its item: moving it out would copy it.
+        Item::Event(ref event, line) if inserter.is_none() => one(event, line, &mut result),
         // A live judge inserts its verdicts after the turns it checks.
-        Item::Event(event, line) => match inserter.as_mut() {
-            Some(ins) => {
-                let mut out = Vec::new();
-                ins.push(event, &mut out);
-                for w in ins.warnings.drain(..) {
-                    on_problem(&formats::Problem {
-                        line,
-                        reason: format!("judge: {w}"),
-                        skipped: false,
-                    });
-                }
-                for event in &out {
-                    one(event, line, &mut result);
-                }
+        Item::Event(event, line) => {
+            let Some(ins) = inserter.as_mut() else { return };
+            let mut out = Vec::new();
+            ins.push(event, &mut out);
+            for w in ins.warnings.drain(..) {
+                on_problem(&formats::Problem {
+                    line,
+                    reason: format!("judge: {w}"),
+                    skipped: false,
+                });
             }
-            None => one(&event, line, &mut result),
-        },
+            for event in &out {
+                one(event, line, &mut result);
+            }
+        }
         Item::Problem(p) => {
             result.bad_lines += usize::from(p.skipped);
             on_problem(&p);

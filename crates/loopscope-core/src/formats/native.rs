@@ -26,8 +26,8 @@ fn line(number: u64, raw: &[u8], sink: &mut dyn FnMut(Item)) {
     if is_blank(raw) {
         return;
     }
-    if let Some(event) = crate::formats::plain::plain_line(raw) {
-        sink(Item::Event(event, number));
+    if let Some(item) = crate::formats::plain::plain_line_as(raw, |event| Item::Event(event, number)) {
+        sink(item);
         return;
     }
     match parse_json(raw).and_then(Event::from_json) {

@@ -18,7 +18,7 @@ mod lex;
 use serde_json::{Map, Value};
 
 use self::lex::{boolean, each_field, nullable, raw_string, seconds, string, value};
-use crate::event::{Event, EventKind, Ts};
+use crate::event::{Event, EventKind, Extra, Ts};
 
 /// The common line shapes (text events, requests, tool calls and
 /// results with only their own fields), read straight into an event.
@@ -32,19 +32,34 @@ pub fn plain_event(line: &str) -> Option<Event> {
 
 /// [`plain_event`] for a line as read: `None` for a line that is not UTF-8.
 pub fn plain_line(raw: &[u8]) -> Option<Event> {
-    // A text delta (most lines) is read with the least state; the rest,
-    // and a text line it leaves (`"text":null`), by the general shape.
-    text_event(raw).or_else(|| {
-        let fields = Fields::read(raw)?;
-        let ts = fields.ts.map(Ts::Seconds);
-        let mut event = Event::new(fields.kind()?);
-        event.ts = ts;
-        Some(event)
-    })
+    plain_line_as(raw, |event| event)
 }
 
-/// A line holding a text delta, a note or a prompt with its text, or `None`.
-fn text_event(b: &[u8]) -> Option<Event> {
+/// [`plain_line`], each event handed to `wrap` where it is made: the
+/// native reader wraps it in its item there, and an event moved into an
+/// item after it was made was copied (as much as reading a short delta).
+pub(crate) fn plain_line_as<T>(raw: &[u8], wrap: impl FnOnce(Event) -> T) -> Option<T> {
+    // A text delta (most lines) is read with the least state; the rest,
+    // and a text line it leaves (`"text":null`), by the general shape.
+    if let Some((kind, ts)) = text_event(raw) {
+        return Some(wrap(Event {
+            kind,
+            ts: ts.map(Ts::Seconds),
+            extra: Extra::default(),
+        }));
+    }
+    let fields = Fields::read(raw)?;
+    let ts = fields.ts.map(Ts::Seconds);
+    Some(wrap(Event {
+        kind: fields.kind()?,
+        ts,
+        extra: Extra::default(),
+    }))
+}
+
+/// A line holding a text delta, a note or a prompt with its text (the
+/// event's kind and time), or `None`.
+fn text_event(b: &[u8]) -> Option<(EventKind, Option<f64>)> {
     let (mut kind, mut text, mut ts) = (None, None, None);
     each_field(b, |key, i| match key {
         b"type" if kind.is_none() => raw_string(b, i).map(|(name, next)| {
@@ -68,9 +83,7 @@ fn text_event(b: &[u8]) -> Option<Event> {
         (b"prompt", text) => EventKind::Prompt { text },
         _ => return None,
     };
-    let mut e = Event::new(kind);
-    e.ts = ts.map(Ts::Seconds);
-    Some(e)
+    Some((kind, ts))
 }
 
 /// The fields a plain line may have. Each is `None` when absent and the
