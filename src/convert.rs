@@ -56,6 +56,6 @@ pub fn meta(source: &str) -> Event {
     let Value::Object(fields) = json!({"format": "loopscope", "version": 1, "source": source}) else {
         unreachable!("an object literal")
     };
-    e.extra = fields.into_iter().collect::<Map<String, Value>>();
+    e.extra = fields.into_iter().collect::<Map<String, Value>>().into();
     e
 }

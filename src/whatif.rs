@@ -4,6 +4,8 @@
 //! `:rechunk`/`:compare` and `scan --rechunk`/`--profile a,b`/`tune` use the
 //! same code.
 
+use std::borrow::Cow;
+
 use serde_json::{Map, Value};
 
 use crate::detect::Detection;
@@ -47,9 +49,14 @@ impl Held {
                 EventKind::Content { text }
             },
             ts: self.ts.clone(),
-            extra: std::mem::take(&mut self.fields),
+            extra: std::mem::take(&mut self.fields).into(),
         }
     }
+}
+
+/// A recorded delta's field, for the piece that holds its last char.
+fn clone_field((key, value): (&String, &Value)) -> (String, Value) {
+    (key.clone(), value.clone())
 }
 
 impl Rechunker {
@@ -62,20 +69,22 @@ impl Rechunker {
 
     /// Takes recorded event `index`; appends what it releases to `out`
     /// as (event, origin) pairs.
-    pub fn push(&mut self, index: usize, event: Event, out: &mut Vec<(Event, usize)>) {
-        self.push_into(index, event, &mut |e, origin| out.push((e, origin)));
+    pub fn push(&mut self, index: usize, event: &Event, out: &mut Vec<(Event, usize)>) {
+        self.push_into(index, event, &mut |e, origin| out.push((e.into_owned(), origin)));
     }
 
     /// [`Rechunker::push`], handing each piece to `sink` as it is cut (a
-    /// long delta cut small is never held as a list of pieces).
-    pub fn push_into(&mut self, index: usize, event: Event, sink: &mut dyn FnMut(Event, usize)) {
-        let Event { kind, ts, extra } = event;
-        let (reasoning, text) = match kind {
+    /// long delta cut small is never held as a list of pieces). The event
+    /// is borrowed, and an event that passes unchanged is handed on
+    /// borrowed: `scan` reads each one where it was decoded, never moving
+    /// or copying it.
+    pub fn push_into(&mut self, index: usize, event: &Event, sink: &mut dyn FnMut(Cow<'_, Event>, usize)) {
+        let (reasoning, text) = match &event.kind {
             EventKind::Reasoning { text } => (true, text),
             EventKind::Content { text } => (false, text),
-            kind => {
+            _ => {
                 self.flush_into(sink);
-                sink(Event { kind, ts, extra }, index);
+                sink(Cow::Borrowed(event), index);
                 return;
             }
         };
@@ -91,9 +100,9 @@ impl Rechunker {
             fields: Map::new(),
             origin: index,
         });
-        held.ts = ts;
+        held.ts.clone_from(&event.ts);
         held.origin = index;
-        let mut extra = Some(extra);
+        let mut extra = Some(&event.extra);
         let mut rest = text.as_str();
         while !rest.is_empty() {
             // The chars that fill the held piece, or all that is left.
@@ -108,13 +117,13 @@ impl Rechunker {
             if held.chars == n {
                 if rest.is_empty() {
                     // This piece holds the delta's last char: its fields too.
-                    held.fields.extend(extra.take().unwrap_or_default());
+                    held.fields.extend(extra.take().into_iter().flatten().map(clone_field));
                 }
-                sink(held.take_piece(), index);
+                sink(Cow::Owned(held.take_piece()), index);
             }
         }
         if held.chars > 0 {
-            held.fields.extend(extra.unwrap_or_default());
+            held.fields.extend(extra.into_iter().flatten().map(clone_field));
         } else {
             self.held = None;
         }
@@ -122,13 +131,13 @@ impl Rechunker {
 
     /// The last, shorter piece of the text held.
     pub fn flush(&mut self, out: &mut Vec<(Event, usize)>) {
-        self.flush_into(&mut |e, origin| out.push((e, origin)));
+        self.flush_into(&mut |e, origin| out.push((e.into_owned(), origin)));
     }
 
-    pub fn flush_into(&mut self, sink: &mut dyn FnMut(Event, usize)) {
+    pub fn flush_into(&mut self, sink: &mut dyn FnMut(Cow<'_, Event>, usize)) {
         if let Some(mut h) = self.held.take().filter(|h| h.chars > 0) {
             let origin = h.origin;
-            sink(h.take_piece(), origin);
+            sink(Cow::Owned(h.take_piece()), origin);
         }
     }
 }
@@ -141,7 +150,7 @@ pub fn rechunked(events: impl IntoIterator<Item = Event>, n: Option<usize>) -> V
     let mut r = Rechunker::new(n);
     let mut out = Vec::new();
     for (i, e) in events.into_iter().enumerate() {
-        r.push(i, e, &mut out);
+        r.push(i, &e, &mut out);
     }
     r.flush(&mut out);
     out.into_iter().map(|(e, _)| e).collect()
@@ -376,8 +385,8 @@ mod tests {
         );
         let mut r = Rechunker::new(4);
         let mut got = Vec::new();
-        r.push(0, Event::reasoning("abcdef"), &mut got);
-        r.push(1, Event::reasoning("gh"), &mut got);
+        r.push(0, &Event::reasoning("abcdef"), &mut got);
+        r.push(1, &Event::reasoning("gh"), &mut got);
         r.flush(&mut got);
         let origins: Vec<usize> = got.iter().map(|(_, o)| *o).collect();
         assert_eq!(origins, vec![0, 1], "each piece names the delta holding its last char");
@@ -392,8 +401,8 @@ mod tests {
         };
         let mut got = Vec::new();
         let mut r = Rechunker::new(3);
-        r.push(0, with_usage("abcdefg", 7), &mut got);
-        r.push(1, with_usage("hi", 2), &mut got);
+        r.push(0, &with_usage("abcdefg", 7), &mut got);
+        r.push(1, &with_usage("hi", 2), &mut got);
         r.flush(&mut got);
         let usage: Vec<Option<u64>> = got.iter().map(|(e, _)| usage_tokens(e)).collect();
         // abc def | ghi: g ends delta 0, i ends delta 1.
@@ -410,7 +419,7 @@ mod tests {
         // Cut exactly at a delta's end: that piece has its fields.
         let mut got = Vec::new();
         let mut r = Rechunker::new(2);
-        r.push(0, with_usage("abcd", 4), &mut got);
+        r.push(0, &with_usage("abcd", 4), &mut got);
         r.flush(&mut got);
         let usage: Vec<Option<u64>> = got.iter().map(|(e, _)| usage_tokens(e)).collect();
         assert_eq!(usage, [None, Some(4)]);

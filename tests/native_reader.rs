@@ -151,3 +151,61 @@ proptest! {
         }
     }
 }
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(3000))]
+    /// The text-line reader reads bytes and checks UTF-8 only where text
+    /// is: a line with a stray byte anywhere (not UTF-8, a control char, a
+    /// quote) is read exactly as the full reader reads it, or left to it.
+    #[test]
+    fn a_stray_byte_anywhere_in_a_text_line_is_never_misread(
+        at in any::<prop::sample::Index>(),
+        byte in prop::sample::select(vec![0x80u8, 0xbf, 0xc3, 0xe6, 0xf0, 0xff, 0x00, 0x1f, b'"', b'\\', b' ']),
+        swap in any::<bool>(),
+    ) {
+        let line = if swap {
+            "{ \"text\":\"é思🙂 a\\n\",\"ts\":1.5,\"type\":\"content\"} "
+        } else {
+            "{\"type\":\"reasoning\",\"text\":\"a 思 🙂\",\"ts\":12.25}"
+        };
+        let mut bytes = line.as_bytes().to_vec();
+        bytes.insert(at.index(bytes.len() + 1), byte);
+        let full = std::str::from_utf8(&bytes)
+            .ok()
+            .and_then(|l| serde_json::from_str(l).ok())
+            .and_then(|v| loopscope::Event::from_json(v).ok());
+        if let Some(fast) = loopscope::formats::plain::plain_line(&bytes) {
+            let full = full.expect("the fast path accepted a line the full reader refuses");
+            prop_assert_eq!(full.warning, None);
+            prop_assert_eq!(fast, full.event);
+        }
+    }
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(2000))]
+    /// Tool arguments read by hand (one object of strings and literals)
+    /// are the map serde_json builds: keys repeated, escaped, any order;
+    /// anything else in them is left to serde_json.
+    #[test]
+    fn hand_read_arguments_are_what_serde_json_reads(
+        fields in prop::collection::vec((
+            prop::sample::select(vec!["\"a\"", "\"b\"", "\"\\u0061\"", "\"思\"", "\"\"", "a"]),
+            prop::sample::select(vec!["\"x\"", "\"\\n思\"", "true", "false", "null", "nul", "1", "[]", "{\"c\":\"d\"}", "\"\\ud800\""]),
+        ), 0..5),
+        space in prop::sample::select(vec!["", " ", "\n"]),
+    ) {
+        let body: Vec<String> = fields.iter().map(|(k, v)| format!("{space}{k}{space}:{space}{v}{space}")).collect();
+        let line = format!("{{\"type\":\"tool_call\",\"name\":\"t\",\"args\":{{{}}}}}", body.join(","));
+        let full = serde_json::from_str(&line).ok().and_then(|v| loopscope::Event::from_json(v).ok());
+        if let Some(fast) = loopscope::formats::plain::plain_event(&line) {
+            let full = full.expect("the fast path accepted a line the full reader refuses");
+            prop_assert_eq!(full.warning, None, "{}", line);
+            // As written too: maps compare equal in any order.
+            prop_assert_eq!(fast.to_json().to_string(), full.event.to_json().to_string());
+            prop_assert_eq!(fast, full.event, "{}", line);
+        } else {
+            prop_assert!(full.is_none(), "a plain call left to the general reader: {}", line);
+        }
+    }
+}

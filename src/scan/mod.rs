@@ -294,15 +294,16 @@ pub fn scan_one(
     let mut index = 0;
     // The line of the latest text delta: a piece let go later came from it.
     let mut text_line = 0;
-    // One event as the engines see it (after re-cutting, if asked).
-    let mut one = |event: Event, line: u64, result: &mut FileScan| {
+    // One recorded event, then as the engines see it (after re-cutting,
+    // if asked). Borrowed: an event is read where it was decoded.
+    let mut one = |event: &Event, line: u64, result: &mut FileScan| {
         result.events += 1;
         if let Some(crate::event::Ts::Clock { unix, .. }) = &event.ts {
             let (first, last) = result.clock.get_or_insert((*unix, *unix));
             *first = first.min(*unix);
             *last = last.max(*unix);
         }
-        result.stream_events += usize::from(formats::carries_stream(&event));
+        result.stream_events += usize::from(formats::carries_stream(event));
         beyond_line_one |= line > 1;
         match rechunker.as_mut() {
             Some(r) => {
@@ -315,29 +316,29 @@ pub fn scan_one(
                     text_line = line;
                 }
             }
-            None => run(&event, index, line, result),
+            None => run(event, index, line, result),
         }
         index += 1;
     };
     formats::decode_all(input, decoder, |item| match item {
+        // Read in its item: moving it out would copy it.
+        Item::Event(ref event, line) if inserter.is_none() => one(event, line, &mut result),
         // A live judge inserts its verdicts after the turns it checks.
-        Item::Event(event, line) => match inserter.as_mut() {
-            Some(ins) => {
-                let mut out = Vec::new();
-                ins.push(event, &mut out);
-                for w in ins.warnings.drain(..) {
-                    on_problem(&formats::Problem {
-                        line,
-                        reason: format!("judge: {w}"),
-                        skipped: false,
-                    });
-                }
-                for event in out {
-                    one(event, line, &mut result);
-                }
+        Item::Event(event, line) => {
+            let Some(ins) = inserter.as_mut() else { return };
+            let mut out = Vec::new();
+            ins.push(event, &mut out);
+            for w in ins.warnings.drain(..) {
+                on_problem(&formats::Problem {
+                    line,
+                    reason: format!("judge: {w}"),
+                    skipped: false,
+                });
             }
-            None => one(event, line, &mut result),
-        },
+            for event in &out {
+                one(event, line, &mut result);
+            }
+        }
         Item::Problem(p) => {
             result.bad_lines += usize::from(p.skipped);
             on_problem(&p);

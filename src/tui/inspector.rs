@@ -93,7 +93,7 @@ fn result_part(index: usize, e: &Event) -> Option<Part> {
 }
 
 fn extra_part(e: &Event) -> Option<Part> {
-    let mut fields = e.extra.clone();
+    let mut fields = e.extra.clone().into_map();
     if let Some(ts) = &e.ts {
         fields.insert("ts".into(), ts.to_json());
     }

@@ -199,7 +199,7 @@ fn find(re: &Regex, tape: &Tape) -> Vec<Hit> {
             },
             EventKind::Note { text } => re.is_match(text),
             EventKind::LoopCheck { analysis, .. } => analysis.as_deref().is_some_and(|t| re.is_match(t)),
-            EventKind::Meta => re.is_match(&serde_json::Value::Object(e.extra.clone()).to_string()),
+            EventKind::Meta => re.is_match(&serde_json::Value::Object(e.extra.clone().into_map()).to_string()),
             EventKind::Other { type_name } => re.is_match(type_name),
         };
         if found {

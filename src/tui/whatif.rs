@@ -339,7 +339,7 @@ impl App {
                 let mut pieces = Vec::new();
                 let mut i = 0;
                 recorded.for_each_event(0, recorded.len(), |e| {
-                    chunker.push(i, e.clone(), &mut pieces);
+                    chunker.push(i, e, &mut pieces);
                     i += 1;
                     for (piece, origin) in pieces.drain(..) {
                         origins.push(origin);

@@ -3,6 +3,9 @@
 
 use serde_json::{Map, Value};
 
+mod extra;
+pub use extra::Extra;
+
 /// Which stream a detection or a buffer belongs to.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, serde::Serialize)]
 #[serde(rename_all = "lowercase")]
@@ -180,7 +183,7 @@ pub struct Event {
     pub ts: Option<Ts>,
     /// Every field the kind does not model (meta keys, unknown fields), in
     /// file order, so nothing the log said is lost.
-    pub extra: Map<String, Value>,
+    pub extra: Extra,
 }
 
 impl Event {
@@ -189,7 +192,7 @@ impl Event {
         Event {
             kind,
             ts: None,
-            extra: Map::new(),
+            extra: Extra::default(),
         }
     }
 
@@ -312,7 +315,7 @@ impl Event {
             event: Event {
                 kind,
                 ts,
-                extra: fields,
+                extra: fields.into(),
             },
             warning: (!warnings.is_empty()).then(|| warnings.join("; ")),
         })

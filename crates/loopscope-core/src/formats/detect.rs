@@ -858,6 +858,17 @@ impl Decoder for AutoDecoder {
         }
     }
 
+    fn feed_to(&mut self, bytes: &[u8], sink: &mut dyn FnMut(Item)) {
+        match &mut self.inner {
+            Some(inner) => inner.feed_to(bytes, sink),
+            None => {
+                let mut items = Vec::new();
+                self.feed(bytes, &mut items);
+                items.into_iter().for_each(sink);
+            }
+        }
+    }
+
     fn rewrites_whole_file(&self) -> bool {
         self.inner.as_ref().is_some_and(|i| i.rewrites_whole_file())
     }

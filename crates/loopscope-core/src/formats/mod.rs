@@ -124,8 +124,17 @@ pub fn parse_size(text: &str) -> Result<usize, String> {
 
 /// Reports records skipped for passing the record limit, by line.
 pub fn report_overlong(lines: Vec<u64>, out: &mut Vec<Item>) {
-    for n in lines {
-        Out::new(out, n).problem(overlong_reason());
+    report_overlong_to(lines, &mut |item| out.push(item));
+}
+
+/// [`report_overlong`], to a sink.
+pub fn report_overlong_to(lines: Vec<u64>, sink: &mut dyn FnMut(Item)) {
+    for line in lines {
+        sink(Item::Problem(Problem {
+            line,
+            reason: overlong_reason(),
+            skipped: true,
+        }));
     }
 }
 
@@ -167,6 +176,23 @@ pub trait Decoder: Send {
     fn feed(&mut self, bytes: &[u8], out: &mut Vec<Item>);
     /// The input ended: a last record without its terminator is decoded too.
     fn finish(&mut self, out: &mut Vec<Item>);
+    /// [`Decoder::feed`], handing each item to `sink` as soon as it is
+    /// decoded. By default they are staged in a `Vec` first; the native
+    /// reader, whose lines are most of what loopscope reads, hands each
+    /// event straight on: an event is large (moving it costs as much as
+    /// parsing a short delta) and a burst of staged events outruns the
+    /// allocator's per-thread cache when they are freed.
+    fn feed_to(&mut self, bytes: &[u8], sink: &mut dyn FnMut(Item)) {
+        let mut items = Vec::new();
+        self.feed(bytes, &mut items);
+        items.into_iter().for_each(sink);
+    }
+    /// [`Decoder::finish`], handing each item to `sink` (see [`Decoder::feed_to`]).
+    fn finish_to(&mut self, sink: &mut dyn FnMut(Item)) {
+        let mut items = Vec::new();
+        self.finish(&mut items);
+        items.into_iter().for_each(sink);
+    }
     /// The writers of this format rewrite the whole file (Cline/Roo, legacy
     /// gemini-cli JSON): a follower hands each new version to `reread`.
     fn rewrites_whole_file(&self) -> bool {
@@ -378,7 +404,7 @@ impl<'a> Out<'a> {
         let mut e = Event::new(kind);
         e.ts = self.ts.clone();
         if !self.context.is_empty() {
-            e.extra = self.context.clone();
+            e.extra = self.context.clone().into();
         }
         e
     }
@@ -620,7 +646,6 @@ pub fn u64_of(v: Option<&Value>) -> Option<u64> {
 /// as it is decoded, so a large file is never held in memory twice.
 pub fn decode_all(mut input: impl Read, decoder: &mut dyn Decoder, mut sink: impl FnMut(Item)) -> io::Result<()> {
     let mut buf = vec![0u8; 64 * 1024];
-    let mut items = Vec::new();
     loop {
         let n = match input.read(&mut buf) {
             Ok(0) => break,
@@ -628,11 +653,9 @@ pub fn decode_all(mut input: impl Read, decoder: &mut dyn Decoder, mut sink: imp
             Err(e) if e.kind() == io::ErrorKind::Interrupted => continue,
             Err(e) => return Err(e),
         };
-        decoder.feed(&buf[..n], &mut items);
-        items.drain(..).for_each(&mut sink);
+        decoder.feed_to(&buf[..n], &mut sink);
     }
-    decoder.finish(&mut items);
-    items.drain(..).for_each(&mut sink);
+    decoder.finish_to(&mut sink);
     Ok(())
 }
 

@@ -1,7 +1,7 @@
 //! The native loopscope JSONL reader (`shared/design/log-format.md`).
 
 use super::lines::{is_blank, parse_json, Lines};
-use super::{Decoder, Item, Problem};
+use super::{report_overlong_to, Decoder, Item, Problem};
 use crate::event::Event;
 
 /// Reads each line as one event.
@@ -22,29 +22,26 @@ impl NativeDecoder {
     }
 }
 
-fn line(number: u64, raw: &[u8], out: &mut Vec<Item>) {
+fn line(number: u64, raw: &[u8], sink: &mut dyn FnMut(Item)) {
     if is_blank(raw) {
         return;
     }
-    if let Some(event) = std::str::from_utf8(raw)
-        .ok()
-        .and_then(crate::formats::plain::plain_event)
-    {
-        out.push(Item::Event(event, number));
+    if let Some(item) = crate::formats::plain::plain_line_as(raw, |event| Item::Event(event, number)) {
+        sink(item);
         return;
     }
     match parse_json(raw).and_then(Event::from_json) {
         Ok(parsed) => {
             if let Some(reason) = parsed.warning {
-                out.push(Item::Problem(Problem {
+                sink(Item::Problem(Problem {
                     line: number,
                     reason,
                     skipped: false,
                 }));
             }
-            out.push(Item::Event(parsed.event, number));
+            sink(Item::Event(parsed.event, number));
         }
-        Err(reason) => out.push(Item::Problem(Problem {
+        Err(reason) => sink(Item::Problem(Problem {
             line: number,
             reason,
             skipped: true,
@@ -54,13 +51,21 @@ fn line(number: u64, raw: &[u8], out: &mut Vec<Item>) {
 
 impl Decoder for NativeDecoder {
     fn feed(&mut self, bytes: &[u8], out: &mut Vec<Item>) {
-        self.lines.feed(bytes, |n, raw| line(n, raw, out));
-        super::report_overlong(self.lines.take_overlong(), out);
+        self.feed_to(bytes, &mut |item| out.push(item));
     }
 
     fn finish(&mut self, out: &mut Vec<Item>) {
-        self.lines.finish(|n, raw| line(n, raw, out));
-        super::report_overlong(self.lines.take_overlong(), out);
+        self.finish_to(&mut |item| out.push(item));
+    }
+
+    fn feed_to(&mut self, bytes: &[u8], sink: &mut dyn FnMut(Item)) {
+        self.lines.feed(bytes, |n, raw| line(n, raw, sink));
+        report_overlong_to(self.lines.take_overlong(), sink);
+    }
+
+    fn finish_to(&mut self, sink: &mut dyn FnMut(Item)) {
+        self.lines.finish(|n, raw| line(n, raw, sink));
+        report_overlong_to(self.lines.take_overlong(), sink);
     }
 }
 
