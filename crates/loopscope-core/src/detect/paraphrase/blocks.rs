@@ -199,10 +199,12 @@ impl OpenBlock {
         }
     }
 
-    /// The block's shingles (mixed, without repeats) and their signature;
-    /// sorted when the block was long (sorting is how those are
-    /// deduplicated). A table row's shingles are its cells.
-    fn shingles(&mut self, out: &mut Vec<u64>) -> (u128, bool) {
+    /// The block's shingles (mixed, without repeats), their signature and
+    /// how many bits it has set, and the key of its words in order (the
+    /// chant rule's; none for a table row); sorted when the block was long
+    /// (sorting is how those are deduplicated). A table row's shingles are
+    /// its cells.
+    fn shingles(&mut self, out: &mut Vec<u64>) -> Shingled {
         self.end_word();
         if self.row {
             // Each cell's words folded into one.
@@ -224,12 +226,17 @@ impl OpenBlock {
             self.words = cells;
         }
         out.clear();
-        let mut sig = 0u128;
+        let (mut sig, mut bits, mut key) = (0u128, 0, 0u64);
+        // One pass for the set and the key: the key's chain of multiplies
+        // is latency bound, the set's work fills the gaps.
         for &w in &self.words {
+            key = mix(key.rotate_left(17) ^ w);
             let x = mix(w);
             let bit = sig_bit(x);
+            let new_bit = sig & bit == 0;
             // A set bit is a repeat or a collision: look (short blocks only).
-            if sig & bit == 0 || out.len() > SCAN || !out.contains(&x) {
+            if new_bit || out.len() > SCAN || !out.contains(&x) {
+                bits += usize::from(new_bit);
                 sig |= bit;
                 out.push(x);
             }
@@ -239,8 +246,25 @@ impl OpenBlock {
             out.sort_unstable();
             out.dedup();
         }
-        (sig, sorted)
+        Shingled {
+            sig,
+            bits,
+            sorted,
+            key: (!self.row && !self.words.is_empty()).then_some(key),
+        }
     }
+}
+
+/// What closing a block made of its words besides the shingles.
+struct Shingled {
+    sig: u128,
+    /// Bits set in `sig` (counted as they are set: baseline x86-64 has no
+    /// popcount instruction).
+    bits: usize,
+    sorted: bool,
+    /// The key of the words in order, for the chant rule (none for a
+    /// table row or a block without words).
+    key: Option<u64>,
 }
 
 /// ASCII char classes: part of a word, white space, the end of a block, a
@@ -426,11 +450,10 @@ impl Blocks {
     /// Ends the open block at the current offset.
     fn close(&mut self, min_words: usize, keep: usize) -> Closed {
         let mut shingles = self.spare.pop().unwrap_or_default();
-        let (sig, sorted) = self.open.shingles(&mut shingles);
+        let shingled = self.open.shingles(&mut shingles);
         let start = self.open.start.unwrap_or(self.chars);
         let mut what = Closed::default();
-        if !self.open.words.is_empty() && !self.open.row && !self.in_code {
-            let key = self.open.words.iter().fold(0u64, |k, &w| mix(k.rotate_left(17) ^ w));
+        if let Some(key) = shingled.key.filter(|_| !self.in_code) {
             if self.sentences.len() == SENTENCES {
                 let gone = self.sentences.pop_front().expect("full");
                 self.keys[usize::from(gone.key as u8)] -= 1;
@@ -453,9 +476,9 @@ impl Blocks {
             start,
             end: self.chars,
             shingles,
-            sorted,
-            sig,
-            bits: sig.count_ones() as usize,
+            sorted: shingled.sorted,
+            sig: shingled.sig,
+            bits: shingled.bits,
         });
         self.closed += 1;
         // Blocks older than the newest `keep` go to the background.
