@@ -115,7 +115,7 @@ impl OpenBlock {
         let mut k = 0;
         if self.start.is_none() {
             // Leading white space (a newline ends the block, so it stops here).
-            while k < bytes.len() && bytes[k] < 0x80 && ASCII[usize::from(bytes[k])] == SPACE {
+            while k < bytes.len() && BYTE_CLASS[usize::from(bytes[k])] == SPACE {
                 k += 1;
             }
             if k < bytes.len() && bytes[k] < 0x80 {
@@ -126,15 +126,15 @@ impl OpenBlock {
         let (mut word, mut in_word) = (self.word, self.in_word);
         let mut stage = [0u64; STAGE];
         let mut staged = 0;
-        let mut read = bytes.len();
-        let mut stop = 0;
+        // One test per byte for every reason to stop (a byte that is not
+        // ASCII, the end of the block, a mark); the byte it stops at is
+        // read after the loop.
         while k < bytes.len() {
             let b = bytes[k];
-            if b >= 0x80 {
-                read = k;
+            let class = BYTE_CLASS[usize::from(b)];
+            if class & STOP != 0 {
                 break;
             }
-            let class = ASCII[usize::from(b)];
             let is_word = class & WORD != 0;
             stage[staged % STAGE] = word;
             staged += usize::from(in_word & !is_word);
@@ -142,14 +142,21 @@ impl OpenBlock {
             word = if is_word { fold(word, u32::from(b | 0x20)) } else { 0 };
             in_word = is_word;
             k += 1;
-            if class & (END | MARK) != 0 {
-                read = k;
-                stop = class;
-                break;
-            }
             if staged == STAGE {
                 self.words.extend_from_slice(&stage);
                 staged = 0;
+            }
+        }
+        let (mut read, mut stop) = (k, 0);
+        if let Some(&b) = bytes.get(k) {
+            let class = BYTE_CLASS[usize::from(b)];
+            if class & (END | MARK) != 0 {
+                // ASCII and never part of a word: it ends the one being read.
+                stage[staged] = word;
+                staged += usize::from(in_word);
+                (word, in_word) = (0, false);
+                read = k + 1;
+                stop = class;
             }
         }
         for &w in &stage[..staged] {
@@ -267,17 +274,22 @@ struct Shingled {
     key: Option<u64>,
 }
 
-/// ASCII char classes: part of a word, white space, the end of a block, a
-/// mark the slow path looks at (a backtick of a fence, a table's bar).
+/// Byte classes: part of a word, white space, the end of a block, a mark
+/// the slow path looks at (a backtick of a fence, a table's bar), not ASCII
+/// (a char the slow path reads).
 const WORD: u8 = 1;
 const SPACE: u8 = 2;
 pub(super) const END: u8 = 4;
 const MARK: u8 = 8;
-const ASCII: [u8; 128] = {
-    let mut t = [0u8; 128];
+const NOT_ASCII: u8 = 16;
+/// Where the fast path stops.
+const STOP: u8 = END | MARK | NOT_ASCII;
+const BYTE_CLASS: [u8; 256] = {
+    let mut t = [NOT_ASCII; 256];
     let mut b = 0;
     while b < 128 {
         let c = b as u8;
+        t[b] = 0;
         if c.is_ascii_alphanumeric() {
             t[b] = WORD;
         }
