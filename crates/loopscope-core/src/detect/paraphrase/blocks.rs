@@ -31,7 +31,7 @@ impl Block {
     /// a bit in both signatures, except that several of ours may share a bit
     /// (those are at most our shingles minus our bits).
     pub(super) fn shared_bound(&self, other: &Block) -> usize {
-        (self.sig & other.sig).count_ones() as usize + (self.shingles.len() - self.bits)
+        bits_set(self.sig & other.sig) + (self.shingles.len() - self.bits)
     }
 
     pub(super) fn sort(&mut self) {
@@ -40,6 +40,25 @@ impl Block {
             self.sorted = true;
         }
     }
+}
+
+/// Bits set in `x`: with the POPCNT instruction where the CPU has it
+/// (baseline x86-64 does not, and counting without it costs ~25
+/// instructions; every closed block is bounded against six others).
+fn bits_set(x: u128) -> usize {
+    #[cfg(target_arch = "x86_64")]
+    if std::arch::is_x86_feature_detected!("popcnt") {
+        // SAFETY: the CPU has the instruction the function is compiled
+        // with, checked just above (the check is a cached load).
+        return unsafe { bits_set_popcnt(x) };
+    }
+    x.count_ones() as usize
+}
+
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "popcnt")]
+fn bits_set_popcnt(x: u128) -> usize {
+    x.count_ones() as usize
 }
 
 /// A word as it is read: its chars folded in by rotate and xor (one cycle
@@ -568,4 +587,20 @@ fn bucket(x: u64) -> usize {
 
 fn is_cjk(c: char) -> bool {
     matches!(c, '\u{3040}'..='\u{30ff}' | '\u{3400}'..='\u{4dbf}' | '\u{4e00}'..='\u{9fff}' | '\u{ac00}'..='\u{d7af}')
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn bits_set_counts_like_count_ones() {
+        let mut x = 0x9E37_79B9_7F4A_7C15_u128;
+        for shift in 0..130 {
+            for v in [0, u128::MAX, 1u128 << (shift % 128), x, !x, x >> shift.min(127)] {
+                assert_eq!(bits_set(v), v.count_ones() as usize, "{v:#x}");
+            }
+            x = x.wrapping_mul(0x2545_F491_4F6C_DD1D) ^ (x >> 17);
+        }
+    }
 }
