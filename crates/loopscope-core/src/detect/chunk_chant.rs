@@ -243,7 +243,8 @@ impl ChunkChant {
         }
         let start = self.history.end();
         let h = &mut self.history;
-        if text.is_ascii() {
+        let ascii = text.is_ascii();
+        if ascii {
             // One unit per byte in either count; the loop vectorises.
             h.units.extend(text.bytes().map(u32::from));
         } else if self.utf16 {
@@ -256,6 +257,7 @@ impl ChunkChant {
             len: self.history.end() - start,
             request: self.request,
             chan_start: obs.content_before + skipped_chars,
+            pairs: self.utf16 && !ascii && text.chars().any(|c| c.len_utf16() == 2),
         });
         if self.history.len() > self.max_history {
             let new_start = self.history.end() - self.max_history;

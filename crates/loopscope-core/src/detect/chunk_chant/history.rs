@@ -92,6 +92,9 @@ pub(super) struct Segment {
     pub(super) request: u64,
     /// Char offset of the delta in its request's content buffer.
     pub(super) chan_start: usize,
+    /// Whether it holds a surrogate pair (counted as UTF-16 units): only
+    /// then do its units and chars differ in number.
+    pub(super) pairs: bool,
 }
 
 /// The history and chunk statistics, with absolute unit positions.
@@ -222,6 +225,8 @@ impl History {
         let Some(seg) = self.segments.front().copied() else {
             return;
         };
+        // Without a pair a unit is a char (most text): nothing to count.
+        let utf16 = utf16 && seg.pairs;
         let mut cut = self.start;
         // Never split a surrogate pair: the pair's char stays in the segment.
         if utf16
