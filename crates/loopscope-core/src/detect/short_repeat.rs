@@ -90,8 +90,7 @@ impl ShortRepeat {
     /// units short enough to repeat `min_repeats` times in the window are
     /// tried: longer ones can neither qualify nor be a near miss worth showing.
     fn find(&self, chars: &[char]) -> (Option<Run>, Option<Run>) {
-        let mut best: Option<Run> = None;
-        let mut near: Option<Run> = None;
+        let mut pick = Pick::default();
         for unit in self.min_unit.max(1)..=chars.len() / self.min_repeats.max(2) {
             // A maximal stretch where chars[i] == chars[i+unit] is a
             // unit-periodic substring [a, i + unit); only a stretch of at
@@ -120,21 +119,39 @@ impl ShortRepeat {
                     unit,
                     count: (i + unit - a) / unit,
                 };
-                // One distinct char ("哈哈", "  ") is single-character repetition: left alone.
-                if run.count < 2 || chars[a..a + unit].iter().all(|&c| c == chars[a]) {
-                    continue;
-                }
-                if run.count >= self.min_repeats {
-                    let key = |r: &Run| (r.covered(), r.start, std::cmp::Reverse(r.unit));
-                    if best.is_none_or(|b| key(&run) > key(&b)) {
-                        best = Some(run);
-                    }
-                } else if near.is_none_or(|b| (run.count, run.covered()) > (b.count, b.covered())) {
-                    near = Some(run);
-                }
+                pick.offer(run, chars, self.min_repeats);
             }
         }
-        (best, near)
+        (pick.best, pick.near)
+    }
+}
+
+/// The best qualifying run and the nearest miss among the maximal runs
+/// offered, in the order they are found.
+#[derive(Default)]
+struct Pick {
+    best: Option<Run>,
+    near: Option<Run>,
+}
+
+impl Pick {
+    fn offer(&mut self, run: Run, chars: &[char], min_repeats: usize) {
+        let a = run.start;
+        // One distinct char ("哈哈", "  ") is single-character repetition: left alone.
+        if run.count < 2 || chars[a..a + run.unit].iter().all(|&c| c == chars[a]) {
+            return;
+        }
+        if run.count >= min_repeats {
+            let key = |r: &Run| (r.covered(), r.start, std::cmp::Reverse(r.unit));
+            if self.best.is_none_or(|b| key(&run) > key(&b)) {
+                self.best = Some(run);
+            }
+        } else if self
+            .near
+            .is_none_or(|b| (run.count, run.covered()) > (b.count, b.covered()))
+        {
+            self.near = Some(run);
+        }
     }
 }
 
@@ -199,9 +216,9 @@ impl Analysis for ShortRepeat {
 mod tests {
     use super::*;
 
-    /// `find` as first written: every position tried for every unit length.
+    /// `find`'s runs as first found: every position tried for every unit length.
     fn find_every_position(sr: &ShortRepeat, chars: &[char]) -> (Option<Run>, Option<Run>) {
-        let (mut best, mut near): (Option<Run>, Option<Run>) = (None, None);
+        let mut pick = Pick::default();
         for unit in sr.min_unit.max(1)..=chars.len() / sr.min_repeats.max(2) {
             let mut i = 0;
             while i + unit < chars.len() {
@@ -218,20 +235,10 @@ mod tests {
                     unit,
                     count: (i + unit - a) / unit,
                 };
-                if run.count < 2 || chars[a..a + unit].iter().all(|&c| c == chars[a]) {
-                    continue;
-                }
-                if run.count >= sr.min_repeats {
-                    let key = |r: &Run| (r.covered(), r.start, std::cmp::Reverse(r.unit));
-                    if best.is_none_or(|b| key(&run) > key(&b)) {
-                        best = Some(run);
-                    }
-                } else if near.is_none_or(|b| (run.count, run.covered()) > (b.count, b.covered())) {
-                    near = Some(run);
-                }
+                pick.offer(run, chars, sr.min_repeats);
             }
         }
-        (best, near)
+        (pick.best, pick.near)
     }
 
     proptest::proptest! {
