@@ -159,11 +159,13 @@ impl ChunkChant {
     fn reset_history(&mut self) {
         self.history.reset();
         self.filter.reset();
-        self.forget_delta();
+        self.set_last_delta(None);
     }
 
-    fn forget_delta(&mut self) {
-        self.last_delta = None;
+    /// The positions the last delta made examinable (the status's
+    /// most-seen chunk is worked out among them when next asked).
+    fn set_last_delta(&mut self, positions: Option<(usize, usize)>) {
+        self.last_delta = positions;
         self.best = OnceLock::new();
     }
 
@@ -269,8 +271,6 @@ impl ChunkChant {
     fn scan(&mut self, obs: &Observation<'_>) -> Option<Detection> {
         let (top, chunk) = (self.top, self.chunk);
         let from = self.history.index;
-        self.best = OnceLock::new();
-        self.last_delta = Some((from, from));
         let h = &self.history;
         self.filter.feed(&h.units, h.base, h.start);
         while self.history.index + chunk <= self.history.end() {
@@ -300,9 +300,9 @@ impl ChunkChant {
                 }
             }
             let hash = h.hash(index, chunk, top);
-            let previous = match h.record(index, hash, chunk) {
-                Seen::New => None,
-                Seen::At(p) => Some(p),
+            let seen_before = match h.record(index, hash, chunk) {
+                Seen::New => false,
+                Seen::At(_) => true,
                 // A hash collision: a different chunk, left unrecorded as
                 // gemini-cli leaves a chunk whose content does not match.
                 Seen::Collision => {
@@ -310,15 +310,15 @@ impl ChunkChant {
                     continue;
                 }
             };
-            if previous.is_some() && h.count_positions(index, self.threshold) >= self.threshold {
+            if seen_before && h.count_positions(index, self.threshold) >= self.threshold {
                 if let Some(d) = self.check(index, obs) {
-                    self.last_delta = Some((from, index + 1));
+                    self.set_last_delta(Some((from, index + 1)));
                     return Some(d); // fired: the index stays on the chunk, as in gemini-cli
                 }
             }
             self.history.index += 1;
         }
-        self.last_delta = Some((from, self.history.index));
+        self.set_last_delta(Some((from, self.history.index)));
         None
     }
 
