@@ -26,6 +26,9 @@ const LOOKUP: usize = 4;
 const MAX_CANDIDATES: usize = 8;
 /// The normalized text kept starts at this many chars and doubles as needed.
 const MIN_RING: usize = 1 << 10;
+/// Folds held before the ones that fell out of the ring are let go of (a
+/// fold is looked up by binary search, so a few dozen cost nothing).
+const SKEWS: usize = 64;
 
 /// Bytes by what the normalized view does with them: a space or a digit
 /// folds the ones of its class that follow, a backtick may open a fence,
@@ -206,30 +209,39 @@ impl Stream {
     ) -> Option<Detection> {
         let stream = self;
         stream.prepare(text.len(), max_period);
-        let mut hot = stream.hot;
         let mut chars = text.chars();
         loop {
+            // The state is worked on in place: a copy in a local was written
+            // back after every delta with wide moves that waited on the
+            // narrow stores of the quiet path (a stall per delta).
+            let Stream {
+                hot,
+                ring,
+                seen,
+                candidates,
+                exact,
+                skews,
+                best,
+                judged,
+            } = &mut *stream;
             let mut held = Held {
-                ring: &mut stream.ring,
-                seen: &mut stream.seen,
-                candidates: &mut stream.candidates,
-                exact: &mut stream.exact,
+                ring,
+                seen,
+                candidates,
+                exact,
                 trigger,
-                skews: &mut stream.skews,
-                best: &mut stream.best,
+                skews,
+                best,
                 max_period,
             };
-            let judged = stream.judged;
-            let Some((tail, n, need)) = read_until_loop(&mut hot, &mut held, &mut chars, judged, &needed) else {
+            let Some((tail, n, need)) = read_until_loop(hot, &mut held, &mut chars, *judged, &needed) else {
                 break;
             };
-            stream.hot = hot;
             if let Some(d) = judge(stream, &tail, n, need) {
                 return Some(d);
             }
             stream.judged = Some((tail.period, tail.start, n));
         }
-        stream.hot = hot;
         None
     }
 
@@ -276,30 +288,37 @@ impl Stream {
 
     /// Before a delta of up to `more` chars: a ring that holds them without
     /// wrapping onto what is still needed (doubling, re-placing what it
-    /// holds, up to what `max_period` needs), and the k-gram table.
+    /// holds, up to what `max_period` needs), the k-gram table, and the
+    /// folds that fell out of the ring let go of now and then (every delta
+    /// pays this check: the common case is two comparisons).
     fn prepare(&mut self, more: usize, max_period: usize) {
         let cap = self.ring.len();
-        if self.hot.len + more <= cap && self.skews.len() < 2 {
-            // Room already (and no fold to let go of): the common case.
-            return;
-        }
-        let wanted = (4 * max_period + 2 * SHORT).next_power_of_two();
-        let needed = (self.hot.len + more).next_power_of_two().clamp(MIN_RING, wanted);
-        if needed > cap {
-            let mut ring = vec![0; needed];
-            let len = self.hot.len;
-            for i in len.saturating_sub(cap)..len {
-                ring[i & (needed - 1)] = self.ring[i & (cap - 1)];
+        if self.hot.len + more > cap {
+            let wanted = (4 * max_period + 2 * SHORT).next_power_of_two();
+            let needed = (self.hot.len + more).next_power_of_two().clamp(MIN_RING, wanted);
+            if needed > cap {
+                self.grow(needed);
             }
-            self.ring = ring;
         }
+        if self.skews.len() > SKEWS {
+            // Keep one at or before the ring's start.
+            let first = self.first();
+            while self.skews.len() > 1 && self.skews[1].0 <= first {
+                self.skews.pop_front();
+            }
+        }
+    }
+
+    #[cold]
+    fn grow(&mut self, size: usize) {
+        let (cap, len) = (self.ring.len(), self.hot.len);
+        let mut ring = vec![0; size];
+        for i in len.saturating_sub(cap)..len {
+            ring[i & (size - 1)] = self.ring[i & (cap - 1)];
+        }
+        self.ring = ring;
         if self.seen.is_empty() {
             self.seen = vec![0; TABLE];
-        }
-        // Skews that fell out of the ring (keep one at or before its start).
-        let first = self.first();
-        while self.skews.len() > 1 && self.skews[1].0 <= first {
-            self.skews.pop_front();
         }
     }
 }
