@@ -57,22 +57,40 @@ impl Default for Lanes {
     }
 }
 
+/// A code in every lane, ready to load (a table of them spares the hot
+/// loop the three instructions of a broadcast).
+#[derive(Clone, Copy, Debug)]
+#[repr(C, align(16))]
+pub(crate) struct Splat([u8; SHORT]);
+
+impl Splat {
+    pub(crate) const fn of(cv: u8) -> Splat {
+        Splat([cv; SHORT])
+    }
+}
+
 impl Lanes {
     /// One char of code `cv`: the lanes after it, and whether some lane
     /// has reached its trigger.
     #[inline(always)]
     pub(crate) fn step(self, cv: u8, triggers: &Triggers) -> (Lanes, bool) {
-        let (codes, runs, any) = backend::step(self.codes, self.runs, cv, triggers.lanes);
+        self.step_splat(&Splat::of(cv), cv, triggers)
+    }
+
+    /// [`Lanes::step`] with the code also given in every lane.
+    #[inline(always)]
+    pub(crate) fn step_splat(self, splat: &Splat, cv: u8, triggers: &Triggers) -> (Lanes, bool) {
+        let (codes, runs, any) = backend::step(self.codes, self.runs, splat, cv, triggers.lanes);
         (Lanes { codes, runs }, any)
     }
 }
 
 #[cfg(all(target_arch = "x86_64", target_feature = "sse2"))]
 mod sse2 {
-    use super::SHORT;
+    use super::{Splat, SHORT};
     use std::arch::x86_64::{
-        __m128i, _mm_adds_epu8, _mm_and_si128, _mm_cmpeq_epi8, _mm_cvtsi32_si128, _mm_max_epu8, _mm_movemask_epi8,
-        _mm_or_si128, _mm_set1_epi8, _mm_set_epi8, _mm_slli_si128,
+        __m128i, _mm_adds_epu8, _mm_and_si128, _mm_cmpeq_epi8, _mm_cvtsi32_si128, _mm_load_si128, _mm_max_epu8,
+        _mm_movemask_epi8, _mm_or_si128, _mm_set1_epi8, _mm_set_epi8, _mm_slli_si128,
     };
 
     pub(super) type Lanes = __m128i;
@@ -88,15 +106,19 @@ mod sse2 {
     }
 
     #[inline(always)]
-    pub(super) fn step(codes: Lanes, runs: Lanes, cv: u8, triggers: Lanes) -> (Lanes, Lanes, bool) {
-        // SAFETY: this module is compiled only where the build enables SSE2.
-        unsafe { step_sse2(codes, runs, cv, triggers) }
+    pub(super) fn step(codes: Lanes, runs: Lanes, splat: &Splat, cv: u8, triggers: Lanes) -> (Lanes, Lanes, bool) {
+        // SAFETY: this module is compiled only where the build enables
+        // SSE2; a Splat is 16 bytes aligned to 16.
+        unsafe {
+            let splat = _mm_load_si128((&raw const splat.0).cast::<__m128i>());
+            step_sse2(codes, runs, splat, cv, triggers)
+        }
     }
 
     #[target_feature(enable = "sse2")]
     #[inline]
-    fn step_sse2(codes: Lanes, runs: Lanes, cv: u8, triggers: Lanes) -> (Lanes, Lanes, bool) {
-        let equal = _mm_cmpeq_epi8(codes, _mm_set1_epi8(cv as i8));
+    fn step_sse2(codes: Lanes, runs: Lanes, splat: Lanes, cv: u8, triggers: Lanes) -> (Lanes, Lanes, bool) {
+        let equal = _mm_cmpeq_epi8(codes, splat);
         let runs = _mm_and_si128(_mm_adds_epu8(runs, _mm_set1_epi8(1)), equal);
         // A lane at or over its trigger: max(run, trigger) == run.
         let reached = _mm_cmpeq_epi8(_mm_max_epu8(runs, triggers), runs);
@@ -107,7 +129,7 @@ mod sse2 {
 
 #[cfg_attr(all(target_arch = "x86_64", target_feature = "sse2"), allow(dead_code))]
 mod portable {
-    use super::SHORT;
+    use super::{Splat, SHORT};
 
     pub(super) type Lanes = [u8; SHORT];
 
@@ -116,7 +138,7 @@ mod portable {
     }
 
     #[inline(always)]
-    pub(super) fn step(old: Lanes, mut runs: Lanes, cv: u8, triggers: Lanes) -> (Lanes, Lanes, bool) {
+    pub(super) fn step(old: Lanes, mut runs: Lanes, _: &Splat, cv: u8, triggers: Lanes) -> (Lanes, Lanes, bool) {
         let mut any = 0u8;
         for k in 0..SHORT {
             let equal = 0u8.wrapping_sub(u8::from(old[k] == cv));
@@ -144,7 +166,7 @@ mod portable {
             for c in text.chars() {
                 let cv = c as u32 as u8;
                 let (next, any) = lanes.step(cv, &t);
-                let (next_codes, next_runs, portable_any) = step(codes, runs, cv, triggers);
+                let (next_codes, next_runs, portable_any) = step(codes, runs, &Splat::of(cv), cv, triggers);
                 assert_eq!(any, portable_any, "at {c:?}");
                 assert_eq!(
                     format!("{:?}", next.runs),

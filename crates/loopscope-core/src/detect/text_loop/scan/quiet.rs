@@ -4,6 +4,7 @@
 //! stepped with its state in registers. The general path takes every char
 //! it stops at.
 
+use super::super::lanes::Splat;
 use super::{fold, gear, Held, Hot, Kgram, Triggers, CLASS, DIGIT, LOOKUP, NORMAL, SHORT, SPACE, TABLE, TICK};
 
 /// What the quiet path needs of an ASCII byte, in one table (one base
@@ -11,6 +12,8 @@ use super::{fold, gear, Held, Hot, Kgram, Triggers, CLASS, DIGIT, LOOKUP, NORMAL
 #[derive(Clone, Copy)]
 #[repr(C, align(16))]
 struct Byte {
+    /// The view char in every lane.
+    splat: Splat,
     /// `gear` of the view char.
     gear: u64,
     class: u8,
@@ -19,6 +22,7 @@ struct Byte {
 
 const BYTES: [Byte; 128] = {
     let mut t = [Byte {
+        splat: Splat::of(0),
         gear: 0,
         class: 0,
         view: 0,
@@ -27,6 +31,7 @@ const BYTES: [Byte; 128] = {
     while b < 128 {
         let v = NORMAL[b];
         t[b] = Byte {
+            splat: Splat::of(v),
             gear: gear(v as u32),
             class: CLASS[b],
             view: v,
@@ -93,7 +98,7 @@ fn quiet_run(hot: &mut Hot, ring: &mut [u32], seen: &mut [u32], triggers: &Trigg
                 break 'stretches;
             };
             // An ASCII char is its own code.
-            let (next_lanes, any) = lanes.step(byte.view, triggers);
+            let (next_lanes, any) = lanes.step_splat(&byte.splat, byte.view, triggers);
             if (byte.class & (last | TICK) != 0) | any {
                 read += j;
                 break 'stretches;
