@@ -98,6 +98,7 @@ def main():
         print(f"MB per CPU second, {args.mib} MiB logs, best of {args.rounds} (on {os.cpu_count()} cores)")
         print("| run | " + " | ".join(f"{m}-heavy" for m in logs) + " |")
         print("| --- |" + " --- |" * len(logs))
+        cpus = {}
         for profile, only in runs:
             cells = []
             for mix, path in logs.items():
@@ -105,9 +106,14 @@ def main():
                 if only:
                     cmd[2:2] = ["--detectors", only]
                 cpu = min(cpu_of(cmd) for _ in range(args.rounds))
+                cpus[(profile, only, mix)] = cpu
                 cells.append(f"{mb[mix] / cpu:.0f}")
             label = f"{profile} (only {only}: the read path)" if only else profile
             print(f"| {label} | " + " | ".join(cells) + " |", flush=True)
+        # Issue 29's bar: extended at most 1.3 times seed's CPU on every mix.
+        if all((p, None, m) in cpus for p in ("seed", "extended") for m in logs):
+            ratios = [cpus[("extended", None, m)] / cpus[("seed", None, m)] for m in logs]
+            print("| extended ÷ seed, CPU | " + " | ".join(f"{r:.2f}×" for r in ratios) + " |")
 
 
 if __name__ == "__main__":
