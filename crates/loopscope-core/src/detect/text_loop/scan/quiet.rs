@@ -5,12 +5,10 @@
 //! it stops at.
 
 use super::super::lanes::Splat;
-use super::{fold, gear, Held, Hot, Kgram, Triggers, CLASS, DIGIT, LOOKUP, NORMAL, SHORT, SPACE, TABLE, TICK, WIDE};
+use super::{fold, gear, Held, Hot, Kgram, Triggers, CLASS, DIGIT, LOOKUP, NORMAL, SHORT, SPACE, TABLE, TICK};
 
-/// What the quiet path needs of a byte, in one table (one base register
-/// instead of three keeps its state in registers). A byte that is not
-/// ASCII is only its class, WIDE, which stops the path like a backtick
-/// does (so no test of its own per byte).
+/// What the quiet path needs of an ASCII byte, in one table (one base
+/// register instead of three keeps its state in registers).
 #[derive(Clone, Copy)]
 #[repr(C, align(16))]
 struct Byte {
@@ -22,13 +20,13 @@ struct Byte {
     view: u8,
 }
 
-const BYTES: [Byte; 256] = {
+const BYTES: [Byte; 128] = {
     let mut t = [Byte {
         splat: Splat::of(0),
         gear: 0,
-        class: WIDE,
+        class: 0,
         view: 0,
-    }; 256];
+    }; 128];
     let mut b = 0;
     while b < 128 {
         let v = NORMAL[b];
@@ -95,10 +93,13 @@ fn quiet_run(hot: &mut Hot, ring: &mut [u32], seen: &mut [u32], triggers: &Trigg
         let n = cells.len().min(bytes.len() - read);
         let (cells, src) = (&mut cells[..n], &bytes[read..read + n]);
         for j in 0..n {
-            let byte = &BYTES[usize::from(src[j])];
+            let Some(byte) = BYTES.get(usize::from(src[j])) else {
+                read += j;
+                break 'stretches;
+            };
             // An ASCII char is its own code.
             let (next_lanes, any) = lanes.step_splat(&byte.splat, byte.view, triggers);
-            if (byte.class & (last | TICK | WIDE) != 0) | any {
+            if (byte.class & (last | TICK) != 0) | any {
                 read += j;
                 break 'stretches;
             }
