@@ -102,14 +102,6 @@ pub(super) struct OpenBlock {
     prev_cjk: Option<char>,
     /// Folded words and pairs in order, repeats included.
     words: Vec<u64>,
-    /// The chant key of those words so far (see `chain`): built as they
-    /// come, where its chain of multiplies overlaps the reading.
-    key: u64,
-}
-
-/// The chant key `key` of some words, with `w` after them.
-fn chain(key: u64, w: u64) -> u64 {
-    mix(key.rotate_left(17) ^ w)
 }
 
 impl OpenBlock {
@@ -122,14 +114,9 @@ impl OpenBlock {
         };
     }
 
-    fn push_word(&mut self, w: u64) {
-        self.words.push(w);
-        self.key = chain(self.key, w);
-    }
-
     fn end_word(&mut self) {
         if self.in_word {
-            self.push_word(self.word);
+            self.words.push(self.word);
             self.word = 0;
             self.in_word = false;
         }
@@ -155,7 +142,7 @@ impl OpenBlock {
                 self.row = bytes[k] == b'|';
             }
         }
-        let (mut word, mut in_word, mut key) = (self.word, self.in_word, self.key);
+        let (mut word, mut in_word) = (self.word, self.in_word);
         let mut stage = [0u64; STAGE];
         let mut staged = 0;
         // One test per byte for every reason to stop (a byte that is not
@@ -176,7 +163,6 @@ impl OpenBlock {
             k += 1;
             if staged == STAGE {
                 self.words.extend_from_slice(&stage);
-                key = stage.iter().fold(key, |key, &w| chain(key, w));
                 staged = 0;
             }
         }
@@ -194,9 +180,7 @@ impl OpenBlock {
         }
         for &w in &stage[..staged] {
             self.words.push(w);
-            key = chain(key, w);
         }
-        self.key = key;
         if read > 0 {
             self.prev_cjk = None;
         }
@@ -222,7 +206,8 @@ impl OpenBlock {
         if is_cjk(c) {
             self.end_word();
             if let Some(p) = self.prev_cjk {
-                self.push_word((u64::from(u32::from(p)) << 32 | u64::from(u32::from(c))) | PAIR);
+                self.words
+                    .push((u64::from(u32::from(p)) << 32 | u64::from(u32::from(c))) | PAIR);
             }
             self.prev_cjk = Some(c);
         } else {
@@ -267,8 +252,11 @@ impl OpenBlock {
             self.words = cells;
         }
         out.clear();
-        let (mut sig, mut bits) = (0u128, 0);
+        let (mut sig, mut bits, mut key) = (0u128, 0, 0u64);
+        // One pass for the set and the key: the key's chain of multiplies
+        // is latency bound, the set's work fills the gaps.
         for &w in &self.words {
+            key = mix(key.rotate_left(17) ^ w);
             let x = mix(w);
             let bit = sig_bit(x);
             let new_bit = sig & bit == 0;
@@ -288,7 +276,7 @@ impl OpenBlock {
             sig,
             bits,
             sorted,
-            key: (!self.row && !self.words.is_empty()).then_some(self.key),
+            key: (!self.row && !self.words.is_empty()).then_some(key),
         }
     }
 }
@@ -602,4 +590,17 @@ fn is_cjk(c: char) -> bool {
 }
 
 #[cfg(test)]
-mod tests;
+mod tests {
+    use super::*;
+
+    #[test]
+    fn bits_set_counts_like_count_ones() {
+        let mut x = 0x9E37_79B9_7F4A_7C15_u128;
+        for shift in 0..130 {
+            for v in [0, u128::MAX, 1u128 << (shift % 128), x, !x, x >> shift.min(127)] {
+                assert_eq!(bits_set(v), v.count_ones() as usize, "{v:#x}");
+            }
+            x = x.wrapping_mul(0x2545_F491_4F6C_DD1D) ^ (x >> 17);
+        }
+    }
+}
