@@ -84,10 +84,6 @@ const PAIR: u64 = 1 << 63;
 /// In a table row's words, where a cell ends (a `|`).
 const CELL: u64 = u64::MAX;
 
-/// Words staged before they go to the block's list (the hot loop stores
-/// every position's word and advances only at a word's end, no branch).
-const STAGE: usize = 8;
-
 /// The open block, built as the text streams (no copy of its text is
 /// kept): the word being read and the words so far.
 #[derive(Clone, Debug, Default)]
@@ -143,8 +139,13 @@ impl OpenBlock {
             }
         }
         let (mut word, mut in_word) = (self.word, self.in_word);
-        let mut stage = [0u64; STAGE];
-        let mut staged = 0;
+        // Words are written straight after the block's words, into room
+        // made first: a word that ends here takes a char and the byte
+        // after it, so half the bytes and two more are enough (and the
+        // bytes are at most a block's size).
+        self.words.reserve(bytes.len() / 2 + 2);
+        let room = self.words.spare_capacity_mut();
+        let mut ended = 0;
         // One test per byte for every reason to stop (a byte that is not
         // ASCII, the end of the block, a mark); the byte it stops at is
         // read after the loop.
@@ -155,31 +156,29 @@ impl OpenBlock {
                 break;
             }
             let is_word = class & WORD != 0;
-            stage[staged % STAGE] = word;
-            staged += usize::from(in_word & !is_word);
+            // Written at every byte, kept where a word ends (no branch).
+            room[ended].write(word);
+            ended += usize::from(in_word & !is_word);
             // Letters and digits: setting 0x20 lowercases a letter and keeps a digit.
             word = if is_word { fold(word, u32::from(b | 0x20)) } else { 0 };
             in_word = is_word;
             k += 1;
-            if staged == STAGE {
-                self.words.extend_from_slice(&stage);
-                staged = 0;
-            }
         }
+        // SAFETY: the `ended` slots after the words were each written
+        // before the count passed them.
+        unsafe { self.words.set_len(self.words.len() + ended) };
         let (mut read, mut stop) = (k, 0);
         if let Some(&b) = bytes.get(k) {
             let class = BYTE_CLASS[usize::from(b)];
             if class & (END | MARK) != 0 {
                 // ASCII and never part of a word: it ends the one being read.
-                stage[staged] = word;
-                staged += usize::from(in_word);
+                if in_word {
+                    self.words.push(word);
+                }
                 (word, in_word) = (0, false);
                 read = k + 1;
                 stop = class;
             }
-        }
-        for &w in &stage[..staged] {
-            self.words.push(w);
         }
         if read > 0 {
             self.prev_cjk = None;
@@ -590,17 +589,4 @@ fn is_cjk(c: char) -> bool {
 }
 
 #[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn bits_set_counts_like_count_ones() {
-        let mut x = 0x9E37_79B9_7F4A_7C15_u128;
-        for shift in 0..130 {
-            for v in [0, u128::MAX, 1u128 << (shift % 128), x, !x, x >> shift.min(127)] {
-                assert_eq!(bits_set(v), v.count_ones() as usize, "{v:#x}");
-            }
-            x = x.wrapping_mul(0x2545_F491_4F6C_DD1D) ^ (x >> 17);
-        }
-    }
-}
+mod tests;
