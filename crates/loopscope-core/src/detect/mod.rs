@@ -485,9 +485,13 @@ pub(crate) const fn is_ascii_space(c: u8) -> bool {
     matches!(c, b'\t'..=b'\r' | b' ')
 }
 
+/// What a [`TextReader`] looks at (its `Rule::KINDS`).
+pub(crate) const TEXT_KINDS: Kinds = Kinds::REQUEST.and(Kinds::REASONING).and(Kinds::CONTENT);
+
 /// A rule that reads the reasoning and content text of each request, each
 /// channel on its own, and starts both over at a new request (text-loop,
-/// paraphrase-loop): its `Rule::observe` is `observe_text`.
+/// paraphrase-loop): its `Rule::observe` is `observe_text`, its
+/// `Rule::KINDS` [`TEXT_KINDS`].
 pub(crate) trait TextReader {
     /// A new request (or prompt): both channels start over.
     fn restart(&mut self);

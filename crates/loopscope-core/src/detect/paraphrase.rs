@@ -359,6 +359,7 @@ fn chanting(b: &Blocks, min: usize, ratio: usize, channel: Channel, obs: &Observ
 
 impl Rule for ParaphraseLoop {
     const ID: &'static str = "paraphrase-loop";
+    const KINDS: super::Kinds = super::TEXT_KINDS;
 
     fn observe(&mut self, obs: &Observation<'_>) -> Option<Detection> {
         self.observe_text(obs)

@@ -223,6 +223,7 @@ impl TextReader for TextLoop {
 
 impl Rule for TextLoop {
     const ID: &'static str = "text-loop";
+    const KINDS: super::Kinds = super::TEXT_KINDS;
 
     fn observe(&mut self, obs: &Observation<'_>) -> Option<Detection> {
         self.observe_text(obs)

@@ -284,6 +284,9 @@ fn outcome(s: &Step) -> &'static str {
 
 impl Rule for ToolLoop {
     const ID: &'static str = "tool-loop";
+    const KINDS: super::Kinds = super::Kinds::REQUEST
+        .and(super::Kinds::TOOL_CALL)
+        .and(super::Kinds::TOOL_RESULT);
 
     fn observe(&mut self, obs: &Observation<'_>) -> Option<Detection> {
         match &obs.event.kind {
