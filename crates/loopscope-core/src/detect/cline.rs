@@ -256,6 +256,13 @@ impl Detector for Cline {
         Status::Idle { detail: String::new() }
     }
 
+    fn kinds(&self) -> super::Kinds {
+        super::Kinds::PROMPT
+            .and(super::Kinds::REQUEST)
+            .and(super::Kinds::TOOL_CALL)
+            .and(super::Kinds::TOOL_RESULT)
+    }
+
     fn states(&self, _: &Buffers) -> Vec<DetectorState> {
         let fired = |k: usize| {
             self.fired[k].as_ref().map(|(event, reason)| Status::Fired {

@@ -427,6 +427,10 @@ impl<R: Rule> Detector for Rearmed<R> {
         }
     }
 
+    fn kinds(&self) -> Kinds {
+        R::KINDS.and(Kinds::PROMPT)
+    }
+
     fn status(&self, buffers: &Buffers) -> Status {
         match &self.last {
             Some((event, reason)) => Status::Fired {

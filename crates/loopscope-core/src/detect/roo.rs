@@ -97,6 +97,7 @@ struct ToolRepeat {
 
 impl Rule for ToolRepeat {
     const ID: &'static str = "roo-tool-repeat";
+    const KINDS: super::Kinds = super::Kinds::TOOL_CALL;
 
     fn observe(&mut self, obs: &Observation<'_>) -> Option<Detection> {
         let EventKind::ToolCall { name, args, .. } = &obs.event.kind else {
@@ -161,6 +162,9 @@ struct MistakeLimit {
 
 impl Rule for MistakeLimit {
     const ID: &'static str = "roo-mistake-limit";
+    const KINDS: super::Kinds = super::Kinds::REQUEST
+        .and(super::Kinds::TOOL_CALL)
+        .and(super::Kinds::TOOL_RESULT);
 
     fn observe(&mut self, obs: &Observation<'_>) -> Option<Detection> {
         match &obs.event.kind {

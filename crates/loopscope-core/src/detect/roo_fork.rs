@@ -177,6 +177,7 @@ impl DeadLoop {
 
 impl Rule for DeadLoop {
     const ID: &'static str = "roo-fork-dead-loop";
+    const KINDS: super::Kinds = super::Kinds::REQUEST.and(super::Kinds::REASONING);
 
     fn observe(&mut self, obs: &Observation<'_>) -> Option<Detection> {
         match &obs.event.kind {
