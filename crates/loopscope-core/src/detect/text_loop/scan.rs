@@ -125,9 +125,10 @@ const fn gear(c: u32) -> u64 {
     x ^ (x >> 31)
 }
 
-/// The per-char state of a channel: plain values, copied into a local for
-/// the length of a delta so that they live in registers (fields behind
-/// `&mut self` are reloaded after every store into the ring).
+/// The per-char state of a channel: plain values, which the quiet path
+/// copies into locals for the length of its run so that they live in
+/// registers (fields behind a `&mut` are reloaded after every store into
+/// the ring), and writes back when it stops.
 #[derive(Clone, Copy, Debug, Default)]
 struct Hot {
     /// Normalized chars in this request (the index of the next one).
