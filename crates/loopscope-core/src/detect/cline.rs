@@ -7,7 +7,8 @@
 use super::keys;
 use super::params::{Default, Kind, ParamSpec, Profile};
 use super::{
-    quote, Buffers, Detection, Detector, DetectorInfo, DetectorState, Evidence, Family, Group, Observation, Status,
+    quote, Buffers, Detection, Detector, DetectorInfo, DetectorState, Evidence, Family, Group, Kinds, Observation,
+    Status,
 };
 use crate::detect::Configured;
 use crate::event::{Channel, EventKind};
@@ -256,11 +257,8 @@ impl Detector for Cline {
         Status::Idle { detail: String::new() }
     }
 
-    fn kinds(&self) -> super::Kinds {
-        super::Kinds::PROMPT
-            .and(super::Kinds::REQUEST)
-            .and(super::Kinds::TOOL_CALL)
-            .and(super::Kinds::TOOL_RESULT)
+    fn kinds(&self) -> Kinds {
+        Kinds::PROMPT.and(Kinds::TOOL_TURNS)
     }
 
     fn states(&self, _: &Buffers) -> Vec<DetectorState> {

@@ -23,6 +23,9 @@ impl Kinds {
     pub const TOOL_CALL: Kinds = Kinds(1 << 4);
     /// Tool results.
     pub const TOOL_RESULT: Kinds = Kinds(1 << 5);
+    /// Requests, tool calls and tool results: the turns and steps a tool
+    /// guard counts.
+    pub const TOOL_TURNS: Kinds = Kinds::REQUEST.and(Kinds::TOOL_CALL).and(Kinds::TOOL_RESULT);
     /// Recorded judge verdicts (`loop_check`).
     pub const LOOP_CHECK: Kinds = Kinds(1 << 6);
     /// Notes, meta lines and anything else.

@@ -17,8 +17,8 @@
 
 use super::params::{Default, Kind, ParamSpec, Params, Profile};
 use super::{
-    Buffers, Detection, DetectorInfo, Evidence, Family, Observation, PerChannel, PromptScoped, Rule, Span, Status,
-    TextReader,
+    Buffers, Detection, DetectorInfo, Evidence, Family, Kinds, Observation, PerChannel, PromptScoped, Rule, Span,
+    Status, TextReader, TEXT_KINDS,
 };
 use crate::event::Channel;
 use blocks::{Block, Blocks, Closed};
@@ -359,7 +359,7 @@ fn chanting(b: &Blocks, min: usize, ratio: usize, channel: Channel, obs: &Observ
 
 impl Rule for ParaphraseLoop {
     const ID: &'static str = "paraphrase-loop";
-    const KINDS: super::Kinds = super::TEXT_KINDS;
+    const KINDS: Kinds = TEXT_KINDS;
 
     fn observe(&mut self, obs: &Observation<'_>) -> Option<Detection> {
         self.observe_text(obs)

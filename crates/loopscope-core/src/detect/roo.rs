@@ -5,7 +5,7 @@
 
 use super::keys::{self, KeyStyle};
 use super::params::{Default, Kind, ParamSpec, Profile};
-use super::{quote, Buffers, Detection, DetectorInfo, Evidence, Family, Observation, Rearmed, Rule, Status};
+use super::{quote, Buffers, Detection, DetectorInfo, Evidence, Family, Kinds, Observation, Rearmed, Rule, Status};
 use crate::event::{Channel, EventKind};
 use serde_json::Value;
 
@@ -97,7 +97,7 @@ struct ToolRepeat {
 
 impl Rule for ToolRepeat {
     const ID: &'static str = "roo-tool-repeat";
-    const KINDS: super::Kinds = super::Kinds::TOOL_CALL;
+    const KINDS: Kinds = Kinds::TOOL_CALL;
 
     fn observe(&mut self, obs: &Observation<'_>) -> Option<Detection> {
         let EventKind::ToolCall { name, args, .. } = &obs.event.kind else {
@@ -162,9 +162,7 @@ struct MistakeLimit {
 
 impl Rule for MistakeLimit {
     const ID: &'static str = "roo-mistake-limit";
-    const KINDS: super::Kinds = super::Kinds::REQUEST
-        .and(super::Kinds::TOOL_CALL)
-        .and(super::Kinds::TOOL_RESULT);
+    const KINDS: Kinds = Kinds::TOOL_TURNS;
 
     fn observe(&mut self, obs: &Observation<'_>) -> Option<Detection> {
         match &obs.event.kind {

@@ -8,7 +8,7 @@
 
 use super::params::{Default, Kind, ParamSpec, Profile};
 use super::{js_space, js_trim};
-use super::{Buffers, Detection, DetectorInfo, Evidence, Family, Observation, PromptScoped, Rule, Span, Status};
+use super::{Buffers, Detection, DetectorInfo, Evidence, Family, Kinds, Observation, PromptScoped, Rule, Span, Status};
 use crate::event::{Channel, EventKind};
 
 pub(crate) static INFO: DetectorInfo = DetectorInfo {
@@ -177,7 +177,7 @@ impl DeadLoop {
 
 impl Rule for DeadLoop {
     const ID: &'static str = "roo-fork-dead-loop";
-    const KINDS: super::Kinds = super::Kinds::REQUEST.and(super::Kinds::REASONING);
+    const KINDS: Kinds = Kinds::REQUEST.and(Kinds::REASONING);
 
     fn observe(&mut self, obs: &Observation<'_>) -> Option<Detection> {
         match &obs.event.kind {

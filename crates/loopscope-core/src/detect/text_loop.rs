@@ -14,8 +14,8 @@
 
 use super::params::{Default, Kind, ParamSpec, Params, Profile};
 use super::{
-    quote, Buffers, Detection, DetectorInfo, Evidence, Family, Observation, PerChannel, PromptScoped, Rule, Span,
-    Status, TextReader,
+    quote, Buffers, Detection, DetectorInfo, Evidence, Family, Kinds, Observation, PerChannel, PromptScoped, Rule,
+    Span, Status, TextReader, TEXT_KINDS,
 };
 use crate::event::Channel;
 use lanes::Triggers;
@@ -223,7 +223,7 @@ impl TextReader for TextLoop {
 
 impl Rule for TextLoop {
     const ID: &'static str = "text-loop";
-    const KINDS: super::Kinds = super::TEXT_KINDS;
+    const KINDS: Kinds = TEXT_KINDS;
 
     fn observe(&mut self, obs: &Observation<'_>) -> Option<Detection> {
         self.observe_text(obs)

@@ -24,7 +24,7 @@ use step_key::{step_key, StepKey};
 use serde_json::Value;
 
 use super::params::{Default, Kind, ParamSpec, Params, Profile};
-use super::{Buffers, Detection, DetectorInfo, Evidence, Family, Observation, PromptScoped, Rule, Status};
+use super::{Buffers, Detection, DetectorInfo, Evidence, Family, Kinds, Observation, PromptScoped, Rule, Status};
 use crate::event::{Channel, EventKind};
 
 mod call;
@@ -284,9 +284,7 @@ fn outcome(s: &Step) -> &'static str {
 
 impl Rule for ToolLoop {
     const ID: &'static str = "tool-loop";
-    const KINDS: super::Kinds = super::Kinds::REQUEST
-        .and(super::Kinds::TOOL_CALL)
-        .and(super::Kinds::TOOL_RESULT);
+    const KINDS: Kinds = Kinds::TOOL_TURNS;
 
     fn observe(&mut self, obs: &Observation<'_>) -> Option<Detection> {
         match &obs.event.kind {
