@@ -8,9 +8,11 @@
 use super::lanes::{Lanes, Triggers};
 use super::CODE_FACTOR;
 use crate::detect::Detection;
+use candidates::{follow, propose};
 use quiet::quiet_ascii;
 use std::collections::VecDeque;
 
+mod candidates;
 mod quiet;
 
 /// Periods up to this are checked char by char; longer ones by k-grams of this size.
@@ -208,6 +210,21 @@ impl Stream {
         needed: impl Fn(usize) -> usize,
         judge: impl Fn(&Stream, &Tail, usize, usize) -> Option<Detection>,
     ) -> Option<Detection> {
+        self.read_by::<true>(text, max_period, trigger, needed, judge)
+    }
+
+    /// [`Stream::read`], with or without the quiet path (the tests hold
+    /// the two ways equal). Always inlined: `read` is then the one body it
+    /// was before the switch, and inlined where it was.
+    #[inline(always)]
+    fn read_by<const QUIET: bool>(
+        &mut self,
+        text: &str,
+        max_period: usize,
+        trigger: &Triggers,
+        needed: impl Fn(usize) -> usize,
+        judge: impl Fn(&Stream, &Tail, usize, usize) -> Option<Detection>,
+    ) -> Option<Detection> {
         let stream = self;
         stream.prepare(text.len(), max_period);
         let mut chars = text.chars();
@@ -235,7 +252,7 @@ impl Stream {
                 best,
                 max_period,
             };
-            let Some((tail, n, need)) = read_until_loop(hot, &mut held, &mut chars, *judged, &needed) else {
+            let Some((tail, n, need)) = read_until_loop::<QUIET>(hot, &mut held, &mut chars, *judged, &needed) else {
                 break;
             };
             if let Some(d) = judge(stream, &tail, n, need) {
@@ -292,21 +309,32 @@ impl Stream {
     /// holds, up to what `max_period` needs), the k-gram table, and the
     /// folds that fell out of the ring let go of now and then (every delta
     /// pays this check: the common case is two comparisons).
+    #[inline(always)]
     fn prepare(&mut self, more: usize, max_period: usize) {
-        let cap = self.ring.len();
-        if self.hot.len + more > cap {
-            let wanted = (4 * max_period + 2 * SHORT).next_power_of_two();
-            let needed = (self.hot.len + more).next_power_of_two().clamp(MIN_RING, wanted);
-            if needed > cap {
-                self.grow(needed);
-            }
+        if self.hot.len + more > self.ring.len() {
+            self.make_room(more, max_period);
         }
         if self.skews.len() > SKEWS {
-            // Keep one at or before the ring's start.
-            let first = self.first();
-            while self.skews.len() > 1 && self.skews[1].0 <= first {
-                self.skews.pop_front();
-            }
+            self.forget_folds();
+        }
+    }
+
+    #[cold]
+    fn make_room(&mut self, more: usize, max_period: usize) {
+        let wanted = (4 * max_period + 2 * SHORT).next_power_of_two();
+        let needed = (self.hot.len + more).next_power_of_two().clamp(MIN_RING, wanted);
+        if needed > self.ring.len() {
+            self.grow(needed);
+        }
+    }
+
+    /// Lets go of the folds that fell out of the ring (keeping one at or
+    /// before the ring's start).
+    #[cold]
+    fn forget_folds(&mut self) {
+        let first = self.first();
+        while self.skews.len() > 1 && self.skews[1].0 <= first {
+            self.skews.pop_front();
         }
     }
 
@@ -386,30 +414,56 @@ fn step(h: &mut Hot, held: &mut Held<'_>, v: u32) -> Option<Tail> {
     let mask = held.ring.len() - 1;
     held.ring[i & mask] = v;
     h.len += 1;
-    let first = first(h.len, held.ring);
     let (lanes, any) = h.lanes.step(code(v), held.trigger);
     h.lanes = lanes;
-    let mut found = if any { short_tail(h, held, v, i, first) } else { None };
-    // k-grams for longer periods.
     h.hash = (h.hash << 4) ^ gear(v);
+    let mut seen_at = 0;
     if i + 1 >= SHORT {
         let kgram = Kgram::of(h.hash);
         let at = (h.origin as u32).wrapping_add(1).wrapping_add(i as u32);
-        if !held.candidates.is_empty() {
-            follow(held, v, i, first);
-        }
         // Every k-gram is recorded, but looked up only at every LOOKUP-th
         // position: in a loop of period p, the k-gram p back is still the
         // last one recorded in its bucket, so the period is proposed a few
         // chars later, long before its third copy (and at the same place
         // however the text was cut into deltas).
         if i.is_multiple_of(LOOKUP) {
-            let d = kgram.distance(held.seen[kgram.slot], at);
-            if d > 0 && d <= i && i - d >= first {
-                propose(held, i - d, i, first);
-            }
+            seen_at = kgram.distance(held.seen[kgram.slot], at);
         }
         held.seen[kgram.slot] = kgram.entry(at);
+    }
+    finish(h, held, v, Stepped { any, seen_at })
+}
+
+/// What appending the newest view char left for [`finish`]: whether some
+/// short-period lane reached its trigger, and how far back its k-gram was
+/// last seen (0: not looked up, or not seen).
+#[derive(Clone, Copy)]
+struct Stepped {
+    any: bool,
+    seen_at: usize,
+}
+
+/// The rest of a step, once the newest view char is in the ring, the lanes,
+/// the hash and the k-gram table (put there by [`step`], or by the quiet
+/// path, which hands a char over only when this has something to do): the
+/// short tail the lanes point at, the candidates followed one char further,
+/// a period proposed. The longest periodic tail ending at the char, if any.
+fn finish(h: &mut Hot, held: &mut Held<'_>, v: u32, stepped: Stepped) -> Option<Tail> {
+    let i = h.len - 1;
+    let first = first(h.len, held.ring);
+    let mut found = if stepped.any {
+        short_tail(h, held, v, i, first)
+    } else {
+        None
+    };
+    if i + 1 >= SHORT {
+        if !held.candidates.is_empty() {
+            follow(held, v, i, first);
+        }
+        let d = stepped.seen_at;
+        if d > 0 && d <= i && i - d >= first {
+            propose(held, i - d, i, first);
+        }
         for &(p, run) in held.candidates.iter() {
             let len = run + p;
             if run >= p && found.as_ref().is_none_or(|t| len / p > (t.end - t.start) / t.period) {
@@ -467,52 +521,11 @@ fn short_tail(h: &mut Hot, held: &mut Held<'_>, v: u32, i: usize, first: usize) 
     })
 }
 
-/// Follows the candidates one char further; drops the broken ones.
-fn follow(held: &mut Held<'_>, v: u32, i: usize, first: usize) {
-    let mut k = 0;
-    while k < held.candidates.len() {
-        let (p, run) = held.candidates[k];
-        if i >= first + p && at(held.ring, i - p) == v {
-            held.candidates[k].1 = run + 1;
-            k += 1;
-        } else {
-            held.candidates.swap_remove(k);
-        }
-    }
-}
-
-/// The k-gram ending at `i` was seen ending at `q`: distance `i - q`
-/// becomes a candidate period if the k-grams really are equal.
-fn propose(held: &mut Held<'_>, q: usize, i: usize, first: usize) {
-    let d = i - q;
-    let ring = &*held.ring;
-    if d <= SHORT
-        || d > held.max_period
-        || held.candidates.iter().any(|&(p, _)| p == d)
-        || q < first + SHORT - 1
-        || !(0..SHORT).all(|k| at(ring, q - k) == at(ring, i - k))
-    {
-        return;
-    }
-    // How far back the text already agrees at this distance.
-    let mut run = 0;
-    while run < 8 * d && i >= first + d + run && at(ring, i - run) == at(ring, i - run - d) {
-        run += 1;
-    }
-    if held.candidates.len() >= MAX_CANDIDATES {
-        // Keep the best followed ones.
-        let worst = (0..held.candidates.len())
-            .min_by_key(|&k| held.candidates[k].1 * 1000 / held.candidates[k].0.max(1))
-            .expect("not empty");
-        held.candidates.swap_remove(worst);
-    }
-    held.candidates.push((d, run));
-}
 /// The hot loop: reads chars until a periodic tail has the copies of a
 /// loop (and is not the tail last judged no loop); that tail, its copies
 /// and the copies it needs.
 #[inline(always)]
-fn read_until_loop(
+fn read_until_loop<const QUIET: bool>(
     hot: &mut Hot,
     held: &mut Held<'_>,
     chars: &mut std::str::Chars<'_>,
@@ -520,18 +533,27 @@ fn read_until_loop(
     needed: impl Fn(usize) -> usize,
 ) -> Option<(Tail, usize, usize)> {
     loop {
-        if held.candidates.is_empty() && hot.len + 1 >= SHORT {
+        let mut handed = None;
+        if QUIET && held.candidates.is_empty() && hot.len + 1 >= SHORT {
             let rest = chars.as_str();
-            let read = quiet_ascii(hot, held, rest.as_bytes());
+            let read;
+            (read, handed) = quiet_ascii(hot, held, rest.as_bytes());
             if read > 0 {
                 *chars = rest[read..].chars();
             }
         }
-        let c = chars.next()?;
-        let Some(v) = normalize(hot, held.skews, c) else {
-            continue;
+        let found = match handed {
+            // The quiet path stepped this char and left the rest of its step.
+            Some(h) => finish(hot, held, h.view, h.stepped),
+            None => {
+                let c = chars.next()?;
+                let Some(v) = normalize(hot, held.skews, c) else {
+                    continue;
+                };
+                step(hot, held, v)
+            }
         };
-        let Some(tail) = step(hot, held, v) else {
+        let Some(tail) = found else {
             continue;
         };
         let n = (tail.end - tail.start) / tail.period;
@@ -555,3 +577,6 @@ fn read_until_loop(
         return Some((tail, n, need));
     }
 }
+
+#[cfg(test)]
+mod tests;
