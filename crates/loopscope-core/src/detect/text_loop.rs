@@ -71,12 +71,7 @@ fn build(p: &Params) -> Box<dyn super::Detector> {
         copies,
         short_copies,
         max_period,
-        trigger: Triggers::new(std::array::from_fn(|k| {
-            // Runs of p count copies - 1 periods: half the needed copies, at least two.
-            let p = k + 1;
-            let half = needed(p, copies, short_copies).div_ceil(2).max(2);
-            (p * (half - 1)).min(usize::from(u8::MAX)) as u8
-        })),
+        trigger: triggers(copies, short_copies),
         streams: PerChannel::default(),
     })
 }
@@ -102,6 +97,17 @@ fn needed(p: usize, copies: usize, short_copies: usize) -> usize {
         p if p < SHORT => short_copies,
         _ => copies,
     }
+}
+
+/// Per short period, the run at which a tail has half the copies a loop
+/// needs (a near miss worth looking at).
+fn triggers(copies: usize, short_copies: usize) -> Triggers {
+    Triggers::new(std::array::from_fn(|k| {
+        // Runs of p count copies - 1 periods: half the needed copies, at least two.
+        let p = k + 1;
+        let half = needed(p, copies, short_copies).div_ceil(2).max(2);
+        (p * (half - 1)).min(usize::from(u8::MAX)) as u8
+    }))
 }
 
 /// Whether a periodic tail is a loop, and its detection: the unit must have

@@ -1,8 +1,9 @@
-//! text-loop's quiet path: the common case of a channel's text (ASCII
-//! that opens no fence, proposes and follows no period and brings no short
-//! period near a loop; runs of spaces and digits folded on the way)
-//! stepped with its state in registers. The general path takes every char
-//! it stops at.
+//! text-loop's quiet path: the common case of a channel's text (ASCII that
+//! opens no fence while no period is followed; runs of spaces and digits
+//! folded on the way) stepped with its state in registers. A char whose
+//! step has more to do (a short period near a loop, a k-gram seen before)
+//! is stepped and handed over for the rest; the general path takes every
+//! char the quiet path does not step.
 
 use super::super::lanes::Splat;
 use super::{
@@ -20,11 +21,11 @@ struct Byte {
     gear: u64,
     /// The view char (an ASCII byte is its own char and code).
     view: u8,
-    /// What ends a run before this byte: set in the next byte's class,
-    /// it is not stepped (a fold after a space or a digit, a backtick, a
-    /// byte that is not ASCII).
+    /// The classes that stop the quiet path at the byte after this one:
+    /// this byte's own if it is a space or a digit (one more of the same
+    /// folds), a backtick's, and that of a byte that is not ASCII.
     stops: u8,
-    /// This byte's class: a space or a digit stops the next one of its class.
+    /// This byte's class, tested against the last byte's `stops`.
     class: u8,
 }
 
@@ -74,12 +75,12 @@ const BYTES_TABLE: [Byte; 256] = {
 /// (no k-gram yet) are the general path's.
 pub(super) fn quiet_ascii(hot: &mut Hot, held: &mut Held<'_>, bytes: &[u8]) -> (usize, Option<Handed>) {
     let mut read = 0;
-    let mut handed = None;
+    let mut handed;
     loop {
-        let (run, left) = quiet_run(hot, held.ring, held.seen, held.trigger, &bytes[read..]);
+        let run;
+        (run, handed) = quiet_run(hot, held.ring, held.seen, held.trigger, &bytes[read..]);
         read += run;
-        if left.is_some() {
-            handed = left;
+        if handed.is_some() {
             break;
         }
         // A space or a digit after one of its class: folded away with the

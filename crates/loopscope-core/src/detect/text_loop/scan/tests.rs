@@ -13,19 +13,9 @@ fn read_all<const QUIET: bool>(
     pieces: &[String],
     reject_every: bool,
 ) -> Vec<(usize, usize, usize, usize, usize, usize)> {
-    // The extended profile's default triggers and copies.
-    let needed = |p: usize| -> usize {
-        match p {
-            1 => 80,
-            p if p < SHORT => 5,
-            _ => 3,
-        }
-    };
-    let trigger = Triggers::new(std::array::from_fn(|k| {
-        let p = k + 1;
-        let half = needed(p).div_ceil(2).max(2);
-        (p * (half - 1)).min(usize::from(u8::MAX)) as u8
-    }));
+    // The extended profile's default copies.
+    let needed = |p: usize| crate::detect::text_loop::needed(p, 3, 5);
+    let trigger = crate::detect::text_loop::triggers(3, 5);
     let seen = RefCell::new(Vec::new());
     let mut stream = Stream::default();
     for (k, piece) in pieces.iter().enumerate() {
