@@ -125,7 +125,9 @@ fn is_within(path: &Path, dir: &Path) -> bool {
 /// directory (a Cline/Roo task folder) every file directly in it.
 pub fn inputs_of(path: &Path) -> Vec<(PathBuf, FileId)> {
     if crate::config::is_stdin(path) {
-        return Vec::new();
+        // `report - -o log < log`: what standard input is open on is read
+        // as much as a named file.
+        return stdin_file().into_iter().collect();
     }
     // `store#session`, `events.jsonl#agent`: the file holding the stream,
     // and a store's write-ahead log.
@@ -153,6 +155,33 @@ pub fn inputs_of(path: &Path) -> Vec<(PathBuf, FileId)> {
     out
 }
 
+/// An input as a message names it.
+fn input_name(p: &Path) -> String {
+    if crate::config::is_stdin(p) {
+        "standard input".to_string()
+    } else {
+        crate::sanitize::path(p)
+    }
+}
+
+/// The regular file standard input is redirected from, if it is one
+/// (shown as `-`).
+fn stdin_file() -> Option<(PathBuf, FileId)> {
+    #[cfg(unix)]
+    {
+        use std::os::fd::AsFd;
+        let fd = io::stdin().as_fd().try_clone_to_owned().ok()?;
+        let m = fs::File::from(fd).metadata().ok()?;
+        m.is_file()
+            .then(|| FileId::from_meta(&m).map(|id| (PathBuf::from("-"), id)))
+            .flatten()
+    }
+    #[cfg(not(unix))]
+    {
+        None
+    }
+}
+
 /// Refuses an output that is one of the inputs (by identity) or that
 /// would be written into an input folder (a task folder, or a folder whose
 /// sessions are followed: a new file there could become an input).
@@ -164,7 +193,7 @@ pub fn refuse_if_input(output: &Path, inputs: &[&Path]) -> Result<(), String> {
             if let Some((p, _)) = inputs_of(input).iter().find(|(_, i)| *i == id) {
                 return Err(format!(
                     "{shown}: is the same file as the input {}; refusing to write over it",
-                    crate::sanitize::path(p)
+                    input_name(p)
                 ));
             }
         }
@@ -207,7 +236,7 @@ pub fn refuse_std_streams_into(inputs: &[&Path]) -> Result<(), String> {
                 return refuse(format!(
                     "{} is {} (an input of this command); refusing to write into it",
                     stream.name(),
-                    crate::sanitize::path(p)
+                    input_name(p)
                 ));
             }
             if let Some(path) = path.as_deref().filter(|p| input.is_dir() && is_within(p, input)) {

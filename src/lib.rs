@@ -11,6 +11,25 @@
 // its own modules, so `crate::detect::…` reads the same everywhere.
 pub use loopscope_core::{config, detect, engine, event, formats, fuzzing, io_reason, sanitize, store, text};
 
+/// `eprintln!` and `eprint!` that never panic: std's panic when standard
+/// error cannot be written (`loopscope report … 2>&1 | head -c 10` closes
+/// it), and a message that cannot be shown is no reason to crash. These
+/// shadow std's in every module declared below (a message is still
+/// written the same way).
+macro_rules! eprintln {
+    ($($arg:tt)*) => {{
+        use std::io::Write as _;
+        let _ = writeln!(std::io::stderr(), $($arg)*);
+    }};
+}
+
+macro_rules! eprint {
+    ($($arg:tt)*) => {{
+        use std::io::Write as _;
+        let _ = write!(std::io::stderr(), $($arg)*);
+    }};
+}
+
 pub mod convert;
 pub mod files;
 pub mod judge;

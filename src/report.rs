@@ -3,7 +3,7 @@
 //! reason, numbers, parameters, the evidence with the viewer's highlights
 //! and the viewer's screen at that moment. [`crate::render::html`] writes it.
 
-use std::io::{self, Write};
+use std::io::{self, Read, Write};
 use std::time::Instant;
 
 use crate::config::Setup;
@@ -25,6 +25,44 @@ pub struct ReportOptions {
     /// Detections shown in full (with a picture) in the whole report; the
     /// rest are listed in the table only, so a fleet's report stays small.
     pub max_sections: usize,
+}
+
+/// Reads each input that is a stream (standard input, a FIFO, a process
+/// substitution `<(…)`) into memory once: a report reads every input twice
+/// (the scan, then the viewer for the pictures), and a stream cannot be
+/// read again. Files and folders are left to be read where they are. At
+/// most `limit` bytes per stream (a longer one is an error that says to
+/// save it to a file).
+pub fn read_streams_once(inputs: Vec<Input>, limit: u64) -> Result<Vec<Input>, String> {
+    inputs
+        .into_iter()
+        .map(|input| {
+            let Input::Path(path) = &input else {
+                return Ok(input);
+            };
+            let stream = formats::is_stdin(path) || path.metadata().is_ok_and(|m| !m.is_file() && !m.is_dir());
+            if !stream {
+                return Ok(input);
+            }
+            let name = input.name();
+            let mut bytes = Vec::new();
+            formats::open(path)?
+                .take(limit.saturating_add(1))
+                .read_to_end(&mut bytes)
+                .map_err(|e| format!("{name}: {}", crate::io_reason(&e)))?;
+            if bytes.len() as u64 > limit {
+                return Err(format!(
+                    "{name}: more than {} bytes; a report reads its input twice, so save a stream this long to a \
+                     file and report on the file",
+                    scan::thousands(limit as usize)
+                ));
+            }
+            Ok(Input::Bytes {
+                name: input.file(),
+                bytes: bytes.into(),
+            })
+        })
+        .collect()
 }
 
 /// Chars of evidence text shown around a detection at most.

@@ -153,10 +153,14 @@ pub fn is_parquet(head: &[u8]) -> bool {
     head.starts_with(b"PAR1")
 }
 
-/// Whether `path` is a Parquet file (by its first bytes).
+/// Whether `path` is a Parquet file (by its first bytes). Only a regular
+/// file is looked at: Parquet is read by seeking, and the bytes looked at
+/// in a FIFO or a process substitution (`<(…)`) would be gone from it.
 pub fn is_parquet_file(path: &Path) -> bool {
     let mut head = [0u8; 4];
-    File::open(path).and_then(|mut f| f.read_exact(&mut head)).is_ok() && is_parquet(&head)
+    path.metadata().is_ok_and(|m| m.is_file())
+        && File::open(path).and_then(|mut f| f.read_exact(&mut head)).is_ok()
+        && is_parquet(&head)
 }
 
 /// Calls `f` with every row of a Parquet dataset, row group by row group
