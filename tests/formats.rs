@@ -504,3 +504,49 @@ fn session_importers_keep_the_output_tokens_their_logs_record() {
     .join("\n");
     assert_eq!(recorded_tokens(&gemini).0, 35);
 }
+
+/// Times an agent writes without an offset (OpenHands': Python's
+/// `isoformat()`) are read as UTC; `convert` writes them as the RFC 3339
+/// times they were read as, so its output reads back without a warning
+/// and keeps its timing.
+#[test]
+fn times_without_an_offset_convert_to_times_that_read_back() {
+    let conversation = concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/tests/fixtures/agents/openhands/conversations/4c1d2e3f4a5b4c6d8e9f0a1b2c3d4e5f"
+    );
+    let dir = tempfile::tempdir().unwrap();
+    let first = dir.path().join("first.jsonl");
+    Command::cargo_bin("loopscope")
+        .unwrap()
+        .args(["convert", conversation, "-o"])
+        .arg(&first)
+        .assert()
+        .success();
+    let text = std::fs::read_to_string(&first).unwrap();
+    let times: Vec<&str> = text
+        .lines()
+        .filter_map(|l| {
+            l.split_once("\"ts\":\"")
+                .map(|(_, rest)| rest.split('"').next().unwrap())
+        })
+        .collect();
+    assert!(times.len() > 3, "{text}");
+    for t in &times {
+        assert!(chrono::DateTime::parse_from_rfc3339(t).is_ok(), "{t} is not RFC 3339");
+    }
+    let again = Command::cargo_bin("loopscope")
+        .unwrap()
+        .arg("convert")
+        .arg(&first)
+        .assert()
+        .success()
+        .get_output()
+        .clone();
+    assert_eq!(
+        String::from_utf8_lossy(&again.stderr),
+        "",
+        "the converted file has warnings"
+    );
+    assert_eq!(String::from_utf8(again.stdout).unwrap(), text);
+}

@@ -615,7 +615,10 @@ pub fn text_of(content: Option<&Value>) -> String {
 
 /// A time as agents write it: RFC 3339, or an ISO time without an offset
 /// (Python's `datetime.now().isoformat()`, local time; read as UTC, which
-/// keeps the spacing between events right), or `YYYY-MM-DD HH:MM:SS`.
+/// keeps the spacing between events right), or `YYYY-MM-DD HH:MM:SS`. A
+/// time without an offset is kept as the RFC 3339 time it was read as (in
+/// UTC, as precise as written): the native format's `ts` is RFC 3339, so
+/// what `convert` writes of it must read back.
 pub fn ts_of(text: &str) -> Option<Ts> {
     if let Some(t) = Ts::from_rfc3339(text) {
         return Some(t);
@@ -625,7 +628,7 @@ pub fn ts_of(text: &str) -> Option<Ts> {
         .find_map(|f| chrono::NaiveDateTime::parse_from_str(text.trim(), f).ok())?;
     let t = naive.and_utc();
     Some(Ts::Clock {
-        text: text.to_string(),
+        text: t.to_rfc3339_opts(chrono::SecondsFormat::AutoSi, true),
         unix: t.timestamp() as f64 + f64::from(t.timestamp_subsec_nanos()) * 1e-9,
     })
 }
