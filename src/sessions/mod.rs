@@ -346,8 +346,13 @@ fn push_found(
     out.extend(sessions);
 }
 
-/// The modification time; for a task folder, its newest file's.
+/// The modification time; for a task folder, its newest file's; for a
+/// stream inside a container (`store.db#session`, `events.jsonl#agent`),
+/// the container's (the stream has no file of its own: without this, it
+/// was last active in 1970).
 pub fn modified(path: &Path) -> Option<SystemTime> {
+    let (base, _) = crate::formats::source::split(path);
+    let path = base.as_path();
     let meta = std::fs::metadata(path).ok()?;
     if !meta.is_dir() {
         return meta.modified().ok();
@@ -549,6 +554,17 @@ mod tests {
     fn env_of(pairs: &[(&str, &str)]) -> impl Fn(&str) -> Option<OsString> {
         let pairs: Vec<(String, String)> = pairs.iter().map(|(k, v)| (k.to_string(), v.to_string())).collect();
         move |name| pairs.iter().find(|(k, _)| k == name).map(|(_, v)| OsString::from(v))
+    }
+
+    #[test]
+    fn a_stream_inside_a_container_was_active_when_its_container_was() {
+        let dir = tempfile::tempdir().unwrap();
+        let db = dir.path().join("store.db");
+        std::fs::write(&db, b"x").unwrap();
+        let file = modified(&db).unwrap();
+        assert!(file > SystemTime::UNIX_EPOCH + Duration::from_secs(1_000_000_000));
+        assert_eq!(modified(&dir.path().join("store.db#ses_1")), Some(file));
+        assert_eq!(modified(&dir.path().join("gone.db#ses_1")), None);
     }
 
     #[test]
