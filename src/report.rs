@@ -149,6 +149,10 @@ fn scan_input(input: &Input, opts: &ReportOptions) -> Scanned {
         Err(_) if input.found() => return Scanned::Skipped,
         Err(msg) => return Scanned::Failed(msg),
     };
+    // An empty file found in a folder is no session yet (as `scan` has it).
+    if input.found() && opened.looks_like.is_none() {
+        return Scanned::Skipped;
+    }
     let format = opened.format;
     let forced = opened.forced_check();
     let (mut warnings, mut bad) = (Vec::new(), scan::BadLines::new(&name));

@@ -23,6 +23,8 @@ fn a_directory_is_scanned_recursively_in_order_with_non_sessions_skipped() {
     copy("sample-logs/long-clean-session.jsonl", &root.join("c.jsonl"));
     std::fs::write(root.join("notes.txt"), "nothing to see\n").unwrap();
     std::fs::write(root.join("a/config.json"), "{\"theme\": \"dark\"}\n").unwrap();
+    // An empty file is no session yet (one just created, a stray output).
+    std::fs::write(root.join("a/empty.jsonl"), "").unwrap();
     let run = || common::loopscope_at_root().arg("scan").arg(root).output().unwrap();
     let first = run();
     assert_eq!(first.status.code(), Some(1));
@@ -42,7 +44,7 @@ fn a_directory_is_scanned_recursively_in_order_with_non_sessions_skipped() {
     deduped.dedup();
     assert_eq!(deduped, vec!["a/deep/calls.jsonl", "b/demo.jsonl", "c.jsonl"], "{text}");
     let err = String::from_utf8(first.stderr).unwrap();
-    assert!(err.contains("2 files skipped (not agent sessions)"), "{err}");
+    assert!(err.contains("3 files skipped (not agent sessions)"), "{err}");
     // The same order every run, however the threads finish.
     for _ in 0..3 {
         assert_eq!(run().stdout, first.stdout);

@@ -536,6 +536,11 @@ fn scan_input(
             return Ok((Outcome::Failed, Vec::new()));
         }
     };
+    // An empty file found in a folder is no session yet (a file just
+    // created, a stray `out.txt`): skipped, not listed with 0 events.
+    if input.found() && opened.looks_like.is_none() {
+        return Ok((Outcome::Skipped, Vec::new()));
+    }
     let whole = input.path().is_none_or(|p| formats::source::split(p).1.is_none());
     if whole && (opened.kind == Some(formats::detect::Kind::Rows) || opts.rows.forced()) {
         return rows::scan_jsonl(input, opened.reader, opts, out, err);
