@@ -827,3 +827,23 @@ fn a_huge_bad_value_is_quoted_cut_and_a_huge_file_is_not_read_whole() {
     assert_eq!(code, Some(2), "{err}");
     assert!(err.contains("--expect /dev/zero: longer than 16 MiB"), "{err}");
 }
+
+/// `--format`'s help names every format `--format` accepts.
+#[test]
+fn format_help_names_every_format() {
+    let help = common::loopscope_at_root().args(["scan", "--help"]).output().unwrap();
+    // The help wraps its lines: read it as one run of words.
+    let text = String::from_utf8(help.stdout).unwrap();
+    let words: Vec<&str> = text
+        .split(|c: char| c.is_whitespace() || c == ',')
+        .filter(|w| !w.is_empty())
+        .collect();
+    for format in loopscope::formats::Format::ALL {
+        let name = format.name();
+        assert!(
+            words.contains(&name) || words.contains(&format!("{name}.").as_str()),
+            "`scan --help` does not name {name}"
+        );
+        assert!(loopscope::formats::FormatChoice::parse(name).is_ok());
+    }
+}

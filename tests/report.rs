@@ -216,3 +216,22 @@ fn huge_calls_make_a_report_of_bounded_size() {
     // 1.8 MB of arguments in the log; the report shows each call's first 400 chars.
     assert!(html.len() < 600_000, "{} bytes", html.len());
 }
+
+/// A missing file is one line and exit 2, and no report of nothing is written.
+#[test]
+fn a_missing_file_is_one_line_and_no_report() {
+    let dir = tempfile::tempdir().unwrap();
+    let html = dir.path().join("r.html");
+    let out = common::loopscope_at_root()
+        .arg("report")
+        .arg(dir.path().join("missing.jsonl"))
+        .arg("-o")
+        .arg(&html)
+        .output()
+        .unwrap();
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{err}");
+    assert_eq!(err.lines().count(), 1, "{err}");
+    assert!(err.contains("missing.jsonl: no such file or directory"), "{err}");
+    assert!(!html.exists());
+}

@@ -398,6 +398,11 @@ pub fn run_report(args: &ReportArgs, inputs: Vec<Input>) -> Result<i32, String> 
     };
     let mut err = Terminal::new(io::stderr().lock());
     let report = loopscope::report::build(inputs, &opts, &mut err).map_err(|e| loopscope::io_reason(&e))?;
+    if report.files.is_empty() && !report.failed.is_empty() {
+        // Nothing could be read (a missing file): that was said, and a
+        // report of nothing is not written.
+        return Ok(EXIT_ERROR);
+    }
     let html = loopscope::render::html::to_html(&report);
     loopscope::files::write_atomically(&args.output, |w| w.write_all(html.as_bytes()))?;
     let looped = report.files.iter().filter(|f| !f.row.detectors.is_empty()).count();

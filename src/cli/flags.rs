@@ -131,8 +131,10 @@ pub struct SpoolFlags {
 /// How the input is read.
 #[derive(Args, Clone, Copy)]
 pub struct InputFlags {
-    /// Input format: auto, native, openai-chat, openai-responses, anthropic, gemini,
-    /// claude-code, qwen-code, codex, gemini-cli or cline.
+    /// Input format: auto (detected from the first bytes), native, openai-chat,
+    /// openai-responses, anthropic, gemini, claude-code, qwen-code, codex, gemini-cli,
+    /// cline, messages, pi, opencode, copilot-cli, openhands, goose, crush,
+    /// claude-trace, swe-agent, atif, aider, otel, rows or parquet.
     #[arg(long, default_value = "auto", value_parser = FormatChoice::parse)]
     pub format: FormatChoice,
     /// The longest record (line, event, array element, whole document) read;
