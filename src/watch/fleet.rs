@@ -332,8 +332,56 @@ impl Watching {
 
     /// Watches each root that exists (recursively), and for one that does
     /// not, the nearest folder above it that does, to see it appear. A root
-    /// that appears is walked once watched.
+    /// that appears is walked once watched. A folder made while the
+    /// watches were being placed sends no notice (`mkdir -p runs/today`:
+    /// `today` made before `runs` is watched), so the roots are looked at
+    /// again after each placing, until what is watched matches what exists.
     fn arm(&mut self) {
+        // Each round follows a folder made in the last one: a bound only
+        // against a file system that never stops changing.
+        for _ in 0..64 {
+            self.arm_once();
+            if self.settled() {
+                break;
+            }
+        }
+    }
+
+    /// The nearest folder above a root that does not exist, that does.
+    fn lookout_of(root: &Path) -> Option<PathBuf> {
+        let mut above = root.parent();
+        while let Some(a) = above.filter(|a| !a.as_os_str().is_empty()) {
+            if a.is_dir() {
+                return Some(a.to_path_buf());
+            }
+            above = a.parent();
+        }
+        None
+    }
+
+    /// Whether every root that exists is watched, and every one that does
+    /// not is looked out for from the nearest folder that does.
+    fn settled(&self) -> bool {
+        self.opts.roots.iter().zip(&self.armed).all(|(root, &armed)| {
+            if armed {
+                return true;
+            }
+            if root.path.exists() {
+                return false;
+            }
+            Self::lookout_of(&root.path).is_none_or(|l| {
+                self.lookouts.contains(&l)
+                    || self
+                        .opts
+                        .roots
+                        .iter()
+                        .zip(&self.armed)
+                        .any(|(r, a)| *a && l.starts_with(&r.path))
+            })
+        })
+    }
+
+    fn arm_once(&mut self) {
         let mut lookouts = BTreeSet::new();
         for i in 0..self.opts.roots.len() {
             let root = self.opts.roots[i].clone();
@@ -355,13 +403,8 @@ impl Watching {
                 }
                 continue;
             }
-            let mut above = root.path.parent();
-            while let Some(a) = above.filter(|a| !a.as_os_str().is_empty()) {
-                if a.is_dir() {
-                    lookouts.insert(a.to_path_buf());
-                    break;
-                }
-                above = a.parent();
+            if let Some(l) = Self::lookout_of(&root.path) {
+                lookouts.insert(l);
             }
         }
         // A folder inside a watched root is watched already (and watching
@@ -548,3 +591,6 @@ impl Watching {
         }
     }
 }
+
+#[cfg(test)]
+mod tests;
