@@ -516,14 +516,51 @@ pub(crate) trait TextReader {
     }
 }
 
-/// Quotes log text for a reason sentence: escapes control characters and
-/// shortens long text, so a reason is always one printable line.
+/// Quotes log text for a reason sentence, shortened to `max_chars`, so a
+/// reason is always one printable line: a quote, a backslash, a newline,
+/// a carriage return and a tab are escaped as in Rust (`\"`, `\\`, `\n`,
+/// `\r`, `\t`), and any other char that must not reach a terminal is its
+/// placeholder (`␛`, `�`), as in every line loopscope prints.
 pub fn quote(text: &str, max_chars: usize) -> String {
-    let count = text.chars().count();
-    if count <= max_chars {
-        format!("{text:?}")
-    } else {
-        let head: String = text.chars().take(max_chars).collect();
-        format!("{head:?}…")
+    let cut = text.char_indices().nth(max_chars).map_or(text.len(), |(at, _)| at);
+    let head = &text[..cut];
+    let mut out = String::with_capacity(cut + 4);
+    out.push('"');
+    // One shown char per char of the text (a zero-width joiner is kept
+    // inside an emoji sequence only, which is why it is read in context).
+    for (c, shown) in head.chars().zip(crate::sanitize::shown_chars(head)) {
+        match c {
+            '"' => out.push_str("\\\""),
+            '\\' => out.push_str("\\\\"),
+            '\n' => out.push_str("\\n"),
+            '\r' => out.push_str("\\r"),
+            '\t' => out.push_str("\\t"),
+            _ => out.push(shown),
+        }
+    }
+    out.push('"');
+    if cut < text.len() {
+        out.push('…');
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::quote;
+
+    #[test]
+    fn a_quote_is_one_printable_line_with_placeholders() {
+        assert_eq!(quote("say \"hi\"\\ok", 60), r#""say \"hi\"\\ok""#);
+        assert_eq!(quote("a\nb\tc\r", 60), r#""a\nb\tc\r""#);
+        // Escape sequences and hidden chars show as the placeholders every
+        // printed line uses, not as Rust's `\u{1b}`.
+        assert_eq!(quote("\u{1b}[31mRED\u{7}", 60), "\"␛[31mRED␇\"");
+        assert_eq!(quote("a\u{202e}b\u{200b}c", 60), "\"a�b�c\"");
+        // An emoji sequence keeps its joiner; CJK is as it is.
+        assert_eq!(quote("👩\u{200d}💻 思考", 60), "\"👩\u{200d}💻 思考\"");
+        // Cut after max_chars chars.
+        assert_eq!(quote("思考思考思考", 4), "\"思考思考\"…");
+        assert_eq!(quote("abcd", 4), "\"abcd\"");
     }
 }
