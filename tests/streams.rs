@@ -173,3 +173,30 @@ fn a_standard_error_nobody_reads_is_no_crash() {
     // 2: the input could not be read; not 101, the panic of a failed write.
     assert_eq!(status.code(), Some(2));
 }
+
+/// A row dataset on standard input is its rows, as the file is.
+#[test]
+fn report_of_a_piped_dataset_reports_its_rows() {
+    let dir = tempfile::tempdir().unwrap();
+    let dataset = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/rows/dataset.jsonl");
+    let summary = |out: &Output| {
+        let err = String::from_utf8_lossy(&out.stderr).into_owned();
+        err.lines()
+            .find_map(|l| {
+                l.rsplit_once(": ")
+                    .filter(|(_, r)| r.contains("sessions"))
+                    .map(|(_, r)| r.to_string())
+            })
+            .unwrap_or_else(|| panic!("no summary: {err}"))
+    };
+    let mut cmd = common::loopscope_at_root();
+    cmd.arg("report").arg(&dataset).arg("-o").arg(dir.path().join("a.html"));
+    let from_file = output_within_a_minute(cmd);
+    let mut cmd = common::loopscope_at_root();
+    cmd.args(["report", "-", "-o"])
+        .arg(dir.path().join("b.html"))
+        .stdin(fs::File::open(&dataset).unwrap());
+    let from_stdin = output_within_a_minute(cmd);
+    assert!(summary(&from_file).starts_with("7 sessions"), "{}", summary(&from_file));
+    assert_eq!(summary(&from_stdin), summary(&from_file));
+}

@@ -178,6 +178,25 @@ pub fn expand(inputs: Vec<Input>, mode: &RowsMode) -> Result<(Vec<Input>, Vec<St
     let (mut out, mut warnings) = (Vec::with_capacity(inputs.len()), Vec::new());
     for input in inputs {
         let Some(path) = input.path().map(Path::to_path_buf) else {
+            // A stream read into memory (`report -`): its rows, if it is a dataset.
+            if let Input::Bytes { name, bytes } = &input {
+                let rows = mode.forced()
+                    || input
+                        .open(FormatChoice::Auto)
+                        .is_ok_and(|o| o.kind == Some(formats::detect::Kind::Rows));
+                if rows {
+                    let (file, shown) = (name.clone(), input.name());
+                    rows::each_jsonl(std::io::Cursor::new(bytes.clone()), &mode.options, |row| match row {
+                        Ok(row) => out.push(Input::Bytes {
+                            name: format!("{file}#{}", row.part()),
+                            bytes: row.document.into(),
+                        }),
+                        Err(p) => warnings.push(format!("{shown}: {p}")),
+                    })
+                    .map_err(|e| format!("{shown}: {}", crate::io_reason(&e)))?;
+                    continue;
+                }
+            }
             out.push(input);
             continue;
         };
