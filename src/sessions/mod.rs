@@ -561,9 +561,16 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         let db = dir.path().join("store.db");
         std::fs::write(&db, b"x").unwrap();
-        let file = modified(&db).unwrap();
-        assert!(file > SystemTime::UNIX_EPOCH + Duration::from_secs(1_000_000_000));
-        assert_eq!(modified(&dir.path().join("store.db#ses_1")), Some(file));
+        // A time of its own, not the clock's: what is read back is that.
+        let written = SystemTime::UNIX_EPOCH + Duration::from_secs(1_700_000_000);
+        std::fs::File::options()
+            .write(true)
+            .open(&db)
+            .unwrap()
+            .set_modified(written)
+            .unwrap();
+        assert_eq!(modified(&db), Some(written));
+        assert_eq!(modified(&dir.path().join("store.db#ses_1")), Some(written));
         assert_eq!(modified(&dir.path().join("gone.db#ses_1")), None);
     }
 
