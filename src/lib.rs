@@ -13,9 +13,10 @@ pub use loopscope_core::{config, detect, engine, event, formats, fuzzing, io_rea
 
 /// `eprintln!` and `eprint!` that never panic: std's panic when standard
 /// error cannot be written (`loopscope report … 2>&1 | head -c 10` closes
-/// it), and a message that cannot be shown is no reason to crash. These
-/// shadow std's in every module declared below (a message is still
-/// written the same way).
+/// it), and a message that cannot be shown is no reason to crash. Defined
+/// before the modules, they shadow std's in all of them; exported for the
+/// binary's modules (`main.rs` forwards to them).
+#[macro_export]
 macro_rules! eprintln {
     ($($arg:tt)*) => {{
         use std::io::Write as _;
@@ -23,6 +24,7 @@ macro_rules! eprintln {
     }};
 }
 
+#[macro_export]
 macro_rules! eprint {
     ($($arg:tt)*) => {{
         use std::io::Write as _;

@@ -1,23 +1,15 @@
 //! The `loopscope` command line: parses arguments and calls the runners in
 //! `cli/` (flags in `cli/flags.rs`).
 
-/// `eprintln!` and `eprint!` that never panic: std's panic when standard
-/// error cannot be written (`loopscope report … 2>&1 | head -c 10` closes
-/// it), and a message that cannot be shown is no reason to crash. These
-/// shadow std's in every module declared below (a message is still
-/// written the same way).
+/// The library's `eprintln!` and `eprint!`, which never panic (a closed
+/// standard error is no reason to crash), in place of std's in every
+/// module below.
 macro_rules! eprintln {
-    ($($arg:tt)*) => {{
-        use std::io::Write as _;
-        let _ = writeln!(std::io::stderr(), $($arg)*);
-    }};
+    ($($arg:tt)*) => { loopscope::eprintln!($($arg)*) };
 }
 
 macro_rules! eprint {
-    ($($arg:tt)*) => {{
-        use std::io::Write as _;
-        let _ = write!(std::io::stderr(), $($arg)*);
-    }};
+    ($($arg:tt)*) => { loopscope::eprint!($($arg)*) };
 }
 
 mod cli;

@@ -40,8 +40,7 @@ pub fn read_streams_once(inputs: Vec<Input>, limit: u64) -> Result<Vec<Input>, S
             let Input::Path(path) = &input else {
                 return Ok(input);
             };
-            let stream = formats::is_stdin(path) || path.metadata().is_ok_and(|m| !m.is_file() && !m.is_dir());
-            if !stream {
+            if !formats::is_stdin(path) && !crate::tail::is_stream(path) {
                 return Ok(input);
             }
             let name = input.name();

@@ -217,7 +217,7 @@ impl TextReader for TextLoop {
 
     fn read(&mut self, channel: Channel, text: &str, obs: &Observation<'_>) -> Option<Detection> {
         let (copies, short_copies) = (self.copies, self.short_copies);
-        self.streams.get_mut(channel).read(
+        self.streams.get_mut(channel).read::<true>(
             text,
             self.max_period,
             &self.trigger,

@@ -201,23 +201,11 @@ fn at(ring: &[u32], i: usize) -> u32 {
 
 impl Stream {
     /// Reads a delta: every periodic tail with the copies of a loop goes to
-    /// `judge`, whose first detection ends the read.
-    pub(super) fn read(
-        &mut self,
-        text: &str,
-        max_period: usize,
-        trigger: &Triggers,
-        needed: impl Fn(usize) -> usize,
-        judge: impl Fn(&Stream, &Tail, usize, usize) -> Option<Detection>,
-    ) -> Option<Detection> {
-        self.read_by::<true>(text, max_period, trigger, needed, judge)
-    }
-
-    /// [`Stream::read`], with or without the quiet path (the tests hold
-    /// the two ways equal). Always inlined: `read` is then the one body it
-    /// was before the switch, and inlined where it was.
+    /// `judge`, whose first detection ends the read. `QUIET`: with the
+    /// quiet path (always, but in the tests that hold the two ways equal).
+    /// Always inlined, as it was before the switch.
     #[inline(always)]
-    fn read_by<const QUIET: bool>(
+    pub(super) fn read<const QUIET: bool>(
         &mut self,
         text: &str,
         max_period: usize,

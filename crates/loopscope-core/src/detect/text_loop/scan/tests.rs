@@ -23,7 +23,7 @@ fn read_all<const QUIET: bool>(
             // A new request now and then: positions start past the old ones.
             stream.restart();
         }
-        let found = stream.read_by::<QUIET>(piece, 300, &trigger, needed, |s, tail, n, need| {
+        let found = stream.read::<QUIET>(piece, 300, &trigger, needed, |s, tail, n, need| {
             seen.borrow_mut()
                 .push((tail.period, tail.start, tail.end, n, need, s.offset(tail.end)));
             // Judged a loop: the read stops there, and goes on with the next delta.
