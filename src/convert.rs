@@ -33,6 +33,10 @@ pub fn convert(mut opened: Opened, name: &str, out: &mut dyn Write, err: &mut dy
                 writeln!(out, "{}", crate::sanitize::json(&e.to_json().to_string()))
             }
             Item::Problem(p) => bad.warn(&p, err),
+            Item::Unknown(u) => {
+                bad.unknown(&u);
+                Ok(())
+            }
         })();
     })?;
     bad.finish(err)?;

@@ -362,6 +362,7 @@ fn a_rewritten_file_yields_only_what_is_new() {
         .map(|i| match i {
             Item::Event(e, _) => e.to_json().to_string(),
             Item::Problem(p) => p.to_string(),
+            Item::Unknown(u) => format!("unknown {}", u.kind),
         })
         .map(|s| s.split(",\"ts\"").next().unwrap().to_string())
         .collect();

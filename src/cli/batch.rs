@@ -263,6 +263,7 @@ pub fn stream_events(
         formats::Item::Problem(p) => {
             let _ = bad.warn(&p, &mut err);
         }
+        formats::Item::Unknown(u) => bad.unknown(&u),
     })
     .map_err(|e| format!("{name}: {}", loopscope::io_reason(&e)))?;
     let _ = bad.finish(&mut err);

@@ -14,6 +14,7 @@ use notify::Watcher;
 use super::follow::{Change, FileNews, Follower};
 use crate::event::Event;
 use crate::formats::detect::AutoDecoder;
+use crate::formats::drift::UnknownKinds;
 use crate::formats::source::{self, Records};
 use crate::formats::{Decoder, Format, Item, Problem};
 
@@ -44,13 +45,21 @@ pub enum Feed {
 /// Receives feed messages; returns false when nobody listens any more.
 pub type Sink = Box<dyn FnMut(Feed) -> bool + Send>;
 
-/// Sends the decoded items as one batch of problems and one of events.
-fn send_items(items: &mut Vec<Item>, sink: &mut Sink) -> bool {
+/// Sends the decoded items as one batch of problems and one of events;
+/// `unknown` tallies records of kinds the importer does not know, so only
+/// the first of each kind becomes a problem.
+fn send_items(items: &mut Vec<Item>, unknown: &mut UnknownKinds, sink: &mut Sink) -> bool {
     let (mut events, mut problems) = (Vec::new(), Vec::new());
     for item in items.drain(..) {
         match item {
             Item::Event(e, _) => events.push(e),
             Item::Problem(p) => problems.push(p),
+            // The viewer lists the first record of each unknown kind.
+            Item::Unknown(u) => {
+                if unknown.add(&u) {
+                    problems.push(u.problem())
+                }
+            }
         }
     }
     (problems.is_empty() || sink(Feed::Problems(problems))) && (events.is_empty() || sink(Feed::Events(events)))
@@ -81,13 +90,14 @@ pub fn read(mut reader: Box<dyn Read + Send>, mut decoder: Box<dyn Decoder>, liv
         }
         let mut buf = vec![0u8; 64 * 1024];
         let mut items = Vec::new();
+        let mut unknown = UnknownKinds::default();
         loop {
             match reader.read(&mut buf) {
                 Ok(0) => break,
                 Ok(n) => {
                     decoder.feed(&buf[..n], &mut items);
                     if !teller.tell(&*decoder, &mut sink)
-                        || !send_items(&mut items, &mut sink)
+                        || !send_items(&mut items, &mut unknown, &mut sink)
                         || !sink(Feed::Read(n as u64))
                     {
                         return;
@@ -101,7 +111,10 @@ pub fn read(mut reader: Box<dyn Read + Send>, mut decoder: Box<dyn Decoder>, liv
             }
         }
         decoder.finish(&mut items);
-        if teller.tell(&*decoder, &mut sink) && send_items(&mut items, &mut sink) && (live || sink(Feed::CaughtUp)) {
+        if teller.tell(&*decoder, &mut sink)
+            && send_items(&mut items, &mut unknown, &mut sink)
+            && (live || sink(Feed::CaughtUp))
+        {
             sink(Feed::Ended);
         }
     });
@@ -392,6 +405,7 @@ fn follow_on(
     let mut followed = path.as_deref().map(|p| Followed::new(p, &make));
     let mut teller = FormatTeller(None);
     let mut caught_up = false;
+    let mut unknown = UnknownKinds::default();
     // An error (permission denied, an I/O error) is said once, and
     // polling backs off while it lasts, up to every few seconds.
     let mut failing: Option<String> = None;
@@ -421,7 +435,7 @@ fn follow_on(
             };
             for step in steps {
                 let ok = match step {
-                    Step::Items(mut items) => send_items(&mut items, &mut sink),
+                    Step::Items(mut items) => send_items(&mut items, &mut unknown, &mut sink),
                     Step::News(news) => sink(Feed::File(news)),
                 };
                 if !ok {
@@ -465,7 +479,7 @@ fn follow_on(
             if let Some(new) = next(current.as_deref(), nudged) {
                 if let Some(f) = followed.as_mut() {
                     let mut items = f.finish();
-                    if !send_items(&mut items, &mut sink) {
+                    if !send_items(&mut items, &mut unknown, &mut sink) {
                         return;
                     }
                 }

@@ -5,6 +5,7 @@
 
 use std::io::{self, Write};
 
+use crate::formats::drift::{Unknown, UnknownKinds};
 use crate::formats::Problem;
 
 /// Bad lines printed per file before the rest are only counted.
@@ -21,6 +22,9 @@ pub struct BadLines {
     limit: Option<usize>,
     /// What the count line says lists the rest.
     hint: &'static str,
+    /// Records of kinds the importer does not know: one line per kind at
+    /// the end, not one per record.
+    unknown: UnknownKinds,
 }
 
 impl BadLines {
@@ -32,6 +36,7 @@ impl BadLines {
             more: 0,
             limit: Some(SHOWN),
             hint: "`loopscope scan --bad-lines` lists them",
+            unknown: UnknownKinds::default(),
         }
     }
 
@@ -59,26 +64,45 @@ impl BadLines {
         )
     }
 
+    /// Counts a record of a kind the importer does not know.
+    pub fn unknown(&mut self, u: &Unknown) {
+        self.unknown.add(u);
+    }
+
+    /// Counts records of kinds the importer does not know, tallied elsewhere.
+    pub fn unknown_kinds(&mut self, kinds: &UnknownKinds) {
+        self.unknown.merge(kinds);
+    }
+
     /// Problems counted and not printed.
     pub fn left_out(&self) -> usize {
         self.more
     }
 
-    /// The count line, if any problem was left out; counting starts over.
+    /// The count line, if any problem was left out, and a line per kind
+    /// of record the importer did not know; counting starts over.
     pub fn finish(&mut self, err: &mut dyn Write) -> io::Result<()> {
         let more = std::mem::take(&mut self.more);
         self.shown = 0;
-        if more == 0 {
-            return Ok(());
+        if more > 0 {
+            writeln!(
+                err,
+                "loopscope: warning: {}: … and {} more bad {}; {}",
+                self.name,
+                thousands(more),
+                if more == 1 { "line" } else { "lines" },
+                self.hint
+            )?;
         }
-        writeln!(
-            err,
-            "loopscope: warning: {}: … and {} more bad {}; {}",
-            self.name,
-            thousands(more),
-            if more == 1 { "line" } else { "lines" },
-            self.hint
-        )
+        for sentence in std::mem::take(&mut self.unknown).sentences() {
+            writeln!(
+                err,
+                "loopscope: warning: {}: {}",
+                self.name,
+                crate::sanitize::line(&sentence)
+            )?;
+        }
+        Ok(())
     }
 }
 
@@ -123,6 +147,30 @@ mod tests {
             lines[SHOWN],
             "loopscope: warning: x.jsonl: … and 999,990 more bad lines; --bad-lines lists them"
         );
+    }
+
+    #[test]
+    fn unknown_records_are_one_line_per_kind_after_the_bad_lines() {
+        let mut out = Vec::new();
+        let mut b = BadLines::for_scan("s.jsonl", false);
+        b.warn(&bad(2), &mut out).unwrap();
+        for line in 3..15 {
+            b.unknown(&Unknown::new(line, "thread.renamed"));
+        }
+        b.unknown(&Unknown::new(20, "x\u{1b}[31m"));
+        b.finish(&mut out).unwrap();
+        let text = String::from_utf8(out.clone()).unwrap();
+        let lines: Vec<&str> = text.lines().collect();
+        assert_eq!(
+            lines,
+            [
+                "loopscope: warning: s.jsonl: line 2: not JSON; line skipped",
+                "loopscope: warning: s.jsonl: 12 records of an unknown kind `thread.renamed` skipped (the first on line 3); loopscope may be older than this agent",
+                "loopscope: warning: s.jsonl: 1 record of an unknown kind `x␛[31m` skipped (the first on line 20); loopscope may be older than this agent",
+            ]
+        );
+        b.finish(&mut out).unwrap();
+        assert_eq!(String::from_utf8(out).unwrap().lines().count(), 3, "said once");
     }
 
     #[test]

@@ -66,6 +66,8 @@ pub struct Row {
     pub agent: &'static str,
     pub events: usize,
     pub bad_lines: usize,
+    /// Records of kinds the importer does not know, by kind.
+    pub unknown: formats::drift::UnknownKinds,
     pub detectors: Vec<&'static str>,
     pub first: Option<Detection>,
     pub after: crate::whatif::After,
@@ -240,6 +242,8 @@ pub struct FileScan {
     /// Events with text, calls, results or verdicts ([`formats::carries_stream`]).
     pub stream_events: usize,
     pub bad_lines: usize,
+    /// Records of kinds the importer does not know, by kind.
+    pub unknown: formats::drift::UnknownKinds,
     pub detections: Vec<Detection>,
     /// The input line of each detection's event, where the input is read
     /// line by line (`None` for a whole document, where every event is on line 1).
@@ -342,6 +346,9 @@ pub fn scan_one(
         Item::Problem(p) => {
             result.bad_lines += usize::from(p.skipped);
             on_problem(&p);
+        }
+        Item::Unknown(u) => {
+            result.unknown.add(&u);
         }
     })?;
     if let Some(r) = rechunker.as_mut() {
@@ -625,6 +632,9 @@ fn scan_opened(
     if let Some(e) = write_error.or(warn_error) {
         return Err(e);
     }
+    if let Ok(s) = &scanned {
+        bad.unknown_kinds(&s.unknown);
+    }
     bad.finish(err)?;
     if let (Some(link), Ok(s)) = (link.as_mut(), &scanned) {
         if let Some((first, last)) = s.clock {
@@ -678,6 +688,7 @@ pub fn row_of(input: &Input, format: &'static str, scanned: &FileScan) -> Row {
         agent: input.agent().unwrap_or(format),
         events: scanned.events,
         bad_lines: scanned.bad_lines,
+        unknown: scanned.unknown.clone(),
         detectors: scanned
             .detections
             .iter()

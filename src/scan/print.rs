@@ -26,7 +26,8 @@ pub(super) fn write_summary(out: &mut dyn Write, rows: &[Row], json: bool) -> io
             );
             let rec = serde_json::json!({
                 "type": "summary", "schema": SCHEMA, "file": r.file, "parent": r.parent, "title": r.title, "agent": r.agent, "format": r.format,
-                "events": r.events, "bad_lines": r.bad_lines, "detections": r.detectors.len(), "first": first,
+                "events": r.events, "bad_lines": r.bad_lines, "unknown_records": r.unknown.to_json(),
+                "detections": r.detectors.len(), "first": first,
                 "after_first": {"chars": r.after.chars, "tokens": r.after.tokens,
                                 "tokens_estimated": !r.after.tokens_recorded, "tool_calls": r.after.tool_calls},
             });
@@ -77,6 +78,16 @@ pub(super) fn write_summary(out: &mut dyn Write, rows: &[Row], json: bool) -> io
     writeln!(out, "  detections per detector: {}", totals.detectors_text())?;
     writeln!(out, "  files per agent: {}", Totals::looped_text(&totals.per_agent))?;
     writeln!(out, "  files per format: {}", Totals::looped_text(&totals.per_format))?;
+    let drifted: Vec<&Row> = rows.iter().filter(|r| !r.unknown.is_empty()).collect();
+    if !drifted.is_empty() {
+        let records: u64 = drifted.iter().map(|r| r.unknown.total()).sum();
+        writeln!(
+            out,
+            "  records of unknown kinds skipped: {records} in {} of {} files (loopscope may be older than the agents that wrote them; see the warnings)",
+            drifted.len(),
+            rows.len()
+        )?;
+    }
     out.flush()
 }
 

@@ -474,6 +474,8 @@ impl Watching {
                                     }
                                 }
                                 Item::Problem(_) => t.row.bad_lines += 1,
+                                // Said by `scan`; the list has no column for it.
+                                Item::Unknown(_) => {}
                             }
                         }
                     }

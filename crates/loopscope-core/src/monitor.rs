@@ -86,6 +86,8 @@ pub struct Monitor {
     engine: Engine,
     detections: Vec<Detection>,
     problems: Vec<Problem>,
+    /// Records of kinds the importer does not know (one problem per kind).
+    unknown: crate::formats::drift::UnknownKinds,
     /// Bytes given to [`Monitor::feed`] go through this importer.
     decoder: Option<FedDecoder>,
 }
@@ -107,6 +109,7 @@ impl Monitor {
             engine: Engine::new(setup),
             detections: Vec::new(),
             problems: Vec::new(),
+            unknown: Default::default(),
             decoder: None,
         }
     }
@@ -162,6 +165,11 @@ impl Monitor {
                     self.detections.extend(found);
                 }
                 Item::Problem(p) => self.problems.push(p),
+                Item::Unknown(u) => {
+                    if self.unknown.add(&u) {
+                        self.problems.push(u.problem());
+                    }
+                }
             }
         }
     }
@@ -204,8 +212,11 @@ impl Monitor {
 pub struct Scanned {
     /// Every detection, in stream order (as `loopscope scan --json`).
     pub detections: Vec<Detection>,
-    /// Bad or partly readable records, with their line numbers.
+    /// Bad or partly readable records, with their line numbers (and the
+    /// first record of each kind the importer does not know).
     pub problems: Vec<Problem>,
+    /// Records of kinds the importer does not know, by kind.
+    pub unknown: crate::formats::drift::UnknownKinds,
     /// Events read.
     pub events: usize,
     /// The importer that read it.
@@ -254,6 +265,11 @@ fn scan_opened(mut opened: formats::Opened, setup: &Setup) -> Result<Scanned, Er
             out.detections.extend(engine.push(&event));
         }
         Item::Problem(p) => out.problems.push(p),
+        Item::Unknown(u) => {
+            if out.unknown.add(&u) {
+                out.problems.push(u.problem());
+            }
+        }
     })
     .map_err(|e| Error::Io(crate::io_reason(&e)))?;
     forced.check(stream_events).map_err(Error::Input)?;

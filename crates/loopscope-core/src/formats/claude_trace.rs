@@ -107,6 +107,10 @@ impl ClaudeTrace {
                         p.line = out.line;
                         Item::Problem(p)
                     }
+                    Item::Unknown(mut u) => {
+                        u.line = out.line;
+                        Item::Unknown(u)
+                    }
                 });
             }
             self.answered = status < 400;

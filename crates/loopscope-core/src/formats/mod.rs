@@ -18,6 +18,7 @@ pub(crate) mod codex;
 pub mod copilot;
 pub(crate) mod crush;
 pub mod detect;
+pub mod drift;
 pub mod folder;
 pub(crate) mod gemini;
 pub(crate) mod gemini_cli;
@@ -168,6 +169,11 @@ pub enum Item {
     Event(Event, u64),
     /// Something wrong in the input.
     Problem(Problem),
+    /// A well-formed record of a kind the importer does not know (a newer
+    /// agent's event type, a renamed field): skipped, and counted by kind
+    /// so the user learns that loopscope may be older than the agent
+    /// ([`drift::UnknownKinds`]).
+    Unknown(drift::Unknown),
 }
 
 /// An importer: bytes in, events and problems out, as they arrive.
@@ -563,6 +569,12 @@ impl<'a> Out<'a> {
         }));
     }
 
+    /// A well-formed record of a kind this importer does not know: skipped,
+    /// and counted by kind ([`Item::Unknown`]).
+    pub fn unknown(&mut self, kind: &str) {
+        self.items.push(Item::Unknown(drift::Unknown::new(self.line, kind)));
+    }
+
     /// Something only partly readable: kept, and said.
     pub fn warn(&mut self, reason: impl Into<String>) {
         self.items.push(Item::Problem(Problem {
@@ -669,6 +681,8 @@ pub struct Decoded {
     pub events: Vec<Event>,
     /// The problems, in order.
     pub problems: Vec<Problem>,
+    /// Records of kinds the importer does not know, by kind.
+    pub unknown: drift::UnknownKinds,
 }
 
 impl Decoded {
@@ -684,6 +698,9 @@ impl Decoded {
         match item {
             Item::Event(e, _) => self.events.push(e),
             Item::Problem(p) => self.problems.push(p),
+            Item::Unknown(u) => {
+                self.unknown.add(&u);
+            }
         }
     }
 }

@@ -158,6 +158,7 @@ fn held_size(item: &Item) -> usize {
             _ => 0,
         },
         Item::Problem(p) => p.reason.len(),
+        Item::Unknown(u) => u.kind.len(),
     }
 }
 
