@@ -137,9 +137,124 @@ impl DocHandler for UiMessages {
 }
 
 /// `api_conversation_history.json`: `{role, content}` messages, appended.
+/// Cline answers a tool call with a user text block
+/// `[NAME for 'WHAT'] Result: …` (one per call, in order; newer versions
+/// send `tool_result` blocks), and adds its own blocks beside it: the
+/// environment, to-do reminders, a resumed task. Only the user's words are
+/// prompts; each result says itself whether the call failed.
 #[derive(Debug, Default)]
 pub struct ApiHistory {
     done: usize,
+    /// Calls of the last assistant message without a result yet: (id, name).
+    open: Vec<(Option<String>, String)>,
+}
+
+/// What one user text block of Cline's is.
+#[derive(Debug, PartialEq, Eq)]
+enum UserBlock<'a> {
+    /// `[NAME…] Result: BODY`.
+    Result { name: &'a str, body: &'a str },
+    /// What the person typed (the task, feedback, a new message).
+    Said(String),
+    /// Cline's own context (environment details, reminders): not an event.
+    Context,
+    /// Anything else Cline tells the model (a resumed task, a correction).
+    Note(&'a str),
+}
+
+/// The text between `<tag>` and `</tag>`, if the text has it.
+fn tagged<'a>(text: &'a str, tag: &str) -> Option<&'a str> {
+    let open = format!("<{tag}>");
+    let start = text.find(&open)? + open.len();
+    let end = text[start..]
+        .find(&format!("</{tag}>"))
+        .map_or(text.len(), |e| start + e);
+    Some(text[start..end].trim())
+}
+
+fn user_block(text: &str) -> UserBlock<'_> {
+    let t = text.trim_start();
+    if let Some(rest) = t.strip_prefix('[') {
+        if let Some(end) = rest.find("] Result:") {
+            let head = &rest[..end];
+            let name = head.split(" for ").next().unwrap_or(head);
+            if !name.is_empty() && name.chars().all(|c| c.is_ascii_alphanumeric() || c == '_' || c == '-') {
+                return UserBlock::Result {
+                    name,
+                    body: rest[end + "] Result:".len()..].trim_start(),
+                };
+            }
+        }
+    }
+    if t.starts_with("<environment_details>")
+        || t.starts_with("# task_progress")
+        || t.starts_with("# TODO LIST")
+        || t.starts_with("Files attached by the user")
+    {
+        return UserBlock::Context;
+    }
+    for tag in ["task", "feedback", "user_message", "answer"] {
+        if let Some(said) = tagged(t, tag) {
+            return UserBlock::Said(said.to_string());
+        }
+    }
+    UserBlock::Note(t)
+}
+
+/// Whether a result's body says the call failed: Cline's own wording for
+/// an error, a denial, a command's non-zero exit. A saved file whose new
+/// diagnostics are listed ("New problems detected after saving the file")
+/// was saved: that is success.
+fn result_failed(body: &str) -> bool {
+    const FAILED: [&str; 7] = [
+        "The tool execution failed",
+        "Command failed with exit code",
+        "The user denied this operation",
+        "[ERROR]",
+        "Missing value for required parameter",
+        "Error executing",
+        "Tool execution failed",
+    ];
+    let first = body.trim_start();
+    FAILED.iter().any(|f| first.starts_with(f))
+}
+
+impl ApiHistory {
+    /// A result for the open call named `name` (the first open one otherwise).
+    fn result(&mut self, name: &str, ok: bool, output: Value, out: &mut Out<'_>) {
+        let at = self
+            .open
+            .iter()
+            .position(|(_, n)| n == name)
+            .or((!self.open.is_empty()).then_some(0));
+        let id = at.and_then(|i| self.open.remove(i).0);
+        out.tool_result(id.as_deref(), ok, Some(output));
+    }
+
+    fn user(&mut self, blocks: &[Value], out: &mut Out<'_>) {
+        for b in blocks {
+            match str_of(b, "type") {
+                Some("tool_result") => {
+                    let ok = b.get("is_error").and_then(Value::as_bool) != Some(true);
+                    let id = str_of(b, "tool_use_id");
+                    self.open.retain(|(open, _)| open.as_deref() != id);
+                    out.tool_result(id, ok, b.get("content").cloned());
+                }
+                Some("text") => match user_block(str_of(b, "text").unwrap_or_default()) {
+                    UserBlock::Result { name, body } => {
+                        let ok = !result_failed(body);
+                        self.result(name, ok, Value::String(body.to_string()), out);
+                    }
+                    UserBlock::Said(text) => out.prompt(&text),
+                    UserBlock::Context => {}
+                    UserBlock::Note(text) if self.done == 1 => out.prompt(text),
+                    UserBlock::Note(text) => out.note(text.to_string()),
+                },
+                Some("image") => out.note("an image"),
+                _ => {}
+            }
+        }
+    }
 }
 
 impl DocHandler for ApiHistory {
@@ -153,41 +268,78 @@ impl DocHandler for ApiHistory {
                 Some(Value::Array(b)) => b.clone(),
                 _ => Vec::new(),
             };
-            if str_of(m, "role") == Some("assistant") {
-                out.request(None);
-                out.reasoning(str_of(m, "reasoning_content").unwrap_or_default());
-                for b in &blocks {
-                    if !anthropic::finished_block(b, out) && str_of(b, "type") == Some("reasoning") {
-                        out.reasoning(str_of(b, "summary").or(str_of(b, "text")).unwrap_or_default());
+            match str_of(m, "role") {
+                Some("assistant") => {
+                    out.request(None);
+                    out.reasoning(str_of(m, "reasoning_content").unwrap_or_default());
+                    self.open.clear();
+                    for b in &blocks {
+                        if str_of(b, "type") == Some("tool_use") {
+                            self.open.push((
+                                str_of(b, "id").map(str::to_string),
+                                str_of(b, "name").unwrap_or("unknown").to_string(),
+                            ));
+                        }
+                        if !anthropic::finished_block(b, out) && str_of(b, "type") == Some("reasoning") {
+                            out.reasoning(str_of(b, "summary").or(str_of(b, "text")).unwrap_or_default());
+                        }
                     }
                 }
-                continue;
-            }
-            let mut texts = Vec::new();
-            for b in &blocks {
-                match str_of(b, "type") {
-                    Some("tool_result") => {
-                        let ok = b.get("is_error").and_then(Value::as_bool) != Some(true);
-                        out.tool_result(str_of(b, "tool_use_id"), ok, b.get("content").cloned());
-                    }
-                    Some("text") => texts.push(str_of(b, "text").unwrap_or_default()),
-                    _ => {}
-                }
-            }
-            let text = texts.join("\n");
-            if text.is_empty() {
-                continue;
-            }
-            // Older (XML-tool) versions send results as text: "[read_file for 'x'] Result: …".
-            if text.starts_with('[') && text.contains("] Result:") {
-                let ok =
-                    !text.contains("] Result:\nThe tool execution failed") && !text.to_lowercase().contains("error");
-                out.tool_result(None, ok, Some(Value::String(text)));
-            } else if self.done == 1 || text.contains("<task>") || text.contains("<feedback>") {
-                out.prompt(&text);
-            } else {
-                out.note(text);
+                Some("user") => self.user(&blocks, out),
+                Some(other) => out.unknown(&format!("role {other}")),
+                None => out.unknown("(no role)"),
             }
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn user_blocks_are_told_apart() {
+        assert_eq!(
+            user_block("[execute_command for 'grep \"a]\" x'] Result:\nCommand failed with exit code 1.\nOutput:"),
+            UserBlock::Result {
+                name: "execute_command",
+                body: "Command failed with exit code 1.\nOutput:"
+            }
+        );
+        assert_eq!(
+            user_block("[attempt_completion] Result: Done"),
+            UserBlock::Result {
+                name: "attempt_completion",
+                body: "Done"
+            }
+        );
+        assert_eq!(user_block("<task>\nFix it\n</task>"), UserBlock::Said("Fix it".into()));
+        assert_eq!(
+            user_block("The user has provided feedback on the results.\n<feedback>\nmore tests\n</feedback>"),
+            UserBlock::Said("more tests".into())
+        );
+        assert_eq!(
+            user_block("<environment_details>\n# Files\n</environment_details>"),
+            UserBlock::Context
+        );
+        assert_eq!(
+            user_block("[TASK RESUMPTION] This task was interrupted"),
+            UserBlock::Note("[TASK RESUMPTION] This task was interrupted")
+        );
+    }
+
+    #[test]
+    fn a_saved_file_with_problems_listed_is_no_failure() {
+        assert!(!result_failed(
+            "The content was successfully saved to a.ts.\n\nNew problems detected after saving the file:\na.ts\n- [ts Error] Line 3: x"
+        ));
+        assert!(!result_failed(
+            "Command executed successfully (exit code 0).\nOutput:\nerror: none"
+        ));
+        assert!(result_failed("Command failed with exit code 1.\nOutput:"));
+        assert!(result_failed(
+            "The tool execution failed with the following error:\n<error>x</error>"
+        ));
+        assert!(result_failed("The user denied this operation."));
     }
 }
