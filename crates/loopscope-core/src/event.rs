@@ -174,6 +174,10 @@ pub enum EventKind {
     },
 }
 
+/// The extra field of a `tool_result` that holds its output less what
+/// changes on every call (see [`Event::compared_output`]).
+pub const STABLE_OUTPUT: &str = "stable_output";
+
 #[derive(Clone, Debug, PartialEq)]
 /// One event of a stream: what it is, when, and whatever else its line held.
 pub struct Event {
@@ -254,6 +258,17 @@ impl Event {
     /// A `note`.
     pub fn note(text: &str) -> Event {
         Event::new(EventKind::Note { text: text.to_string() })
+    }
+
+    /// What detectors compare a tool result's output by: its `stable_output`
+    /// when the importer recorded one (the output less what changes on every
+    /// call whatever the call did, such as Codex's chunk id and wall time),
+    /// else its `output`. The exact output stays in `output` for display.
+    pub fn compared_output(&self) -> Option<&Value> {
+        match &self.kind {
+            EventKind::ToolResult { output, .. } => self.extra.get(STABLE_OUTPUT).or(output.as_ref()),
+            _ => None,
+        }
     }
 
     /// The native `type` string.

@@ -242,7 +242,7 @@ fn obs_eq(a: &Obs, b: &Obs) -> bool {
 }
 
 /// An observation's text: a string output as is, JSON with sorted keys otherwise.
-fn content_of(output: &Option<Value>) -> String {
+fn content_of(output: Option<&Value>) -> String {
     match output {
         None | Some(Value::Null) => String::new(),
         Some(Value::String(s)) => s.clone(),
@@ -414,14 +414,16 @@ impl Rule for Stuck {
                 });
                 None
             }
-            EventKind::ToolResult { id, ok, output } => {
+            EventKind::ToolResult { id, ok, .. } => {
                 let at = self
                     .pending
                     .iter()
                     .position(|p| id.is_some() && p.id == *id)
                     .or(if self.pending.is_empty() { None } else { Some(0) });
                 let call = at.map(|i| self.pending.remove(i));
-                let content = content_of(output);
+                // Another agent's session can hold a volatile header (Codex);
+                // OpenHands' own observations have none.
+                let content = content_of(obs.event.compared_output());
                 let o = match call {
                     Some(Pending {
                         shell: Some(command), ..

@@ -316,7 +316,8 @@ impl Rule for ToolLoop {
                 }
                 fired
             }
-            EventKind::ToolResult { id, ok, output } => {
+            EventKind::ToolResult { id, ok, .. } => {
+                let output = obs.event.compared_output();
                 let at = match id {
                     Some(id) => {
                         let id = id_hash(id);
@@ -326,7 +327,7 @@ impl Rule for ToolLoop {
                 }
                 .or_else(|| self.pending.len().checked_sub(1))?;
                 let call = self.pending.remove(at);
-                self.finish(call, Some((obs.index, *ok, output.as_ref())), obs)
+                self.finish(call, Some((obs.index, *ok, output)), obs)
             }
             _ => None,
         }

@@ -11,7 +11,7 @@ use serde_json::Value;
 use super::gemini::Gemini;
 use super::sse::{Handler, JsonLinesDecoder};
 use super::whole::{parse_json, DocHandler, WholeDecoder};
-use super::{str_of, Args, Format, Out};
+use super::{str_of, Args, Format, Item, Out};
 use crate::event::Ts;
 
 pub fn jsonl_decoder() -> JsonLinesDecoder<Lines> {
@@ -41,6 +41,21 @@ struct Seen {
 #[derive(Debug, Default)]
 pub struct Messages {
     seen: HashMap<String, Seen>,
+    /// Calls whose result was emitted, by call id: a `functionResponse`
+    /// user record repeats what the call's own `result` said.
+    answered: HashSet<String>,
+}
+
+/// What gemini-cli sends the model when its own loop detection fires
+/// (`_recoverFromLoop`), as a user turn of its own.
+const LOOP_FEEDBACK: &str = "System: Potential loop detected.";
+
+/// Whether a user message's parts are all function responses: the results
+/// gemini-cli sends back after its tools ran, not the person typing.
+fn only_function_responses(content: Option<&Value>) -> bool {
+    content
+        .and_then(Value::as_array)
+        .is_some_and(|parts| !parts.is_empty() && parts.iter().all(|p| p.get("functionResponse").is_some()))
 }
 
 fn text_of(content: Option<&Value>) -> String {
@@ -56,6 +71,21 @@ fn text_of(content: Option<&Value>) -> String {
 }
 
 impl Messages {
+    /// `$set.messages`: the history now holds only `kept`; messages
+    /// recorded before and not in it were dropped by gemini-cli.
+    fn rolled_back(&mut self, kept: &[Value], out: &mut Out<'_>) {
+        let ids: HashSet<&str> = kept.iter().filter_map(|m| str_of(m, "id")).collect();
+        let dropped = self.seen.keys().filter(|id| !ids.contains(id.as_str())).count();
+        if dropped > 0 {
+            out.note(format!(
+                "gemini-cli rolled its history back: {dropped} message{} recorded above {} no longer in it",
+                if dropped == 1 { "" } else { "s" },
+                if dropped == 1 { "is" } else { "are" }
+            ));
+            self.seen.retain(|id, _| ids.contains(id.as_str()));
+        }
+    }
+
     /// One MessageRecord (new, or re-appended with more in it).
     fn record(&mut self, m: &Value, out: &mut Out<'_>) {
         out.ts = str_of(m, "timestamp").and_then(Ts::from_rfc3339);
@@ -64,6 +94,28 @@ impl Messages {
         let seen = self.seen.entry(id.clone()).or_default();
         let text = text_of(m.get("content"));
         match str_of(m, "type").unwrap_or_default() {
+            // Results for the calls just made (0.5x+): each is emitted from
+            // its call's own `result`; one that was not is emitted here.
+            "user" if fresh && only_function_responses(m.get("content")) => {
+                for part in m.get("content").and_then(Value::as_array).into_iter().flatten() {
+                    let f = &part["functionResponse"];
+                    let cid = str_of(f, "id").unwrap_or_default().to_string();
+                    if self.answered.insert(cid.clone()) {
+                        let response = f.get("response");
+                        let ok = response.is_none_or(|r| r.get("error").is_none());
+                        out.tool_result(Some(&cid), ok, response.cloned());
+                    }
+                }
+            }
+            "user" if fresh && text.starts_with(LOOP_FEEDBACK) => {
+                out.note(format!("gemini-cli's loop detection fired and told the model: {text}"));
+                if let Some(Item::Event(e, _)) = out.last_mut() {
+                    e.extra
+                        .insert("kind".into(), Value::String("agent_loop_detection".into()));
+                }
+            }
+            // The context gemini-cli adds at the start of a session.
+            "user" if fresh && text.starts_with("<session_context>") => {}
             "user" if fresh => out.prompt(&text),
             "gemini" => {
                 if fresh {
@@ -74,12 +126,17 @@ impl Messages {
                     .and_then(Value::as_array)
                     .map(Vec::as_slice)
                     .unwrap_or_default();
+                // A thought with a subject is a paragraph of its own; 0.6x
+                // records one thought per streamed chunk, without a subject
+                // and trimmed: those are the stream's pieces, joined as they
+                // came (the spaces at their edges are not in the file).
                 for t in thoughts.iter().skip(seen.thoughts) {
-                    let line = match (str_of(t, "subject"), str_of(t, "description")) {
-                        (Some(s), Some(d)) => format!("**{s}** {d}\n\n"),
-                        (s, d) => format!("{}\n\n", s.or(d).unwrap_or_default()),
-                    };
-                    out.reasoning(&line);
+                    let subject = str_of(t, "subject").filter(|s| !s.is_empty());
+                    let description = str_of(t, "description").unwrap_or_default();
+                    match subject {
+                        Some(s) => out.reasoning(&format!("**{s}** {description}\n\n")),
+                        None => out.reasoning(description),
+                    }
                 }
                 seen.thoughts = seen.thoughts.max(thoughts.len());
                 let chars = text.chars().count();
@@ -99,7 +156,7 @@ impl Messages {
                     let status = str_of(call, "status").unwrap_or_default();
                     let done = matches!(status, "success" | "error" | "cancelled")
                         || call.get("result").is_some_and(|r| !r.is_null());
-                    if done && seen.results.insert(cid.clone()) {
+                    if done && seen.results.insert(cid.clone()) && self.answered.insert(cid.clone()) {
                         let output = call
                             .get("result")
                             .and_then(|r| r.get(0))
@@ -107,7 +164,14 @@ impl Messages {
                             .and_then(|f| f.get("response"))
                             .or(call.get("resultDisplay"))
                             .cloned();
-                        out.tool_result(Some(&cid), status == "success" || status.is_empty(), output);
+                        if status == "cancelled" {
+                            out.cancelled(
+                                Some(&cid),
+                                &format!("{} was cancelled", str_of(call, "name").unwrap_or("a tool")),
+                            );
+                        } else {
+                            out.tool_result(Some(&cid), status == "success" || status.is_empty(), output);
+                        }
                     }
                 }
                 // `tokens` is the message's whole count; a re-appended
@@ -123,7 +187,8 @@ impl Messages {
             }
             "error" if fresh => out.note(format!("error: {text}")),
             "info" | "warning" if fresh => out.note(text),
-            _ => {}
+            "user" | "error" | "info" | "warning" => {}
+            other => out.unknown(other),
         }
     }
 }
@@ -141,8 +206,15 @@ impl Handler for Lines {
             out.note(format!(
                 "rewound to message {id}: what followed it was discarded in the session"
             ));
-        } else if v.get("$set").is_some() || (v.get("sessionId").is_some() && v.get("type").is_none()) {
-            // Metadata: the header line and its updates.
+        } else if let Some(set) = v.get("$set") {
+            // Metadata updates; `messages` replaces the whole history
+            // (written at the start, and after a rollback: a stream cut by
+            // gemini-cli's loop detection, an API error, an abort).
+            if let Some(kept) = set.get("messages").and_then(Value::as_array) {
+                self.messages.rolled_back(kept, out);
+            }
+        } else if v.get("sessionId").is_some() && v.get("type").is_none() {
+            // The header line.
         } else {
             self.messages.record(&v, out);
         }

@@ -468,6 +468,11 @@ impl<'a> Out<'a> {
         self.items.push(Item::Event(e, self.line));
     }
 
+    /// The item emitted last, to add a field to it.
+    pub fn last_mut(&mut self) -> Option<&mut Item> {
+        self.items.last_mut()
+    }
+
     /// An item another decoder produced (cassette interactions).
     pub fn item(&mut self, item: Item) {
         self.items.push(item);
@@ -558,6 +563,30 @@ impl<'a> Out<'a> {
             ok,
             output,
         });
+    }
+
+    /// Emits a `tool_result` whose output holds parts that change on every
+    /// call whatever the call did (a chunk id, a wall time): detectors
+    /// compare `stable` instead ([`Event::compared_output`]); the exact
+    /// output is kept for display.
+    pub fn tool_result_varying(&mut self, id: Option<&str>, ok: bool, output: Value, stable: Value) {
+        self.tool_result(id, ok, Some(output));
+        if let Some(Item::Event(e, _)) = self.items.last_mut() {
+            e.extra.insert(crate::event::STABLE_OUTPUT.into(), stable);
+        }
+    }
+
+    /// A tool call that was not run (cancelled, or not started because a
+    /// call beside it failed): a `note` of kind `cancelled`, not a failed
+    /// result, since nothing ran.
+    pub fn cancelled(&mut self, id: Option<&str>, why: &str) {
+        self.note(why.to_string());
+        if let Some(Item::Event(e, _)) = self.items.last_mut() {
+            e.extra.insert("kind".into(), Value::String("cancelled".into()));
+            if let Some(id) = id.filter(|s| !s.is_empty()) {
+                e.extra.insert("tool_call_id".into(), Value::String(id.to_string()));
+            }
+        }
     }
 
     /// A record that could not be read: skipped.
