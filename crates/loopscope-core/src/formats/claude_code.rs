@@ -36,6 +36,39 @@ pub struct ClaudeCode {
     usage: Option<(String, u64)>,
 }
 
+/// What Claude Code answered a parallel call it cancelled when a call
+/// beside it failed.
+const SIBLING_ERRORED: &str = "Sibling tool call errored";
+
+/// A tool result's text (a string, or its text blocks).
+fn result_text(r: &Value) -> String {
+    match r.get("content") {
+        Some(Value::String(s)) => s.clone(),
+        Some(Value::Array(blocks)) => blocks
+            .iter()
+            .filter_map(|b| str_of(b, "text"))
+            .collect::<Vec<_>>()
+            .join("\n"),
+        _ => String::new(),
+    }
+}
+
+/// Records of Claude Code's own bookkeeping, and qwen-code's: known, and
+/// nothing of the stream.
+const BOOKKEEPING: [&str; 11] = [
+    "file-history-snapshot",
+    "queue-operation",
+    "progress",
+    "mode",
+    "permission-mode",
+    "last-prompt",
+    "attachment",
+    "custom-title",
+    "tag",
+    "agent-name",
+    "pr-link",
+];
+
 /// Text of a user message that is the person typing, not a tool result.
 fn user_text(content: &Value) -> Option<String> {
     match content {
@@ -97,8 +130,15 @@ impl ClaudeCode {
             .filter(|b| str_of(b, "type") == Some("tool_result"))
             .collect();
         for r in &results {
-            let ok = r.get("is_error").and_then(Value::as_bool) != Some(true);
-            out.tool_result(str_of(r, "tool_use_id"), ok, r.get("content").cloned());
+            let id = str_of(r, "tool_use_id");
+            let error = r.get("is_error").and_then(Value::as_bool) == Some(true);
+            // Claude Code ran parallel calls until one failed, and answered
+            // the rest without running them (≤ 2.1.x).
+            if error && result_text(r).contains(SIBLING_ERRORED) {
+                out.cancelled(id, "not run: a tool call beside it failed, so Claude Code cancelled it");
+                continue;
+            }
+            out.tool_result(id, !error, r.get("content").cloned());
         }
         // qwen-code: Gemini parts.
         if let Some(parts) = m.get("parts").and_then(Value::as_array) {
@@ -159,18 +199,25 @@ impl Handler for ClaudeCode {
                 _ => {}
             },
             "stream_event" => {
-                self.streaming = true;
-                if let Some(e) = v.get("event") {
+                let Some(e) = v.get("event") else { return };
+                // Partial messages (`--include-partial-messages`) carry the
+                // text; then the whole assistant lines repeat it. Other
+                // stream events (qwen-code's `goal_state`) do not.
+                if str_of(e, "type").is_some_and(|t| t.starts_with("message_") || t.starts_with("content_block_")) {
+                    self.streaming = true;
                     self.stream.payload(None, e.clone(), out);
                 }
             }
             "result" if v.get("is_error").and_then(Value::as_bool) == Some(true) => {
-                out.note(format!(
-                    "run ended with an error: {}",
-                    str_of(&v, "result").unwrap_or_default()
-                ));
+                let why = str_of(&v, "result")
+                    .or_else(|| v.get("error").and_then(|e| str_of(e, "message")))
+                    .or(str_of(&v, "subtype"))
+                    .unwrap_or_default();
+                out.note(format!("run ended with an error: {why}"));
             }
-            _ => {}
+            "result" => {}
+            t if BOOKKEEPING.contains(&t) => {}
+            other => out.unknown(other),
         }
     }
 }

@@ -392,6 +392,9 @@ fn array_kind(first: &Value, hint: Option<&str>) -> Option<Kind> {
     if has("ts") && matches!(str_of(first, "type"), Some("say" | "ask")) {
         return Some(Kind::ClineUi);
     }
+    if swe_agent::is_mini_list(first) {
+        return Some(Kind::MiniSwe);
+    }
     if has("role") && (has("content") || has("text")) {
         // Cline/Roo keep Anthropic-style messages under their own name;
         // any other message list is a chat trajectory.
@@ -488,13 +491,26 @@ pub fn classify(head: &[u8], complete: bool, hint: Option<&str>) -> Result<Optio
         } else {
             body.lines().count() - 1
         };
+        // Only a line that is a whole JSON object counts: a pretty-printed
+        // document has lines that parse on their own (a bare string in a
+        // list, `{}`), and they say nothing of its format.
         let mut parsed = body
             .lines()
             .take(complete_lines)
             .take(50)
-            .filter_map(|line| serde_json::from_str::<Value>(line).ok());
+            .filter_map(|line| serde_json::from_str::<Value>(line).ok())
+            .filter(Value::is_object);
         if let Some(v) = parsed.next() {
-            let kind = object_kind(&v);
+            let mut kind = object_kind(&v);
+            // A session can start with records of the agent's own
+            // bookkeeping that name no format (Claude Code's interactive
+            // sessions open with `mode` and `permission-mode`): the first
+            // line that names one decides.
+            let mut by_first_line = true;
+            if kind.is_none() {
+                kind = parsed.by_ref().find_map(|next| object_kind(&next));
+                by_first_line = false;
+            }
             // A whole trajectory on the first line and more after it (or a
             // .jsonl name): a dataset of one trajectory per line.
             let first_is_it = body
@@ -504,7 +520,7 @@ pub fn classify(head: &[u8], complete: bool, hint: Option<&str>) -> Result<Optio
                 .is_some_and(|l| l.len() == first_line.len());
             let more = !body.trim_start()[first_line.len()..].trim_start().is_empty();
             let jsonl = hint.is_some_and(|h| [".jsonl", ".ndjson", ".jsonl.zst"].iter().any(|e| h.ends_with(e)));
-            if kind.is_some_and(Kind::is_document) && first_is_it && (more || jsonl) {
+            if kind.is_some_and(Kind::is_document) && by_first_line && first_is_it && (more || jsonl) {
                 return Ok(Some(Kind::Rows));
             }
             // pi's session file and its `--mode json` stream start with the same header.
@@ -546,6 +562,10 @@ pub fn classify(head: &[u8], complete: bool, hint: Option<&str>) -> Result<Optio
             };
         }
         return match object_kind(&fields) {
+            // A document whose first field is a long list of messages or
+            // steps, not read to its end: the fields after it (a SWE-agent
+            // trajectory's `history` and `info`) may name it more exactly.
+            Some(Kind::Messages) if !complete && !closed => Ok(None),
             Some(k) => Ok(Some(k)),
             // Still open: wait, unless 50 lines gave not even one field.
             None if !complete
