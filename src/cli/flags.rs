@@ -133,7 +133,7 @@ pub struct SpoolFlags {
 pub struct InputFlags {
     /// Input format: auto (detected from the first bytes), native, openai-chat,
     /// openai-responses, anthropic, gemini, claude-code, qwen-code, codex, gemini-cli,
-    /// cline, messages, pi, opencode, copilot-cli, openhands, goose, crush,
+    /// cline, messages, pi, opencode, copilot-cli, openhands, goose, crush, openclaw,
     /// claude-trace, swe-agent, atif, aider, otel, rows or parquet.
     #[arg(long, default_value = "auto", value_parser = FormatChoice::parse)]
     pub format: FormatChoice,

@@ -22,13 +22,14 @@ pub enum Agent {
     Openhands,
     Goose,
     Crush,
+    Openclaw,
 }
 
 /// VS Code and its forks, whose `globalStorage` holds Cline's and Roo's tasks.
 const EDITORS: [&str; 6] = ["Code", "Code - Insiders", "VSCodium", "Cursor", "Windsurf", "Kiro"];
 
 impl Agent {
-    pub const ALL: [Agent; 13] = [
+    pub const ALL: [Agent; 14] = [
         Agent::ClaudeCode,
         Agent::Codex,
         Agent::GeminiCli,
@@ -42,6 +43,7 @@ impl Agent {
         Agent::Openhands,
         Agent::Goose,
         Agent::Crush,
+        Agent::Openclaw,
     ];
 
     pub fn name(self) -> &'static str {
@@ -59,6 +61,7 @@ impl Agent {
             Agent::Openhands => "openhands",
             Agent::Goose => "goose",
             Agent::Crush => "crush",
+            Agent::Openclaw => "openclaw",
         }
     }
 
@@ -158,6 +161,7 @@ impl Agent {
             Agent::Openhands => vec![home.join(".openhands").join("conversations")],
             Agent::Goose => goose_dirs(&home, &xdg_data, env),
             Agent::Crush => crush_dirs(&xdg_data, env),
+            Agent::Openclaw => openclaw_dirs(&home, env),
         }
     }
 
@@ -185,6 +189,7 @@ impl Agent {
             Agent::Openhands => formats::folder::is_conversation(path),
             Agent::Goose => name == "sessions.db",
             Agent::Crush => name == "crush.db",
+            Agent::Openclaw => name == "openclaw-agent.sqlite",
         }
     }
 }
@@ -209,6 +214,26 @@ fn goose_dirs(home: &Path, xdg_data: &Path, env: &dyn Fn(&str) -> Option<OsStrin
     } else {
         vec![xdg_data.join("goose").join("sessions")]
     }
+}
+
+/// OpenClaw (docs/help/environment.md, 2026.9.6): a store per agent,
+/// `<state>/agents/<agent>/agent/openclaw-agent.sqlite`. `OPENCLAW_AGENT_DIR`
+/// names one agent's folder; the state folder is `OPENCLAW_STATE_DIR`, else
+/// `$OPENCLAW_HOME/.openclaw`, else `~/.openclaw` (`~/.openclaw-<profile>`
+/// with `OPENCLAW_PROFILE`).
+fn openclaw_dirs(home: &Path, env: &dyn Fn(&str) -> Option<OsString>) -> Vec<PathBuf> {
+    let set = |var: &str| env(var).filter(|v| !v.is_empty()).map(PathBuf::from);
+    if let Some(agent) = set("OPENCLAW_AGENT_DIR") {
+        return vec![agent];
+    }
+    let state = set("OPENCLAW_STATE_DIR").unwrap_or_else(|| {
+        let base = set("OPENCLAW_HOME").unwrap_or_else(|| home.to_path_buf());
+        match env("OPENCLAW_PROFILE").filter(|v| !v.is_empty()) {
+            Some(p) => base.join(format!(".openclaw-{}", p.to_string_lossy())),
+            None => base.join(".openclaw"),
+        }
+    });
+    vec![state.join("agents")]
 }
 
 /// Crush keeps a store per project (`<project>/.crush/crush.db`) and lists

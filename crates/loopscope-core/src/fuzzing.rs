@@ -10,7 +10,7 @@ use crate::formats::detect::{AutoDecoder, Kind};
 use crate::formats::{Decoder, FormatChoice, Item};
 
 /// Every importer by the name of its fuzz target.
-pub const DECODERS: [(&str, Kind); 32] = [
+pub const DECODERS: [(&str, Kind); 33] = [
     ("native", Kind::Native),
     ("openai_chat", Kind::OpenaiChat),
     ("openai_responses", Kind::OpenaiResponses),
@@ -37,6 +37,7 @@ pub const DECODERS: [(&str, Kind); 32] = [
     ("openhands_v0", Kind::OpenhandsV0),
     ("goose_rows", Kind::GooseRows),
     ("crush_rows", Kind::CrushRows),
+    ("openclaw_rows", Kind::OpenclawRows),
     ("claude_trace", Kind::ClaudeTrace),
     ("mini_swe", Kind::MiniSwe),
     ("swe_agent", Kind::SweAgent),

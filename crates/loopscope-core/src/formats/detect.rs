@@ -8,7 +8,7 @@ use serde_json::Value;
 
 use super::array::ArraySplitter;
 use super::sse::looks_like_sse;
-use super::{aider, atif, claude_trace, copilot, crush, goose, opencode, openhands, otel, pi, swe_agent};
+use super::{aider, atif, claude_trace, copilot, crush, goose, openclaw, opencode, openhands, otel, pi, swe_agent};
 use super::{
     anthropic, claude_code, cline, codex, gemini, gemini_cli, messages, native, openai_chat, openai_responses, vcr,
 };
@@ -63,6 +63,8 @@ pub enum Kind {
     GooseRows,
     /// Crush's store rows.
     CrushRows,
+    /// OpenClaw's store rows (pi session entries).
+    OpenclawRows,
     /// claude-trace pairs.
     ClaudeTrace,
     /// A mini-swe-agent trajectory.
@@ -108,6 +110,7 @@ impl Kind {
             Kind::OpenhandsEvents | Kind::OpenhandsV0 => Format::Openhands,
             Kind::GooseRows => Format::Goose,
             Kind::CrushRows => Format::Crush,
+            Kind::OpenclawRows => Format::Openclaw,
             Kind::ClaudeTrace => Format::ClaudeTrace,
             Kind::MiniSwe | Kind::SweAgent => Format::SweAgent,
             Kind::Atif => Format::Atif,
@@ -176,6 +179,7 @@ impl Kind {
             Kind::OpenhandsV0 => Box::new(openhands::v0_decoder()),
             Kind::GooseRows => Box::new(goose::decoder()),
             Kind::CrushRows => Box::new(crush::decoder()),
+            Kind::OpenclawRows => Box::new(openclaw::decoder()),
             Kind::ClaudeTrace => Box::new(claude_trace::decoder()),
             Kind::MiniSwe => Box::new(swe_agent::mini_decoder()),
             Kind::SweAgent => Box::new(swe_agent::swe_decoder()),
@@ -207,6 +211,7 @@ impl Kind {
             Format::Openhands => Kind::OpenhandsEvents,
             Format::Goose => Kind::GooseRows,
             Format::Crush => Kind::CrushRows,
+            Format::Openclaw => Kind::OpenclawRows,
             Format::ClaudeTrace => Kind::ClaudeTrace,
             Format::SweAgent => Kind::MiniSwe,
             Format::Atif => Kind::Atif,
@@ -233,7 +238,7 @@ const NATIVE_TYPES: [&str; 9] = [
 const TRIED: &str = "native, openai-chat (SSE or chunk JSONL), openai-responses, anthropic, gemini (SSE, JSONL or JSON array), \
                      claude-code, codex (rollout, exec --json, .zst), gemini-cli (JSONL, legacy JSON, Content[]), cline (ui_messages, \
                      api_conversation_history), chat message lists (a JSON array, or a `messages` document), pi (session, --mode json), opencode (SQLite, storage/, export, run --format json), \
-                     copilot-cli, openhands (conversation folder, V0 trajectory), goose and crush (SQLite), claude-trace, \
+                     copilot-cli, openhands (conversation folder, V0 trajectory), goose, crush and openclaw (SQLite), claude-trace, \
                      swe-agent (.traj.json, .traj), atif, aider (.aider.chat.history.md), otel (OTLP/JSON), VCR cassettes";
 
 /// An API stream payload's format (rules 5a–5d).
@@ -280,6 +285,7 @@ fn agent_kind(v: &Value) -> Option<Kind> {
             Some("opencode") => Some(Kind::OpencodeLines),
             Some("goose") => Some(Kind::GooseRows),
             Some("crush") => Some(Kind::CrushRows),
+            Some("openclaw") => Some(Kind::OpenclawRows),
             _ => None,
         };
     }

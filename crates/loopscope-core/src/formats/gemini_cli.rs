@@ -11,7 +11,7 @@ use serde_json::Value;
 use super::gemini::Gemini;
 use super::sse::{Handler, JsonLinesDecoder};
 use super::whole::{parse_json, DocHandler, WholeDecoder};
-use super::{str_of, Args, Format, Item, Out};
+use super::{str_of, Args, Format, Out};
 use crate::event::Ts;
 
 pub fn jsonl_decoder() -> JsonLinesDecoder<Lines> {
@@ -108,11 +108,11 @@ impl Messages {
                 }
             }
             "user" if fresh && text.starts_with(LOOP_FEEDBACK) => {
-                out.note(format!("gemini-cli's loop detection fired and told the model: {text}"));
-                if let Some(Item::Event(e, _)) = out.last_mut() {
-                    e.extra
-                        .insert("kind".into(), Value::String("agent_loop_detection".into()));
-                }
+                out.agent_detection(
+                    "gemini-cli",
+                    "recover",
+                    format!("gemini-cli's loop detection fired and told the model: {text}"),
+                );
             }
             // The context gemini-cli adds at the start of a session.
             "user" if fresh && text.starts_with("<session_context>") => {}

@@ -29,6 +29,7 @@ pub mod messages;
 pub mod native;
 pub(crate) mod openai_chat;
 pub(crate) mod openai_responses;
+pub(crate) mod openclaw;
 pub(crate) mod opencode;
 pub(crate) mod openhands;
 pub(crate) mod otel;
@@ -255,6 +256,9 @@ pub enum Format {
     Goose,
     /// Crush's SQLite store.
     Crush,
+    /// OpenClaw's SQLite store (`openclaw-agent.sqlite`): pi's session
+    /// entries with OpenClaw's own records.
+    Openclaw,
     /// claude-trace's request/response pairs.
     ClaudeTrace,
     /// mini-swe-agent `.traj.json` and SWE-agent `.traj`.
@@ -273,7 +277,7 @@ pub enum Format {
 
 impl Format {
     /// Every importer, in listing order.
-    pub const ALL: [Format; 24] = [
+    pub const ALL: [Format; 25] = [
         Format::Native,
         Format::OpenaiChat,
         Format::OpenaiResponses,
@@ -291,6 +295,7 @@ impl Format {
         Format::Openhands,
         Format::Goose,
         Format::Crush,
+        Format::Openclaw,
         Format::ClaudeTrace,
         Format::SweAgent,
         Format::Atif,
@@ -320,6 +325,7 @@ impl Format {
             Format::Openhands => "openhands",
             Format::Goose => "goose",
             Format::Crush => "crush",
+            Format::Openclaw => "openclaw",
             Format::ClaudeTrace => "claude-trace",
             Format::SweAgent => "swe-agent",
             Format::Atif => "atif",
@@ -573,6 +579,20 @@ impl<'a> Out<'a> {
         self.tool_result(id, ok, Some(output));
         if let Some(Item::Event(e, _)) = self.items.last_mut() {
             e.extra.insert(crate::event::STABLE_OUTPUT.into(), stable);
+        }
+    }
+
+    /// What the agent's own loop detection did (a warning, a refused call,
+    /// a run it stopped), as its session records it: a `note` of kind
+    /// `agent_loop_detection`, with the agent and the level, so a profile
+    /// that reproduces the agent's detector can be held against it.
+    pub fn agent_detection(&mut self, agent: &str, level: &str, text: String) {
+        self.note(text);
+        if let Some(Item::Event(e, _)) = self.items.last_mut() {
+            e.extra
+                .insert("kind".into(), Value::String("agent_loop_detection".into()));
+            e.extra.insert("agent".into(), Value::String(agent.into()));
+            e.extra.insert("level".into(), Value::String(level.into()));
         }
     }
 

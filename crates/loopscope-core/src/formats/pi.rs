@@ -127,6 +127,10 @@ fn content_block(block: &Value, out: &mut Out<'_>) {
 fn stop(m: &Value, out: &mut Out<'_>) {
     let why = str_of(m, "errorMessage").unwrap_or_default();
     match str_of(m, "stopReason") {
+        // OpenClaw's tool-loop guard ended the run (a second critical loop).
+        Some("error") if why.starts_with("OpenClaw stopped this run") => {
+            out.agent_detection("openclaw", "stop", why.to_string())
+        }
         Some("error") => out.api_error(why),
         Some("aborted") => out.note(format!(
             "request aborted{}",
@@ -140,10 +144,47 @@ fn stop(m: &Value, out: &mut Out<'_>) {
     }
 }
 
+/// What OpenClaw appends to the result of a call that reached its loop
+/// warning's count; OpenClaw's words, not the tool's output (it hashes
+/// the outcome before adding them).
+const OPENCLAW_WARNING: &str = "[System note: Tool-loop warning";
+
 fn tool_result(m: &Value, out: &mut Out<'_>) {
     let ok = m.get("isError").and_then(Value::as_bool) != Some(true);
-    let text = text_of(m.get("content"));
+    let blocks = m.get("content").and_then(Value::as_array);
+    let warning = blocks
+        .and_then(|b| b.last())
+        .and_then(|b| str_of(b, "text"))
+        .filter(|t| t.trim_start().starts_with(OPENCLAW_WARNING));
+    let text = match (blocks, warning) {
+        (Some(b), Some(_)) => text_of(Some(&Value::Array(b[..b.len() - 1].to_vec()))),
+        _ => text_of(m.get("content")),
+    };
     out.tool_result(str_of(m, "toolCallId"), ok, Some(Value::String(text)));
+    let denied = m.pointer("/details/deniedReason").and_then(Value::as_str);
+    if let (Some(reason), Some(Item::Event(e, _))) = (denied, out.last_mut()) {
+        e.extra.insert("denied".into(), Value::String(reason.to_string()));
+    }
+    if let Some(w) = warning {
+        out.agent_detection(
+            "openclaw",
+            "warning",
+            format!("OpenClaw warned the model: {}", w.trim()),
+        );
+    }
+    if denied == Some("tool-loop") {
+        let i = m.pointer("/details/intervention").unwrap_or(&Value::Null);
+        out.agent_detection(
+            "openclaw",
+            "block",
+            format!(
+                "OpenClaw blocked this call: {} (detector {}, count {})",
+                str_of(i, "toolName").or(str_of(m, "toolName")).unwrap_or("a tool"),
+                str_of(i, "detector").unwrap_or("unknown"),
+                i.get("count").map_or("unknown".to_string(), Value::to_string)
+            ),
+        );
+    }
 }
 
 /// About how much memory an item holds.
@@ -178,7 +219,10 @@ impl Session {
                 str_of(v, "summary").unwrap_or_default()
             )),
             "branch_summary" => out.note(format!("branch summary: {}", str_of(v, "summary").unwrap_or_default())),
-            _ => {}
+            t if ENTRY_TYPES.contains(&t) => {}
+            // A store's row header (OpenClaw's sessions).
+            "" if v.get("loopscope").is_some() => {}
+            other => out.unknown(other),
         }
     }
 

@@ -142,6 +142,7 @@ pub fn open_records(place: &Place) -> Result<(Box<dyn Records>, Kind), String> {
                 StoreKind::Opencode => Kind::OpencodeLines,
                 StoreKind::Goose => Kind::GooseRows,
                 StoreKind::Crush => Kind::CrushRows,
+                StoreKind::Openclaw => Kind::OpenclawRows,
             };
             Ok((Box::new(rows), k))
         }

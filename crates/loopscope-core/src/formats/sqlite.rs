@@ -1,8 +1,10 @@
 //! Agents that keep their sessions in SQLite — opencode and Kilo CLI
 //! (`opencode.db`, `kilo.db`), Goose (`sessions.db`), Crush
-//! (`.crush/crush.db`) — read as streams: one session's rows, as JSON lines
-//! their importers read ([`super::opencode`], [`super::goose`],
-//! [`super::crush`]), built by SQLite's own JSON functions.
+//! (`.crush/crush.db`), OpenClaw (`openclaw-agent.sqlite`) — read as
+//! streams: one session's rows, as JSON lines their importers read
+//! ([`super::opencode`], [`super::goose`], [`super::crush`], [`super::pi`]
+//! for OpenClaw's entries), built by SQLite's own JSON functions (OpenClaw
+//! compresses its longer entries: those are unpacked here, bounded).
 //!
 //! A database is only ever opened read-only and never locked against the
 //! agent writing it: in WAL mode (opencode, Goose) a reader sees what is
@@ -31,6 +33,8 @@ pub enum StoreKind {
     Goose,
     /// Crush (`sessions`, `messages.parts`).
     Crush,
+    /// OpenClaw (`session_windows`, `transcript_events`).
+    Openclaw,
 }
 
 impl StoreKind {
@@ -40,6 +44,7 @@ impl StoreKind {
             StoreKind::Opencode => "opencode",
             StoreKind::Goose => "goose",
             StoreKind::Crush => "crush",
+            StoreKind::Openclaw => "openclaw",
         }
     }
 
@@ -49,6 +54,7 @@ impl StoreKind {
             StoreKind::Opencode => super::Format::Opencode,
             StoreKind::Goose => super::Format::Goose,
             StoreKind::Crush => super::Format::Crush,
+            StoreKind::Openclaw => super::Format::Openclaw,
         }
     }
 }
@@ -182,6 +188,10 @@ pub fn kind_of(conn: &Connection) -> Result<StoreKind, String> {
     if has(&messages, "parts") && has(&messages, "session_id") {
         return Ok(StoreKind::Crush);
     }
+    let transcript = columns(conn, super::openclaw::TRANSCRIPT);
+    if has(&transcript, "event_json") && has(&transcript, "session_id") {
+        return Ok(StoreKind::Openclaw);
+    }
     let mut tables: Vec<String> = conn
         .prepare("SELECT name FROM sqlite_master WHERE type = 'table' ORDER BY name LIMIT 12")
         .and_then(|mut s| {
@@ -191,7 +201,7 @@ pub fn kind_of(conn: &Connection) -> Result<StoreKind, String> {
         .unwrap_or_default();
     tables.iter_mut().for_each(|t| *t = crate::sanitize::line(t));
     Err(format!(
-        "a SQLite database, but not an agent's session store loopscope reads (opencode/Kilo, Goose, Crush); its tables: {}",
+        "a SQLite database, but not an agent's session store loopscope reads (opencode/Kilo, Goose, Crush, OpenClaw); its tables: {}",
         if tables.is_empty() { "none".to_string() } else { tables.join(", ") }
     ))
 }
@@ -231,6 +241,7 @@ fn sessions_where(conn: &Connection, kind: StoreKind, one: Option<&str>) -> Resu
         StoreKind::Opencode => ("session", "title", "parent_id", "time_updated"),
         StoreKind::Goose => ("sessions", "name", "", "updated_at"),
         StoreKind::Crush => ("sessions", "title", "parent_session_id", "updated_at"),
+        StoreKind::Openclaw => ("session_windows", "session_key", "", "updated_at"),
     };
     let cols = columns(conn, table);
     if cols.is_empty() {
@@ -238,17 +249,23 @@ fn sessions_where(conn: &Connection, kind: StoreKind, one: Option<&str>) -> Resu
             "the store has no {table} table (a schema this version does not know)"
         ));
     }
-    let filter = match one {
-        Some("") => " ORDER BY 4 DESC, 1 LIMIT 1",
-        Some(_) => " WHERE id = ?1",
-        None => " ORDER BY 4 DESC, 1",
+    let (filter, and) = match one {
+        Some("") => (" ORDER BY 4 DESC, 1 LIMIT 1", ""),
+        Some(_) => (" WHERE id = ?1", " AND w.session_id = ?1"),
+        None => (" ORDER BY 4 DESC, 1", ""),
     };
-    let sql = format!(
-        "SELECT id, {t}, {p}, {u} FROM \"{table}\"{filter}",
-        t = col(&cols, title),
-        p = col(&cols, parent),
-        u = millis(&col(&cols, updated)),
-    );
+    let sql = match kind {
+        StoreKind::Openclaw => {
+            let order = if and.is_empty() { filter } else { and };
+            super::openclaw::sessions_sql(!columns(conn, "session_nodes").is_empty(), order)
+        }
+        _ => format!(
+            "SELECT id, {t}, {p}, {u} FROM \"{table}\"{filter}",
+            t = col(&cols, title),
+            p = col(&cols, parent),
+            u = millis(&col(&cols, updated)),
+        ),
+    };
     let mut stmt = conn.prepare(&sql).map_err(|e| reason(&e))?;
     let params: Vec<&str> = one.filter(|id| !id.is_empty()).into_iter().collect();
     let rows = stmt
@@ -353,6 +370,17 @@ fn queries(conn: &Connection, kind: StoreKind) -> Result<Queries, String> {
                 )],
                 page,
                 parts: None,
+            }
+        }
+        StoreKind::Openclaw => {
+            need(
+                super::openclaw::TRANSCRIPT,
+                &["session_id", "seq", "event_json", "event_zstd", "created_at"],
+            )?;
+            Queries {
+                page: super::openclaw::page_sql(max),
+                parts: None,
+                since: vec![super::openclaw::since_sql(max)],
             }
         }
         StoreKind::Crush => {
@@ -483,6 +511,8 @@ struct Row {
     size: i64,
     valid: bool,
     order: i64,
+    /// The row compressed (OpenClaw's entries of 1 KiB and more).
+    packed: Option<Vec<u8>>,
 }
 
 fn rows(conn: &Connection, sql: &str, params: &[&dyn rusqlite::ToSql]) -> io::Result<Vec<Row>> {
@@ -502,6 +532,7 @@ fn rows(conn: &Connection, sql: &str, params: &[&dyn rusqlite::ToSql]) -> io::Re
                 size: r.get::<_, Option<i64>>(4)?.unwrap_or(0),
                 valid: r.get::<_, Option<i64>>(5)?.unwrap_or(0) != 0,
                 order: r.get::<_, Option<i64>>(6)?.unwrap_or(0),
+                packed: r.get::<_, Option<Vec<u8>>>(7).ok().flatten(),
             })
         })
         .map_err(|e| io::Error::other(reason(&e)))?;
@@ -586,9 +617,17 @@ impl SessionRows {
             }
             self.at_newest.insert(format!("{table}/{}", r.id), r.updated);
         }
-        let line = match &r.line {
-            Some(l) => l.clone(),
-            None => {
+        let unpacked = match (&r.line, &r.packed) {
+            (None, Some(frame)) => Some(super::openclaw::unpack(frame, super::max_record())),
+            _ => None,
+        };
+        let line = match (&r.line, unpacked) {
+            (Some(l), _) => l.clone(),
+            (None, Some(Ok(text))) => text,
+            (None, Some(Err(why))) => {
+                json!({"loopscope": "problem", "reason": format!("{table} row {}: {why}", r.id)}).to_string()
+            }
+            (None, None) => {
                 let why = if !r.valid {
                     "its JSON is not valid".to_string()
                 } else {
@@ -614,10 +653,10 @@ impl SessionRows {
         )?;
         let Some(last) = page.last() else { return Ok(false) };
         self.cursor = (last.order, last.rowid);
-        let table = if self.kind == StoreKind::Opencode {
-            "message"
-        } else {
-            "messages"
+        let table = match self.kind {
+            StoreKind::Opencode => "message",
+            StoreKind::Openclaw => super::openclaw::TRANSCRIPT,
+            _ => "messages",
         };
         for r in &page {
             self.rowids[0] = self.rowids[0].max(r.rowid);
@@ -641,6 +680,7 @@ impl SessionRows {
             let table = match (self.kind, i) {
                 (StoreKind::Opencode, 0) => "message",
                 (StoreKind::Opencode, _) => "part",
+                (StoreKind::Openclaw, _) => super::openclaw::TRANSCRIPT,
                 _ => "messages",
             };
             let found = rows(conn, sql, &[&self.session, &self.rowids[i], &newest, &last_part])?;
