@@ -321,3 +321,34 @@ fn the_readmes_links_to_files_exist() {
         assert!(links > 0, "{file} has no links to check");
     }
 }
+
+/// The README's table of agents proven in CI names every pinned agent at
+/// its pinned version, and nothing else (tests/agent_pins.tsv).
+#[test]
+fn the_readmes_agents_are_the_pinned_ones() {
+    let readme = std::fs::read_to_string(Path::new(ROOT).join("README.md")).unwrap();
+    let pins = std::fs::read_to_string(Path::new(ROOT).join("tests/agent_pins.tsv")).unwrap();
+    let section = readme
+        .split("### The agents, as they write today")
+        .nth(1)
+        .expect("the README has the agents' section");
+    let rows: Vec<(String, String)> = section
+        .lines()
+        .skip_while(|l| !l.starts_with("| agent |"))
+        .skip(2)
+        .take_while(|l| l.starts_with('|'))
+        .map(|l| {
+            let cells: Vec<&str> = l.split('|').map(str::trim).collect();
+            (cells[1].to_string(), cells[2].to_string())
+        })
+        .collect();
+    let pinned: Vec<(String, String)> = pins
+        .lines()
+        .filter(|l| !l.starts_with('#') && !l.trim().is_empty())
+        .map(|l| l.split('\t').collect::<Vec<_>>())
+        // Node 24 is what OpenClaw runs on, not an agent.
+        .filter(|f| f[0] != "node24")
+        .map(|f| (f[0].to_string(), f[3].to_string()))
+        .collect();
+    assert_eq!(rows, pinned, "README's agents table against tests/agent_pins.tsv");
+}

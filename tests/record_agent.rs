@@ -1,6 +1,6 @@
 //! A real agent through `loopscope record` (issue 27): OpenAI's Codex CLI
-//! (`@openai/codex` from npm; `.ci/run` installs it under target/ci-npm,
-//! LOOPSCOPE_TEST_CODEX names another) run non-interactively with `codex
+//! (`@openai/codex` from npm, pinned in tests/agent_pins.tsv; `.ci/run`
+//! installs it under target/agents, LOOPSCOPE_TEST_CODEX names another) run non-interactively with `codex
 //! exec` against the scripted upstream, offline. Its provider's base URL
 //! is taken from the OPENAI_BASE_URL that `record` gives it.
 
@@ -20,7 +20,7 @@ use upstream::Upstream;
 fn codex() -> Option<PathBuf> {
     let candidates = [
         std::env::var_os("LOOPSCOPE_TEST_CODEX").map(PathBuf::from),
-        Some(PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("target/ci-npm/node_modules/.bin/codex")),
+        Some(PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("target/agents/codex/node_modules/.bin/codex")),
     ];
     candidates.into_iter().flatten().find(|c| {
         Command::new(c)
@@ -72,7 +72,7 @@ fn codex_exec_is_recorded_and_its_loop_is_stopped() {
             std::env::var_os("CI").is_none(),
             "CI must have the Codex CLI (see .ci/run)"
         );
-        eprintln!("skipped: no codex here (npm install --prefix target/ci-npm @openai/codex)");
+        eprintln!("skipped: no codex here (.ci/install-agents installs it)");
         return;
     };
     let up = Upstream::start();
