@@ -116,7 +116,7 @@ fn usage_error(e: clap::Error) -> ExitCode {
     // An agent reads a hook's exit status 2 as a refusal of its call (Claude
     // Code): a hook whose flags are wrong allows the call instead.
     if running_as_a_hook() {
-        eprintln!("loopscope hook: the call is allowed");
+        cli::hook::allow("its flags are wrong");
         return ExitCode::SUCCESS;
     }
     ExitCode::from(2)

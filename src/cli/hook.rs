@@ -73,22 +73,15 @@ pub fn run_hook(args: &HookArgs) -> Result<i32, String> {
             // The hook itself never fails the agent's call: whatever goes
             // wrong is said on stderr and the call is allowed (exit 0).
             let Some(name) = &args.agent else {
-                eprintln!("loopscope hook: which agent? (loopscope hook AGENT; see `loopscope help hook`); the call is allowed");
-                return Ok(0);
+                return Ok(allow("which agent? (loopscope hook AGENT; see `loopscope help hook`)"));
             };
             let agent = match HookAgent::parse(name) {
                 Ok(a) => a,
-                Err(e) => {
-                    eprintln!("loopscope hook: {e}; the call is allowed");
-                    return Ok(0);
-                }
+                Err(e) => return Ok(allow(&e)),
             };
             let setup = match setup(&args.detectors) {
                 Ok(s) => s,
-                Err(e) => {
-                    eprintln!("loopscope hook: {e}; the call is allowed");
-                    return Ok(0);
-                }
+                Err(e) => return Ok(allow(&e)),
             };
             let opts = Options {
                 setup,
@@ -102,6 +95,20 @@ pub fn run_hook(args: &HookArgs) -> Result<i32, String> {
             ))
         }
     }
+}
+
+/// A hook that cannot judge the call allows it: says why, reads what the
+/// agent sends (an agent can take a closed pipe for a failed hook), exit 0.
+pub fn allow(why: &str) -> i32 {
+    eprintln!(
+        "loopscope hook: {}; the call is allowed",
+        loopscope::sanitize::line(why)
+    );
+    let _ = std::io::copy(
+        &mut std::io::Read::take(std::io::stdin().lock(), 16 << 20),
+        &mut std::io::sink(),
+    );
+    0
 }
 
 /// The command an installed hook runs: this program, `hook AGENT`, and

@@ -59,11 +59,13 @@ impl HookAgent {
         })
     }
 
-    /// How its transcript is read, for the agents that name one.
+    /// How its transcript is read, for the agents whose hooks name one
+    /// that holds the calls as the hook sees them. Codex names its rollout,
+    /// but its hooks see a model's `exec_command {cmd, workdir}` as `Bash
+    /// {command}`: its calls are taken from the hooks alone.
     pub fn transcript_kind(self) -> Option<Kind> {
         match self {
             HookAgent::ClaudeCode => Some(Kind::ClaudeCode),
-            HookAgent::Codex => Some(Kind::Codex),
             HookAgent::GeminiCli => Some(Kind::GeminiCliJsonl),
             HookAgent::QwenCode => Some(Kind::QwenCode),
             _ => None,

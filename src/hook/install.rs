@@ -124,17 +124,18 @@ fn holder(agent: HookAgent, scope: Scope, p: &Places) -> Result<Holder, String> 
     let user = scope == Scope::User;
     let root = |user_dir: PathBuf, project: &str| if user { user_dir } else { p.cwd.join(project) };
     Ok(match agent {
+        // The results too: a transcript can be written behind the agent.
         HookAgent::ClaudeCode => Holder::Settings {
             file: root(p.var_or("CLAUDE_CONFIG_DIR", p.home.join(".claude")), ".claude").join("settings.json"),
-            events: &["PreToolUse"],
+            events: &["PreToolUse", "PostToolUse", "PostToolUseFailure"],
         },
         HookAgent::QwenCode => Holder::Settings {
             file: root(p.home.join(".qwen"), ".qwen").join("settings.json"),
-            events: &["PreToolUse"],
+            events: &["PreToolUse", "PostToolUse", "PostToolUseFailure"],
         },
         HookAgent::Codex => Holder::Settings {
             file: root(p.var_or("CODEX_HOME", p.home.join(".codex")), ".codex").join("hooks.json"),
-            events: &["PreToolUse"],
+            events: &["PreToolUse", "PostToolUse", "UserPromptSubmit"],
         },
         HookAgent::GeminiCli => Holder::Settings {
             file: root(p.var_or("GEMINI_CLI_HOME", p.home.clone()).join(".gemini"), ".gemini").join("settings.json"),

@@ -83,15 +83,17 @@ fn decide(agent: HookAgent, opts: &Options, input: &mut dyn Read) -> Result<Opti
             state.push(Event::prompt(&text));
             None
         }
-        // A transcript holds the results; a plugin reports them.
+        // What a call got: the transcript will say it too, maybe later
+        // than the next call (Claude Code writes its file a little behind).
         Said::After { call, ok, output } => {
-            if observed {
-                let mut e = Event::tool_result_with(ok, output);
-                if let EventKind::ToolResult { id, .. } = &mut e.kind {
-                    *id = call.id;
-                }
-                state.push(e);
+            if !observed && call.id.is_some() {
+                state.push(call_event(&call));
             }
+            let mut e = Event::tool_result_with(ok, output);
+            if let EventKind::ToolResult { id, .. } = &mut e.kind {
+                *id = call.id;
+            }
+            state.push_reported(e);
             None
         }
         Said::Before(call) => {
@@ -111,7 +113,21 @@ fn decide(agent: HookAgent, opts: &Options, input: &mut dyn Read) -> Result<Opti
         Said::Other => None,
     };
     lock.save(&state)?;
+    log(&v, verdict.as_deref(), &state);
     Ok(verdict.map(|r| (event, r)))
+}
+
+/// With `LOOPSCOPE_HOOK_LOG=FILE`, each call's input and verdict are
+/// appended to FILE (one JSON line): what the hook saw, when tuning it.
+fn log(input: &Value, verdict: Option<&str>, state: &State) {
+    let Some(path) = std::env::var_os("LOOPSCOPE_HOOK_LOG").filter(|p| !p.is_empty()) else {
+        return;
+    };
+    let line =
+        serde_json::json!({"input": input, "refused": verdict, "events": state.events.len(), "read": state.read});
+    if let Ok(mut f) = std::fs::OpenOptions::new().create(true).append(true).open(path) {
+        let _ = writeln!(f, "{line}");
+    }
 }
 
 fn call_event(call: &Call) -> Event {
@@ -190,23 +206,23 @@ fn is_refusal(output: Option<&Value>) -> bool {
     text.contains(MARK)
 }
 
-/// The result the last call with this key got, if it got one.
+/// The result the last call with this key got (the last one that got one).
 fn last_result_of(events: &[Event], key: &str) -> Option<Event> {
-    let at = events.iter().rposition(|e| match &e.kind {
-        EventKind::ToolCall { name, args, .. } => call_key(name, args, KeyStyle::Canonical) == key,
-        _ => false,
-    })?;
-    let id = match &events[at].kind {
-        EventKind::ToolCall { id, .. } => id.clone(),
-        _ => None,
-    };
-    events[at + 1..]
-        .iter()
-        .find(|e| match &e.kind {
-            EventKind::ToolResult { id: rid, .. } => id.is_none() || rid.is_none() || *rid == id,
-            _ => false,
-        })
-        .cloned()
+    events.iter().enumerate().rev().find_map(|(at, e)| {
+        let EventKind::ToolCall { name, args, id } = &e.kind else {
+            return None;
+        };
+        if call_key(name, args, KeyStyle::Canonical) != key {
+            return None;
+        }
+        events[at + 1..]
+            .iter()
+            .find(|r| match &r.kind {
+                EventKind::ToolResult { id: rid, .. } => id.is_none() || rid.is_none() || rid == id,
+                _ => false,
+            })
+            .cloned()
+    })
 }
 
 /// What the model reads: what repeated, how often, which detector, and

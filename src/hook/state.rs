@@ -16,8 +16,14 @@ use crate::event::{Event, EventKind};
 use crate::formats::detect::Kind;
 use crate::formats::Item;
 
+/// The extra field that marks a result a hook reported.
+const REPORTED: &str = "reported";
+
 /// Tool events kept (the detectors look at the last few dozen steps).
-const KEPT: usize = 1024;
+const KEPT: usize = 256;
+/// Outputs longer than this are kept as a digest: the detectors compare
+/// results for sameness, and a session's file reads and writes fast.
+const KEPT_OUTPUT: usize = 256;
 /// The most of a transcript read in one call (a larger growth is read up
 /// to this, and the rest next time).
 const MAX_READ: u64 = 64 << 20;
@@ -32,6 +38,8 @@ pub struct State {
     pub transcript: Option<Place>,
     /// Prompts, requests, tool calls and results since the last prompt.
     pub events: Vec<Event>,
+    /// Bytes of the transcript read by this call (not saved).
+    pub read: u64,
     /// Keys of calls refused since the last prompt, with why.
     pub refused: Vec<(String, String)>,
 }
@@ -65,6 +73,11 @@ impl State {
             self.events.clear();
             self.refused.clear();
         }
+        // The same call or result from the transcript and from a hook
+        // (a transcript written a little behind the agent) is one.
+        if self.known(&e) {
+            return;
+        }
         // Two requests in a row say no more than one.
         if matches!(e.kind, EventKind::Request { .. })
             && self
@@ -75,11 +88,50 @@ impl State {
             return;
         }
         e.ts = None;
+        digest_output(&mut e);
         self.events.push(e);
         if self.events.len() > KEPT {
             let extra = self.events.len() - KEPT;
             self.events.drain(..extra);
         }
+    }
+
+    /// A result a hook reported (the agent's own record of what the call
+    /// got): it stands for the call, even over the transcript's copy of the
+    /// same result, so the results compared all come from one source
+    /// whatever the transcript has caught up with.
+    pub fn push_reported(&mut self, mut e: Event) {
+        e.extra.insert(REPORTED.into(), true.into());
+        let id = match &e.kind {
+            EventKind::ToolResult { id: Some(id), .. } => id.clone(),
+            _ => return self.push(e),
+        };
+        let at = self
+            .events
+            .iter()
+            .rposition(|x| matches!(&x.kind, EventKind::ToolResult { id: Some(y), .. } if *y == id));
+        match at {
+            Some(i) if self.events[i].extra.get(REPORTED).is_none() => {
+                e.ts = None;
+                digest_output(&mut e);
+                self.events[i] = e;
+            }
+            Some(_) => {}
+            None => self.push(e),
+        }
+    }
+
+    /// Whether this call or result (by its id) is already here.
+    fn known(&self, e: &Event) -> bool {
+        let same_id = |a: &Event| match (&a.kind, &e.kind) {
+            (EventKind::ToolCall { id: Some(x), .. }, EventKind::ToolCall { id: Some(y), .. })
+            | (EventKind::ToolResult { id: Some(x), .. }, EventKind::ToolResult { id: Some(y), .. }) => x == y,
+            _ => false,
+        };
+        matches!(
+            e.kind,
+            EventKind::ToolCall { id: Some(_), .. } | EventKind::ToolResult { id: Some(_), .. }
+        ) && self.events.iter().rev().any(same_id)
     }
 
     /// Reads what `transcript` gained since the last call, read as `kind`.
@@ -109,6 +161,7 @@ impl State {
             .map_err(|e| format!("{shown}: {}", crate::io_reason(&e)))?;
         // Only whole lines: the agent may be writing the last one.
         let end = bytes.iter().rposition(|&b| b == b'\n').map_or(0, |i| i + 1);
+        self.read += bytes.len() as u64;
         let mut decoder = kind.build();
         let mut items = Vec::new();
         decoder.feed(&bytes[..end], &mut items);
@@ -162,8 +215,32 @@ impl State {
             transcript,
             events,
             refused,
+            read: 0,
         })
     }
+}
+
+/// A long result's output as a digest of what detectors compare (the
+/// output less what changes on every call, white space folded): equal
+/// digests for the same result, a few dozen bytes however long it was.
+fn digest_output(e: &mut Event) {
+    let compared = match e.compared_output() {
+        Some(Value::String(s)) if s.chars().count() > KEPT_OUTPUT => s.clone(),
+        Some(v) if !v.is_string() && v.to_string().len() > KEPT_OUTPUT => v.to_string(),
+        _ => return,
+    };
+    let folded: Vec<&str> = compared.split_whitespace().collect();
+    let folded = folded.join(" ");
+    let digest = format!(
+        "output digest {:016x}{:016x} ({} chars)",
+        fnv1a_seeded(folded.as_bytes(), 0xcbf2_9ce4_8422_2325),
+        fnv1a_seeded(folded.as_bytes(), 0x6c62_272e_07bb_0142),
+        folded.chars().count()
+    );
+    if let EventKind::ToolResult { output, .. } = &mut e.kind {
+        *output = Some(Value::String(digest));
+    }
+    e.extra.remove(crate::event::STABLE_OUTPUT);
 }
 
 #[cfg(unix)]
@@ -245,8 +322,13 @@ fn file_name(agent: &str, key: &str) -> String {
 }
 
 fn fnv1a(bytes: &[u8]) -> u64 {
-    // Enough to tell sessions apart in a file name.
-    let mut h: u64 = 0xcbf2_9ce4_8422_2325;
+    fnv1a_seeded(bytes, 0xcbf2_9ce4_8422_2325)
+}
+
+/// FNV-1a from `seed`: enough to tell sessions apart in a file name, and
+/// two of them (128 bits) to tell results apart among a session's few hundred.
+fn fnv1a_seeded(bytes: &[u8], seed: u64) -> u64 {
+    let mut h = seed;
     for &b in bytes {
         h ^= u64::from(b);
         h = h.wrapping_mul(0x0000_0100_0000_01b3);
@@ -290,6 +372,25 @@ mod tests {
         s.push(Event::prompt("new task"));
         assert_eq!(s.events.len(), 1);
         assert!(s.refused.is_empty());
+    }
+
+    #[test]
+    fn long_outputs_are_kept_as_digests_equal_for_the_same_result() {
+        let mut s = State::default();
+        let long = "line one\n".repeat(100);
+        let folded_twin = long.replace('\n', "  \n ");
+        for out in [&long, &folded_twin, &"other\n".repeat(100), &"short".to_string()] {
+            s.push(Event::tool_result_with(true, json!(out)));
+        }
+        let outs: Vec<String> = s
+            .events
+            .iter()
+            .map(|e| e.to_json()["output"].as_str().unwrap().to_string())
+            .collect();
+        assert!(outs[0].starts_with("output digest "), "{}", outs[0]);
+        assert_eq!(outs[0], outs[1], "white space does not make a result new");
+        assert_ne!(outs[0], outs[2]);
+        assert_eq!(outs[3], "short");
     }
 
     #[test]

@@ -329,9 +329,22 @@ const LIMIT: Duration = Duration::from_secs(180);
 /// Runs `agent` once on `script`, with `settings` merged into its own
 /// configuration where it has one (a hook, a guard switched off).
 pub fn run(agent: Agent, program: &Path, script: Script, settings: Option<Value>) -> Run {
+    run_prepared(agent, program, script, settings, |_| {})
+}
+
+/// [`run`], with `prepare` run on the sandbox once the agent's own
+/// configuration is written and before the agent starts (a hook installed).
+pub fn run_prepared(
+    agent: Agent,
+    program: &Path,
+    script: Script,
+    settings: Option<Value>,
+    prepare: impl FnOnce(&Sandbox),
+) -> Run {
     let sandbox = Sandbox::new(agent.name());
     let model = AgentModel::start(script, agent.dialect(), &sandbox.work);
     let cmd = command(agent, program, &sandbox, &model.url, settings.unwrap_or(json!({})));
+    prepare(&sandbox);
     let out = run_for(cmd, LIMIT);
     Run {
         agent,
