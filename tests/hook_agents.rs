@@ -141,3 +141,8 @@ fn pi() {
 fn openclaw() {
     check(Agent::Openclaw);
 }
+
+#[test]
+fn kilo() {
+    check(Agent::Kilo);
+}

@@ -12,9 +12,15 @@ use loopscope::Setup;
 
 use super::flags::DetectorFlags;
 
+/// The hook runs `extended` unless told otherwise, not the other commands'
+/// `seed`: the help the flags share would say the wrong default.
+const HOOK_PROFILE_HELP: &str =
+    "Detector profile [default: extended]; its tools detectors decide which calls are refused";
+
 /// `loopscope hook AGENT`, or one of its commands.
 #[derive(Args)]
 #[command(args_conflicts_with_subcommands = true)]
+#[command(mut_arg("profile", |a| a.help(HOOK_PROFILE_HELP)))]
 pub struct HookArgs {
     #[command(subcommand)]
     pub action: Option<HookAction>,
@@ -41,6 +47,7 @@ pub enum HookAction {
 }
 
 #[derive(Args)]
+#[command(mut_arg("profile", |a| a.help(HOOK_PROFILE_HELP)))]
 pub struct InstallArgs {
     /// The agent: claude-code, codex, gemini-cli, qwen-code, copilot, cursor,
     /// opencode, kilo, pi or openclaw.

@@ -271,7 +271,12 @@ pub fn plan(agent: HookAgent, scope: Scope, p: &Places, command: Option<&[String
             }
             if changed {
                 let what = match &line {
-                    Some(l) => format!("{}: {} runs `{l}`", file.display(), events.join(", ")),
+                    Some(l) => format!(
+                        "{}: {} {} `{l}`",
+                        file.display(),
+                        events.join(", "),
+                        if events.len() == 1 { "runs" } else { "run" }
+                    ),
                     None => format!("{}: the loopscope hook removed", file.display()),
                 };
                 change.write(file, pretty(&settings), what);
