@@ -126,10 +126,10 @@ impl Store {
             }
         }
         // Results past the first few are long enough to be stored packed.
-        self.message(r, n % 3 == 0);
+        self.message(r, n.is_multiple_of(3));
         self.entry(
             json!({"type": "custom", "customType": "openclaw.cache-ttl", "data": {"frozenToolResults": []}}),
-            n % 2 == 0,
+            n.is_multiple_of(2),
         );
     }
 }
