@@ -137,7 +137,7 @@ fn every_fixture_is_listed_and_every_listed_fixture_exists() {
     let unlisted: Vec<&String> = present.iter().filter(|f| !listed.contains(f)).collect();
     assert!(missing.is_empty(), "listed in EXPECT.json, not in {DIR}: {missing:?}");
     assert!(unlisted.is_empty(), "in {DIR}, not listed in EXPECT.json: {unlisted:?}");
-    // Each agent the wild files come from has its shapes here.
+    // Each agent of the wild files and the lab's reports has its shapes here.
     for agent in [
         "aider",
         "claude-code",
@@ -146,6 +146,7 @@ fn every_fixture_is_listed_and_every_listed_fixture_exists() {
         "gemini-cli",
         "mini-swe-agent",
         "openhands",
+        "qwen-code",
         "swe-agent",
     ] {
         assert!(
