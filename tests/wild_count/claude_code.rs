@@ -45,7 +45,8 @@ pub fn count(text: &str) -> Result<Truth, String> {
         }
         // A prompt: the person's words, as a string or text blocks, in a
         // record that answers no call and is not Claude Code's own
-        // (meta records, slash commands and their output, interrupts).
+        // (meta records, slash commands and their output, interrupts, its
+        // notice that a background task ended).
         let said = match content {
             Value::String(s) => Some(s.clone()),
             _ if of_type("text").next().is_some() => Some(text_of(Some(content))),
@@ -54,7 +55,12 @@ pub fn count(text: &str) -> Result<Truth, String> {
         let own = v.get("isMeta").and_then(Value::as_bool) == Some(true)
             || v.get("isCompactSummary").and_then(Value::as_bool) == Some(true);
         if let Some(said) = said.filter(|_| tool_results.is_empty() && !own) {
-            let bookkeeping = ["<command-", "<local-command", "[Request interrupted"];
+            let bookkeeping = [
+                "<command-",
+                "<local-command",
+                "[Request interrupted",
+                "<task-notification>",
+            ];
             prompts += usize::from(!bookkeeping.iter().any(|b| said.starts_with(b)));
         }
     }
