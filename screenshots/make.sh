@@ -40,7 +40,7 @@ loopscope screenshot tests/fixtures/record/guarded-loop.jsonl --profile extended
 # `loopscope hook claude-code` refused the third identical Read: the transcript Claude Code
 # 2.1.197 wrote (tests/hook_agents.rs, kept with LOOPSCOPE_KEEP_RUNS), the refused call in the
 # inspector with the reason the model read.
-loopscope screenshot tests/fixtures/hook/claude-code-refused.jsonl --at 16 --profile extended --size 110x30 --keys '<Tab><Tab>o' -o screenshots/hook-refused.svg
+loopscope screenshot tests/fixtures/hook/claude-code-refused.jsonl --at 16 --profile extended --size 140x32 --keys '<Tab><Tab>o' -o screenshots/hook-refused.svg
 # `loopscope watch`: every agent's sessions in a made-up home, newest first,
 # a sub-agent under its parent, fired / streaming / idle.
 home=$(mktemp -d)
