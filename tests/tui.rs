@@ -240,7 +240,14 @@ fn panes_focus_scroll_and_select() {
     assert!(app.buffer.scroll.follow, "back at the bottom follows again");
     key(&mut app, KeyCode::Tab, now);
     assert_eq!(app.focus, Pane::Detectors);
+    assert_eq!(
+        app.states[app.detectors.selected].id, "block-cycle",
+        "at the end the pane follows the finding"
+    );
+    // Fired detectors come first: j leaves block-cycle, k is back on it.
     chars(&mut app, "j", now);
+    assert_ne!(app.states[app.detectors.selected].id, "block-cycle");
+    chars(&mut app, "k", now);
     assert_eq!(app.states[app.detectors.selected].id, "block-cycle");
     key(&mut app, KeyCode::Enter, now);
     assert_eq!(app.cursor, 279, "Enter on a detector goes to its detection");

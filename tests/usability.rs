@@ -164,7 +164,11 @@ fn the_parameter_prompt_opens_empty_with_the_value_as_its_hint() {
     while app.focus != loopscope::tui::layout::Pane::Detectors {
         key(&mut app, KeyCode::Tab, now);
     }
-    while app.states[app.detectors.selected].id != "block-cycle" {
+    chars(&mut app, "g", now);
+    for _ in 0..app.states.len() {
+        if app.states[app.detectors.selected].id == "block-cycle" {
+            break;
+        }
         chars(&mut app, "j", now);
     }
     chars(&mut app, "ll", now);

@@ -181,7 +181,7 @@ fn the_detail_scrolls_and_zooms() {
     let mut app = app_with(demo_events(), Profile::Seed, (80, 24), paused(), now);
     chars(&mut app, "e", now);
     let text = screen(&app);
-    assert!(text.contains("more rows (PgDn"), "{text}");
+    assert!(text.contains("more rows (Tab, then PgDn)"), "unfocused: {text}");
     assert!(!text.contains("rule:"), "{text}");
     focus(&mut app, Pane::Detectors, now);
     for _ in 0..5 {

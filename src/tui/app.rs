@@ -535,6 +535,7 @@ impl App {
     /// Selects the `i`th detector; a fired one brings its evidence into view.
     pub fn select_detector(&mut self, i: usize) {
         self.panes.detectors.select(i, self.states.len());
+        self.panes.detectors.picked = true;
         self.detector_selected();
     }
 
@@ -554,6 +555,8 @@ impl App {
         };
         self.clock.set_playing(false, now);
         self.chosen = Some(i);
+        // Choosing a detection is following findings again.
+        self.panes.detectors.picked = false;
         self.jump_to(d.event + 1, now);
         self.show_detection(&d);
     }

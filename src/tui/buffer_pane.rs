@@ -34,6 +34,11 @@ pub const KEYS: &[Binding] = &[
     bind(&[Key::Ctrl('u')], Command::HalfPageUp, "half a page up"),
     bind(&[Key::Char('h')], Command::Left, "scroll left (wrap off)"),
     bind(&[Key::Char('l')], Command::Right, "scroll right (wrap off)"),
+    bind(
+        &[Key::Char('o')],
+        Command::Inspect,
+        "inspect the first call shown (its whole arguments and output), else the position's event",
+    ),
 ];
 
 /// Columns moved by h/l.
@@ -113,6 +118,17 @@ impl Component for BufferPane {
             }
             Command::Up | Command::Down | Command::PageUp | Command::PageDown => self.scroll(cmd, cx, out),
             Command::HalfPageUp | Command::HalfPageDown | Command::Top => self.scroll(cmd, cx, out),
+            // The calls' "more rows" say `o`: it shows the first call whole.
+            Command::Inspect => {
+                let width = Areas::inner(cx.area).0;
+                let theme = &cx.app.theme;
+                let first = match (&self.calls, &self.below) {
+                    (Some(c), _) => calls::call_at_row(c, self.scroll.top, width, theme),
+                    (None, Some(c)) => c.calls.first().map(|c| c.event),
+                    (None, None) => None,
+                };
+                out.push(first.map_or(Intent::Inspect, Intent::InspectCall));
+            }
             _ => return Handled::NotConsumed,
         }
         Handled::Consumed

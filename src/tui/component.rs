@@ -63,6 +63,8 @@ pub enum Intent {
     InspectAt(usize),
     /// Inspect the selected timeline row (else the row of the position).
     Inspect,
+    /// Inspect the tool call of this event (its timeline row), staying where the view is.
+    InspectCall(usize),
     /// The detectors pane selected another detector: its latest detection
     /// is shown, its evidence brought into view.
     DetectorSelected,

@@ -28,6 +28,25 @@ impl Pane {
     }
 }
 
+/// The keys that move the focus from pane `from` to pane `to`, as the
+/// keymap labels them ("Tab", "Shift+Tab", "Tab Tab"): what a hint says
+/// about another pane's keys.
+pub fn focus_key(from: Pane, to: Pane) -> String {
+    use super::keymap::{Command, VIEW};
+    let label = |cmd: Command| {
+        VIEW.iter()
+            .find(|b| b.command == cmd)
+            .map_or_else(String::new, |b| b.keys[0].label())
+    };
+    let n = Pane::ALL.len();
+    let ahead = (to.index() + n - from.index()) % n;
+    if ahead <= n - ahead {
+        vec![label(Command::FocusNext); ahead].join(" ")
+    } else {
+        vec![label(Command::FocusPrev); n - ahead].join(" ")
+    }
+}
+
 impl Areas {
     /// The panes for a terminal of this size, or `None` when it is too small.
     pub fn new(area: Rect) -> Option<Areas> {

@@ -1,0 +1,152 @@
+//! Issue 44, the viewer as a lazygit or k9s user expects it: the finding
+//! first, one meaning per key, nothing the user changed lost, habits
+//! (Ctrl-Z, `/` in the help, unbound keys said), all on ratatui's
+//! TestBackend with time passed in.
+
+mod common;
+
+use std::time::Instant;
+
+use common::viewer::*;
+use crossterm::event::KeyCode;
+use loopscope::tui::layout::Pane;
+use loopscope::tui::App;
+use loopscope::{Profile, Status};
+
+fn focus(app: &mut App, pane: Pane, now: Instant) {
+    while app.focus != pane {
+        key(app, KeyCode::Tab, now);
+    }
+}
+
+/// The detectors pane's list as drawn (its rows above the details' rule).
+fn detector_rows(text: &str) -> Vec<String> {
+    let lines: Vec<Vec<char>> = text.lines().map(|l| l.chars().collect()).collect();
+    let top = lines
+        .iter()
+        .position(|l| l.iter().collect::<String>().contains("┌ detectors ·"))
+        .expect("a detectors pane");
+    let left = lines[top].iter().position(|&c| c == '┌').unwrap();
+    let left = (left..lines[top].len())
+        .find(|&x| lines[top][x..].iter().collect::<String>().starts_with("┌ detectors"))
+        .unwrap();
+    let right = (left + 1..lines[top].len()).find(|&x| lines[top][x] == '┐').unwrap();
+    lines[top + 1..]
+        .iter()
+        .take_while(|l| l[left] == '│')
+        .map(|l| l[left + 1..right].iter().collect::<String>().trim_end().to_string())
+        .take_while(|r| !r.starts_with('─'))
+        .collect()
+}
+
+/// Issue 44, item 1: at 80x24 the pane had room for one row and showed the
+/// selected, idle short-repeat, the three detections under "▼ 6 more rows
+/// (PgDn, z zooms)" while PgDn went to the focused buffer, and the footer
+/// had no Tab. The pane now follows the finding and its hint names Tab.
+#[test]
+fn at_80x24_the_detectors_pane_shows_the_finding_and_its_hint_names_tab() {
+    let now = Instant::now();
+    let events = sample_in_its_format("formats/claude-code-session.jsonl");
+    let mut app = app_with(events, Profile::Seed, (80, 24), paused(), now);
+    chars(&mut app, "G", now);
+    let text = screen(&app);
+    let rows = detector_rows(&text);
+    assert!(
+        rows[0].starts_with("▸ ") && rows[0].contains("FIRED"),
+        "the selected row is a fired detector:\n{text}"
+    );
+    let selected = &app.states[app.detectors.selected];
+    assert!(matches!(selected.status, Status::Fired { .. }), "{selected:?}");
+    assert!(text.contains("FIRED at event 20"), "its detail is shown:\n{text}");
+    // PgDn scrolls the focused pane: unfocused, the hint says how to get there.
+    assert_eq!(app.focus, Pane::Buffer);
+    assert!(text.contains("more rows (Tab, then PgDn)"), "{text}");
+    let footer = text.lines().last().unwrap();
+    assert!(
+        footer.contains("Tab pane"),
+        "Tab is in the 80-column footer: {footer:?}"
+    );
+    focus(&mut app, Pane::Detectors, now);
+    assert!(screen(&app).contains("more rows (PgDn, z zooms)"));
+}
+
+/// Fired detectors are listed first; a detector the user picks stays
+/// selected as the position moves, until a detection is chosen.
+#[test]
+fn fired_detectors_come_first_and_a_pick_is_kept() {
+    let now = Instant::now();
+    let events = sample_in_its_format("formats/claude-code-session.jsonl");
+    let mut app = app_with(events, Profile::Seed, (120, 40), paused(), now);
+    chars(&mut app, "G", now);
+    let rows = detector_rows(&screen(&app));
+    let fired = rows.iter().take_while(|r| r.contains("FIRED")).count();
+    assert!(fired >= 2, "{rows:#?}");
+    assert!(
+        rows[fired..].iter().all(|r| !r.contains("FIRED")),
+        "no fired row after an idle one: {rows:#?}"
+    );
+    // The newest detection's detector is selected (error-streak at 20).
+    assert_eq!(app.states[app.detectors.selected].id, "error-streak");
+    // j/k move over the rows as drawn; the pick stays as the position moves.
+    focus(&mut app, Pane::Detectors, now);
+    chars(&mut app, "gjjj", now);
+    let picked = app.states[app.detectors.selected].id;
+    assert!(rows[3].contains(&format!(" {picked} ")), "{picked} {rows:#?}");
+    chars(&mut app, ",,", now);
+    assert_eq!(app.states[app.detectors.selected].id, picked);
+    // `E` chooses a detection: the pane follows findings again.
+    chars(&mut app, "E", now);
+    let d = app.selected_detection().expect("a detection shown").clone();
+    assert_eq!(app.states[app.detectors.selected].id, d.detector);
+}
+
+/// `screenshot --at end` drew short-repeat, idle, as the selected detector.
+#[test]
+fn a_screenshot_at_the_end_shows_the_detector_that_fired() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("end.txt");
+    let status = common::loopscope_at_root()
+        .args([
+            "screenshot",
+            "sample-logs/formats/claude-code-session.jsonl",
+            "--at",
+            "end",
+        ])
+        .args(["--size", "80x24", "-o"])
+        .arg(&out)
+        .status()
+        .unwrap();
+    assert!(status.success());
+    let text = std::fs::read_to_string(&out).unwrap();
+    let rows = detector_rows(&text);
+    assert!(
+        rows[0].starts_with("▸ error-streak") && rows[0].contains("FIRED"),
+        "{text}"
+    );
+}
+
+/// The calls' "… more rows (o …)" is a key of the pane it is in: `o` in
+/// the big pane shows the first call shown, whole.
+#[test]
+fn o_in_the_big_pane_inspects_the_first_call_shown() {
+    let now = Instant::now();
+    let events = sample_in_its_format("formats/claude-code-session.jsonl");
+    let mut app = app_with(events, Profile::Seed, (120, 40), paused(), now);
+    chars(&mut app, "G", now);
+    assert!(screen(&app).contains("error-streak at event 20: the calls involved"));
+    assert_eq!(app.focus, Pane::Buffer);
+    chars(&mut app, "o", now);
+    match &app.overlay {
+        Some(loopscope::tui::app::Overlay::Inspector(i)) => {
+            let text = i.plain();
+            assert!(text.contains("npm run dev") && text.contains("EADDRINUSE"), "{text}");
+            assert!(
+                i.title.contains('3'),
+                "the first call involved, at event 3: {}",
+                i.title
+            );
+        }
+        other => panic!("no inspector: {other:?}"),
+    }
+    assert_eq!(app.cursor, 21, "the position stays");
+}
