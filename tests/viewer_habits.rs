@@ -150,3 +150,50 @@ fn o_in_the_big_pane_inspects_the_first_call_shown() {
     }
     assert_eq!(app.cursor, 21, "the position stays");
 }
+
+/// Issue 44, item 2: `+`, `-` and `=` were speed anywhere and the
+/// parameter editor in the detectors pane. One meaning per key: speed is
+/// on `<`/`>` (and Backspace for ×1, as in mpv), the editor keeps `+ - =`.
+#[test]
+fn one_meaning_per_key_speed_is_on_angle_brackets() {
+    use loopscope::tui::help::sections;
+    use loopscope::tui::keymap::{keys_label, Command};
+    // No key of the app's own sections is also a pane's, but g/G (which
+    // in a list pane move within the list, said in their descriptions).
+    let global: Vec<String> = sections()
+        .iter()
+        .take(4)
+        .flat_map(|s| s.bindings.iter())
+        .flat_map(|b| b.keys.iter().map(|k| k.label()))
+        .collect();
+    for pane in Pane::ALL {
+        for b in pane.section().bindings {
+            for k in b.keys.iter().map(|k| k.label()) {
+                assert!(
+                    k == "g" || k == "G" || !global.contains(&k),
+                    "{k} means two things: {} in the {:?} pane, and a key of the app",
+                    b.description,
+                    pane
+                );
+            }
+        }
+    }
+    let speed: Vec<String> = sections()[0]
+        .bindings
+        .iter()
+        .filter(|b| matches!(b.command, Command::Faster | Command::Slower | Command::NormalSpeed))
+        .map(keys_label)
+        .collect();
+    assert_eq!(speed, [">", "<", "Backspace"]);
+    let now = Instant::now();
+    let mut app = demo(now);
+    focus(&mut app, Pane::Detectors, now);
+    chars(&mut app, ">>", now);
+    assert_eq!(app.clock.speed(), 4.0, "> is speed in the detectors pane too");
+    chars(&mut app, "<", now);
+    assert_eq!(app.clock.speed(), 2.0);
+    key(&mut app, KeyCode::Backspace, now);
+    assert_eq!(app.clock.speed(), 1.0);
+    let footer = screen(&app).lines().last().unwrap().to_string();
+    assert!(!footer.contains("+ speed"), "{footer}");
+}

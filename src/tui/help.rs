@@ -209,9 +209,8 @@ mod tests {
             .flat_map(|s| s.iter())
             .flat_map(|b| b.keys.iter().map(|k| k.label()))
             .collect();
-        // Only g/G (in a list pane they move within the list) and, in the
-        // detectors pane, the parameter editor's + - = (not speed there).
-        let allowed = ["g", "G", "+", "-", "="];
+        // Only g/G (in a list pane they move within the list).
+        let allowed = ["g", "G"];
         for pane in Pane::ALL {
             for b in pane.section().bindings {
                 for k in b.keys.iter().filter(|k| !allowed.contains(&k.label().as_str())) {

@@ -91,6 +91,7 @@ impl Key {
                 KeyCode::Esc => "Esc".into(),
                 KeyCode::Tab => "Tab".into(),
                 KeyCode::BackTab => "Shift+Tab".into(),
+                KeyCode::Backspace => "Backspace".into(),
                 KeyCode::F(n) => format!("F{n}"),
                 other => format!("{other:?}"),
             }
@@ -111,7 +112,7 @@ impl Key {
         let alt = ev.modifiers.contains(KeyModifiers::ALT);
         let shift = ev.modifiers.contains(KeyModifiers::SHIFT);
         let hit = match (self, ev.code) {
-            // A typed char already carries its shift ('G', '?', '+').
+            // A typed char already carries its shift ('G', '?', '>').
             (Key::Char(c), KeyCode::Char(k)) => *c == k && !ctrl && !alt,
             (Key::Ctrl(c), KeyCode::Char(k)) => ctrl && c.eq_ignore_ascii_case(&k),
             (Key::Alt(c), KeyCode::Char(k)) => alt && !ctrl && *c == k,
@@ -193,9 +194,12 @@ pub const PLAYBACK: &[Binding] = &[
         C::End,
         "go to the end, live: follow again (G in a list pane: its last row)",
     ),
-    hinted(bind(&[Key::Char('+')], C::Faster, "speed ×2 (up to ×64)"), "speed"),
-    bind(&[Key::Char('-')], C::Slower, "speed ÷2 (down to ×0.25)"),
-    bind(&[Key::Char('=')], C::NormalSpeed, "speed ×1"),
+    // Speed is on keys nothing else uses (as players do: mpv's [ ] and
+    // Backspace, here < > since [ ] are the checkpoints); + - = are the
+    // detectors pane's parameter editor, one meaning per key.
+    hinted(bind(&[Key::Char('>')], C::Faster, "speed ×2 (up to ×64)"), "faster"),
+    bind(&[Key::Char('<')], C::Slower, "speed ÷2 (down to ×0.25)"),
+    bind(&[Key::Code(K::Backspace)], C::NormalSpeed, "speed ×1"),
 ];
 
 pub const FINDINGS: &[Binding] = &[
