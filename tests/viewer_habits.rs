@@ -197,3 +197,55 @@ fn one_meaning_per_key_speed_is_on_angle_brackets() {
     let footer = screen(&app).lines().last().unwrap().to_string();
     assert!(!footer.contains("+ speed"), "{footer}");
 }
+
+/// The flash message on the bottom line.
+fn said(app: &App) -> String {
+    app.flash.as_ref().map(|f| f.text.clone()).unwrap_or_default()
+}
+
+fn threshold_of(setup: &loopscope::Setup) -> usize {
+    let c = setup.detectors.iter().find(|c| c.info.id == "chunk-chant").unwrap();
+    c.params.count("threshold")
+}
+
+/// Issue 44, item 3: `:set chunk-chant.threshold=30` under gemini-cli, then
+/// `:compare seed,gemini-cli` compared gemini-cli at its defaults, and
+/// `:compare off` went back to defaults without a word. Edited profiles
+/// are compared as edited (`gemini-cli*`); nothing is dropped unsaid.
+#[test]
+fn compare_keeps_each_profiles_what_if_changes() {
+    let now = Instant::now();
+    let mut app = app_with(demo_events(), Profile::GeminiCli, (120, 40), paused(), now);
+    app.run_command("set chunk-chant.threshold=30", now);
+    app.run_command("compare seed,gemini-cli", now);
+    let setups = app.tape.setups().to_vec();
+    assert_eq!(setups.len(), 2);
+    assert_eq!(setups[1].profile, Profile::GeminiCli);
+    assert_eq!(threshold_of(&setups[1]), 30, "compared as edited");
+    assert_eq!(threshold_of(&setups[0]), 10, "seed was not edited");
+    assert!(
+        app.profile_label().contains("vs gemini-cli*"),
+        "{}",
+        app.profile_label()
+    );
+    assert!(said(&app).contains("gemini-cli*"), "{}", said(&app));
+    // Off: back to the profile shown before comparing, as it was left.
+    app.run_command("compare off", now);
+    assert_eq!(app.setup.profile, Profile::GeminiCli);
+    assert_eq!(threshold_of(&app.setup), 30);
+    assert!(said(&app).contains("gemini-cli*"), "{}", said(&app));
+    // Another profile and back: the changes come back, and say so.
+    app.run_command("profile seed", now);
+    assert!(
+        said(&app).contains("gemini-cli"),
+        "the edited profile left is named: {}",
+        said(&app)
+    );
+    app.run_command("profile gemini-cli", now);
+    assert_eq!(threshold_of(&app.setup), 30);
+    assert!(said(&app).contains("chunk-chant.threshold"), "{}", said(&app));
+    // :reset drops them, and says what it dropped.
+    app.run_command("reset", now);
+    assert_eq!(threshold_of(&app.setup), 10);
+    assert!(said(&app).contains("chunk-chant.threshold"), "{}", said(&app));
+}

@@ -84,6 +84,11 @@ pub struct App {
     pub setup: Setup,
     /// The setup the viewer started with (`:reset` goes back to it).
     pub launch: Setup,
+    /// What-if changes, by profile: each edited profile's setup as last
+    /// shown or compared, so `:compare` and `:profile` take it up again.
+    pub edits: Vec<Setup>,
+    /// The profile shown before `:compare` began (`:compare off` returns to it).
+    pub compared_from: Option<crate::detect::Profile>,
     /// Every run's detectors, in the order of `states`.
     pub configured: Vec<Configured>,
     /// The run of each row of `states`.
@@ -155,6 +160,8 @@ impl App {
         let mut app = App {
             name: name.to_string(),
             launch: setup.clone(),
+            edits: Vec::new(),
+            compared_from: None,
             configured: Vec::new(),
             state_runs: Vec::new(),
             summaries: Vec::new(),

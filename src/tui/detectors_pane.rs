@@ -126,6 +126,11 @@ impl Component for DetectorsPane {
 
     fn on_command(&mut self, cmd: Command, cx: &Context, out: &mut Vec<Intent>) -> Handled {
         let app = cx.app;
+        // Editing a detector's parameters is choosing it: the selection
+        // stays on it while its re-runs move the findings.
+        if matches!(cmd, PARAM_NEXT | PARAM_PREV | PARAM_UP | PARAM_DOWN | PARAM_EDIT) {
+            self.picked = true;
+        }
         match cmd {
             Command::PageUp | Command::PageDown => self.page_details(cmd == Command::PageDown, cx),
             Command::Select => {
