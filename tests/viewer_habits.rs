@@ -249,3 +249,35 @@ fn compare_keeps_each_profiles_what_if_changes() {
     assert_eq!(threshold_of(&app.setup), 10);
     assert!(said(&app).contains("chunk-chant.threshold"), "{}", said(&app));
 }
+
+/// Issue 44, item 4: `view demo.jsonl --format claude-code` was a silent
+/// empty screen and `:bad` said every line was read; `scan` exits 2 with a
+/// hint. The viewer says the same, on the bottom line, until it is fixed.
+#[test]
+fn a_wrong_format_is_said_as_scan_says_it() {
+    let (mut tmux_free_app, now) = {
+        use loopscope::formats::{open_input, Format, FormatChoice};
+        let now = Instant::now();
+        let path = format!("{}/sample-logs/demo.jsonl", env!("CARGO_MANIFEST_DIR"));
+        let opened = open_input(std::path::Path::new(&path), FormatChoice::Fixed(Format::ClaudeCode)).unwrap();
+        let opts = loopscope::tui::ViewOptions {
+            forced_format: Some(opened.forced_check()),
+            ..paused()
+        };
+        // What the claude-code importer makes of a native file: nothing.
+        (app_with(Vec::new(), Profile::Seed, (100, 30), opts, now), now)
+    };
+    let app = &mut tmux_free_app;
+    let want = "--format claude-code read no events from it (it looks like native); try --format auto";
+    let bottom = screen(app).lines().last().unwrap().to_string();
+    assert!(bottom.contains(want), "{bottom}");
+    // It stands: a key does not make it stale, as a passing message is.
+    chars(app, ".", now);
+    let bottom = screen(app).lines().last().unwrap().to_string();
+    assert!(bottom.contains(want), "{bottom}");
+    app.run_command("bad", now);
+    match &app.overlay {
+        Some(loopscope::tui::app::Overlay::Inspector(i)) => assert!(i.plain().contains(want), "{}", i.plain()),
+        other => panic!("{other:?}"),
+    }
+}

@@ -72,6 +72,8 @@ pub fn run_view(
             formats::detect::open_reader(Box::new(loopscope::DEMO_STREAM.as_bytes()), input.format, None)?,
         ),
     };
+    // A named --format that reads nothing is said in the viewer, as scan says it.
+    opts.forced_format = Some(opened.forced_check());
     tui::run(&name, setup, opts, |sink| {
         let sink = match &live {
             Some(j) => j.wrap(sink),

@@ -92,7 +92,7 @@ pub(crate) fn prompt_line(p: &Prompt, sigil: &str, what: &str, width: usize, the
 }
 
 /// The message the bottom line shows: the latest one said, else a
-/// standing condition of the followed file.
+/// standing condition: an input that showed nothing, the followed file's.
 fn message(app: &App) -> Option<(String, ratatui::style::Style)> {
     if let Some(f) = &app.flash {
         let style = if f.text.starts_with('✗') {
@@ -101,6 +101,9 @@ fn message(app: &App) -> Option<(String, ratatui::style::Style)> {
             app.theme.flash
         };
         return Some((f.text.clone(), style));
+    }
+    if let Some(e) = &app.read_error {
+        return Some((format!("✗ {e}"), app.theme.error));
     }
     let news = app.live.as_ref()?.file.as_ref()?;
     Some((crate::tail::describe(news, &app.name), app.theme.watching))

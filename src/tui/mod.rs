@@ -26,6 +26,7 @@ pub mod prompt;
 mod scrubber;
 pub mod search;
 mod shown;
+mod source;
 pub mod status;
 pub mod theme;
 pub mod timeline;

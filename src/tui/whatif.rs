@@ -275,15 +275,15 @@ impl App {
     /// why, in the inspector (scrolls; `y` copies them).
     fn show_bad_lines(&mut self) {
         let n = self.problems_seen;
-        let body = if n == 0 {
-            "none: every line of the source was read".to_string()
-        } else {
-            let mut lines: Vec<String> = self.problems.iter().map(|p| p.to_string()).collect();
-            if n > self.problems.len() {
-                lines.push(format!("… and {} more", n - self.problems.len()));
-            }
-            lines.join("\n")
-        };
+        let mut lines: Vec<String> = self.read_error.iter().map(|e| format!("nothing shown: {e}")).collect();
+        if n == 0 && lines.is_empty() {
+            lines.push("none: every line of the source was read".to_string());
+        }
+        lines.extend(self.problems.iter().map(|p| p.to_string()));
+        if n > self.problems.len() {
+            lines.push(format!("… and {} more", n - self.problems.len()));
+        }
+        let body = lines.join("\n");
         self.overlay = Some(Overlay::Inspector(Inspector {
             title: format!("{} · {} bad lines skipped, {n} problems", self.name, self.bad_lines),
             parts: vec![Part {
