@@ -30,3 +30,18 @@ fn a_wrong_format_is_said_on_the_bottom_line() {
     t.keys(&["q"]);
     t.wait_for("EXIT=0");
 }
+
+/// Item 5: the inspector over CJK text kept its left border in a terminal.
+#[test]
+fn cjk_text_beside_an_overlay_leaves_its_border() {
+    let t = viewer("cjk", "view error-total-zh.jsonl --paused --start-at 160", (80, 24));
+    t.wait_for("PAUSED");
+    t.keys(&["Tab", "Tab", "o"]);
+    let screen = t.wait_for("events 157–162");
+    let row = screen.lines().nth(2).unwrap();
+    assert!(row.starts_with("│运 │reasoning · 21 chars"), "{screen}");
+    t.keys(&["Escape"]);
+    t.wait_for("? help");
+    t.keys(&["q"]);
+    t.wait_for("EXIT=0");
+}

@@ -281,3 +281,42 @@ fn a_wrong_format_is_said_as_scan_says_it() {
         other => panic!("{other:?}"),
     }
 }
+
+/// Issue 44, item 5: CJK text behind an overlay ate its left border (in
+/// the terminal and the SVG), and `screenshot -o X.txt` wrote a space
+/// after every wide glyph (rows of 89–91 columns in an 80-column frame).
+#[test]
+fn wide_glyphs_leave_an_overlays_border_and_text_rows_their_width() {
+    use unicode_width::UnicodeWidthStr;
+    let now = Instant::now();
+    let mut app = app_with(sample("error-total-zh.jsonl"), Profile::Seed, (80, 24), paused(), now);
+    app.jump_to(161, now);
+    key(&mut app, KeyCode::Tab, now);
+    key(&mut app, KeyCode::Tab, now);
+    chars(&mut app, "o", now);
+    let t = draw(&app);
+    let text = loopscope::render::to_text(t.backend().buffer());
+    let row = text.lines().nth(2).unwrap();
+    assert!(
+        row.starts_with("│运 │reasoning · 21 chars"),
+        "the border stands: {row:?}"
+    );
+    for line in text.lines() {
+        assert!(line.width() <= 80, "{} columns: {line:?}", line.width());
+    }
+    // The same through `screenshot -o X.txt`.
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("zh.txt");
+    let ok = common::loopscope_at_root()
+        .args(["screenshot", "sample-logs/error-total-zh.jsonl", "--at", "160"])
+        .args(["--size", "80x24", "--keys", "<Tab><Tab>o", "-o"])
+        .arg(&out)
+        .status()
+        .unwrap();
+    assert!(ok.success());
+    let text = std::fs::read_to_string(&out).unwrap();
+    for line in text.lines() {
+        assert!(line.width() <= 80, "{} columns: {line:?}", line.width());
+    }
+    assert!(text.contains("运行缓存模块的集成测试"), "{text}");
+}

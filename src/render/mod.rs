@@ -291,7 +291,14 @@ pub fn to_text(buffer: &Buffer) -> String {
     let area = buffer.area;
     let mut out = String::new();
     for y in 0..area.height {
-        let row: String = (0..area.width).map(|x| buffer[(x, y)].symbol()).collect();
+        // A wide glyph covers the next cell: that cell is not text of its own.
+        let mut row = String::new();
+        let mut x = 0;
+        while x < area.width {
+            let symbol = buffer[(x, y)].symbol();
+            row.push_str(symbol);
+            x += unicode_width::UnicodeWidthStr::width(symbol).max(1) as u16;
+        }
         out.push_str(row.trim_end());
         out.push('\n');
     }
