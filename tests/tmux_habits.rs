@@ -45,3 +45,39 @@ fn cjk_text_beside_an_overlay_leaves_its_border() {
     t.keys(&["q"]);
     t.wait_for("EXIT=0");
 }
+
+/// Item 6: Ctrl-Z suspends as in any terminal program (raw mode delivers
+/// it as a key): the shell gets its screen and cooked terminal back, and
+/// `fg` brings the viewer back, redrawn whole.
+#[test]
+fn ctrl_z_suspends_to_the_shell_and_fg_brings_the_viewer_back() {
+    // An interactive shell, for job control.
+    let t = Tmux::start_sized(
+        "suspend",
+        "env HISTFILE=/dev/null PS1='$ ' bash --norc --noprofile -i",
+        std::path::Path::new(SAMPLES),
+        (100, 30),
+    );
+    t.wait_for("$");
+    let cmd = format!("{} view demo.jsonl --paused", env!("CARGO_BIN_EXE_loopscope"));
+    t.keys(&[&cmd, "Enter"]);
+    t.wait_for("PAUSED");
+    assert!(t.alternate_screen_on());
+    t.keys(&["C-z"]);
+    let screen = t.wait_for("Stopped");
+    assert!(!t.alternate_screen_on(), "the shell's screen is back: {screen}");
+    assert!(t.cursor_shown());
+    assert!(!t.mouse_reporting_on());
+    t.keys(&["fg", "Enter"]);
+    let screen = t.wait_for("PAUSED");
+    assert!(t.alternate_screen_on());
+    assert!(
+        screen.contains("detectors · seed") && screen.contains("? help"),
+        "redrawn whole: {screen}"
+    );
+    t.keys(&["q"]);
+    t.wait_until("the shell's prompt", |s| !s.contains("PAUSED"));
+    // fg's status is the viewer's.
+    t.keys(&["echo VIEWER=$?", "Enter"]);
+    t.wait_for("VIEWER=0");
+}

@@ -320,3 +320,64 @@ fn wide_glyphs_leave_an_overlays_border_and_text_rows_their_width() {
     }
     assert!(text.contains("运行缓存模块的集成测试"), "{text}");
 }
+
+/// Issue 44, item 6: a key bound to nothing did nothing, though the README
+/// promises that what a key did, or why it could not, is said on the
+/// bottom line; over an overlay `:` and `z` did nothing while `d` opened
+/// the list. Now a key an overlay does not take is one of the few that
+/// work over any overlay (Esc/q, ?, d, :), listed in the help, or said.
+#[test]
+fn an_unbound_key_is_said_and_overlays_pass_on_the_same_keys() {
+    let now = Instant::now();
+    let mut app = demo(now);
+    chars(&mut app, "x", now);
+    assert_eq!(said(&app), "x does nothing here · ? lists the keys");
+    let bottom = screen(&app).lines().last().unwrap().trim_end().to_string();
+    assert_eq!(bottom, "x does nothing here · ? lists the keys");
+    // Over the inspector (:diff): z is said, : opens the command line.
+    app.run_command("diff", now);
+    assert!(matches!(app.overlay, Some(loopscope::tui::app::Overlay::Inspector(_))));
+    chars(&mut app, "z", now);
+    assert_eq!(
+        said(&app),
+        "z does nothing in the inspector · Esc closes it, ? lists the keys"
+    );
+    assert!(!app.zoom);
+    chars(&mut app, ":", now);
+    assert!(app.prompt.is_some(), "`:` works over an overlay, as `d` does");
+    key(&mut app, KeyCode::Esc, now);
+    chars(&mut app, "d", now);
+    assert!(matches!(app.overlay, Some(loopscope::tui::app::Overlay::Detections(_))));
+    // The keys that work over any overlay are in the help.
+    let titles: Vec<&str> = loopscope::tui::help::sections().iter().map(|s| s.title).collect();
+    assert!(titles.contains(&"over any overlay"), "{titles:?}");
+}
+
+/// Issue 44, item 6: `/` in the help searches it (k9s, lazygit): the help
+/// shows only the keys that hold the text as it is typed; Enter keeps the
+/// search, Esc clears it, a second Esc closes the help.
+#[test]
+fn slash_searches_the_help() {
+    let now = Instant::now();
+    let mut app = demo(now);
+    chars(&mut app, "?/spe", now);
+    let text = screen(&app);
+    assert!(text.contains("speed ×2 (up to ×64)"), "{text}");
+    assert!(!text.contains("next detection"), "only the keys holding it: {text}");
+    chars(&mut app, "ed", now);
+    key(&mut app, KeyCode::Enter, now);
+    assert!(app.prompt.is_none());
+    let text = screen(&app);
+    assert!(text.contains("keys holding “speed”"), "{text}");
+    assert!(text.contains("speed ÷2") && !text.contains("next detection"), "{text}");
+    chars(&mut app, "/", now);
+    chars(&mut app, "zzzq", now);
+    assert!(screen(&app).contains("no key holds “zzzq”"));
+    key(&mut app, KeyCode::Esc, now);
+    key(&mut app, KeyCode::Esc, now);
+    // (Esc leaves the line; the next clears the search.)
+    assert!(matches!(app.overlay, Some(loopscope::tui::app::Overlay::Help(_))));
+    assert!(screen(&app).contains("next detection"));
+    key(&mut app, KeyCode::Esc, now);
+    assert!(app.overlay.is_none(), "the next closes");
+}

@@ -147,6 +147,9 @@ pub struct App {
     pub chosen: Option<usize>,
     pub size: Rect,
     pub quit: bool,
+    /// Ctrl-Z was pressed: the run loop restores the terminal, stops the
+    /// process, and takes the terminal again when the shell resumes it.
+    pub suspend: bool,
     /// The stop signal that ended it (Ctrl-C counts as SIGINT).
     pub interrupted: Option<i32>,
     /// Something changed since the last draw.
@@ -204,6 +207,7 @@ impl App {
             chosen: None,
             size: Rect::default(),
             quit: false,
+            suspend: false,
             interrupted: None,
             dirty: true,
             states: Vec::new(),

@@ -400,6 +400,13 @@ macro_rules! overlays {
                 vec![$($crate::tui::component::section::<$ty>()),+]
             }
 
+            /// Its heading in the help ("inspector (o)").
+            pub fn title(&self) -> &'static str {
+                match self {
+                    $(Overlay::$variant(_) => <$ty as $crate::tui::component::Component>::TITLE),+
+                }
+            }
+
             /// The footer's hints while it is open.
             pub fn hints(&self) -> &'static [$crate::tui::component::Hint] {
                 match self {
