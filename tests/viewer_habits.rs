@@ -381,3 +381,46 @@ fn slash_searches_the_help() {
     key(&mut app, KeyCode::Esc, now);
     assert!(app.overlay.is_none(), "the next closes");
 }
+
+/// Issue 44, item 7: in the mono theme (NO_COLOR) the selected ⚠ row was
+/// reverse video, as every ⚠ row is: the cursor did not show. It has an
+/// attribute of its own now (reverse + bold + underline, no other row
+/// style has reverse and underline together).
+#[test]
+fn in_mono_the_selected_warning_row_stands_out() {
+    use ratatui::style::Modifier;
+    let now = Instant::now();
+    let events = sample_in_its_format("formats/claude-code-session.jsonl");
+    let opts = loopscope::tui::ViewOptions {
+        theme: loopscope::tui::theme::Theme::mono(),
+        ..paused()
+    };
+    let mut app = app_with(events, Profile::Seed, (120, 40), opts, now);
+    chars(&mut app, "G", now);
+    focus(&mut app, Pane::Timeline, now);
+    chars(&mut app, "fdetections", now);
+    key(&mut app, KeyCode::Enter, now);
+    chars(&mut app, "g", now);
+    let t = draw(&app);
+    let buf = t.backend().buffer();
+    let text = screen(&app);
+    // The ⚠ rows of the timeline, their text's look (after the ▶ column).
+    let rows: Vec<(u16, u16)> = text
+        .lines()
+        .enumerate()
+        .filter_map(|(y, l)| {
+            let x = l.chars().position(|c| c == '⚠')?;
+            Some((x as u16, y as u16))
+        })
+        .collect();
+    assert_eq!(rows.len(), 3, "{text}");
+    let look = |(x, y): (u16, u16)| buf[(x, y)].modifier;
+    let (selected, others) = (look(rows[0]), [look(rows[1]), look(rows[2])]);
+    for other in others {
+        assert_ne!(selected, other, "the selected ⚠ row looks like another:\n{text}");
+    }
+    assert!(
+        selected.contains(Modifier::REVERSED | Modifier::UNDERLINED),
+        "{selected:?}"
+    );
+}
