@@ -57,7 +57,7 @@ fn agent_all_finds_every_agents_sessions_and_names_sub_agents_after_their_parent
     );
     let err = String::from_utf8_lossy(&out.stderr);
     // notes.jsonl is looked at and skipped; config.toml and logs.json are not sessions' names.
-    assert!(err.contains("1 files skipped (not agent sessions)"), "{err}");
+    assert!(err.contains("1 file skipped (not agent sessions)"), "{err}");
     // One core or two: the same bytes.
     let one = fleet
         .cmd()

@@ -231,7 +231,7 @@ fn inspecting_a_failed_call_and_the_detections_list_at_80x24() {
     t.keys(&["Escape"]);
     t.wait_for("timeline ·");
     t.keys(&["d"]);
-    let screen = t.wait_for("1 detections");
+    let screen = t.wait_for("1 detection ·");
     assert!(screen.contains("block-cycle"), "{screen}");
     t.keys(&["Enter", "z"]);
     let screen = t.wait_for("zoomed");

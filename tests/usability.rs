@@ -333,7 +333,10 @@ fn a_truncated_file_starts_over_with_no_old_count_standing() {
     };
     app.update(Action::Feed(Feed::Problems(vec![bad])), now);
     let status = status_line(&app);
-    assert!(status.contains("FIRED ") && status.contains("1 bad lines"), "{status}");
+    assert!(
+        status.contains("FIRED ") && status.contains("1 bad line (:bad)"),
+        "{status}"
+    );
     app.update(Action::Feed(Feed::File(FileNews::Truncated)), now);
     let status = status_line(&app);
     assert!(!status.contains("FIRED") && !status.contains("bad lines"), "{status}");

@@ -424,3 +424,27 @@ fn in_mono_the_selected_warning_row_stands_out() {
         "{selected:?}"
     );
 }
+
+/// Issue 44, item 9: "1 detections" in the timeline's title, "1 calls" in
+/// the calls pane, "1 detections so far" after `:set`, "1 sessions" in
+/// `report`. A count of one takes the singular everywhere.
+#[test]
+fn a_count_of_one_is_singular() {
+    let now = Instant::now();
+    let mut app = app_with(sample("error-total-zh.jsonl"), Profile::Seed, (120, 40), paused(), now);
+    chars(&mut app, "G", now);
+    let text = screen(&app);
+    assert!(text.contains("timeline · 165 events · 1 detection "), "{text}");
+    // A request with one call, its calls shown under a short text.
+    app.jump_to(10, now);
+    let text = screen(&app);
+    assert!(text.contains("tool calls of this request · 1 call "), "{text}");
+    chars(&mut app, "G", now);
+    app.run_command("set error-total.max_total=10", now);
+    assert_eq!(said(&app), "error-total.max_total=10: 1 detection");
+    chars(&mut app, "d", now);
+    assert!(screen(&app).contains(" 1 detection · Enter goes to one"));
+    for (word, plural) in [(" 1 detections", ""), (" 1 calls", ""), (" 1 events", "")] {
+        assert!(!screen(&app).contains(word), "{word}{plural}");
+    }
+}

@@ -1,6 +1,7 @@
 //! The runners of the commands that read inputs to their end: scan,
 //! report, tune, judge, convert, screenshot, replay-into, detectors.
 
+use loopscope::render::count;
 use std::io::{self, Write};
 
 use loopscope::detect::Family;
@@ -409,12 +410,13 @@ pub fn run_report(args: &ReportArgs, inputs: Vec<Input>) -> Result<i32, String> 
     let looped = report.files.iter().filter(|f| !f.row.detectors.is_empty()).count();
     let detections: usize = report.files.iter().map(|f| f.row.detectors.len()).sum();
     eprintln!(
-        "loopscope: wrote {}: {} sessions, {looped} looped, {detections} detections{}",
+        "loopscope: wrote {}: {}, {looped} looped, {}{}",
         loopscope::sanitize::path(&args.output),
-        report.files.len(),
+        count(report.files.len(), "session"),
+        count(detections, "detection"),
         match report.skipped {
             0 => String::new(),
-            n => format!(", {n} files skipped (not agent sessions)"),
+            n => format!(", {} skipped (not agent sessions)", count(n, "file")),
         }
     );
     Ok(if report.failed.is_empty() { 0 } else { EXIT_ERROR })

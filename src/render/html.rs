@@ -104,13 +104,14 @@ pub fn to_html(report: &Report) -> String {
     );
     let _ = writeln!(
         out,
-        "<h1>loopscope report</h1><p class=\"dim\">profile {} · {} sessions · <span class=\"{}\">{looped} looped</span> · {detections} detections{}{}</p>",
+        "<h1>loopscope report</h1><p class=\"dim\">profile {} · {} · <span class=\"{}\">{looped} looped</span> · {}{}{}</p>",
         escape(&report.profiles.join(", ")),
-        report.files.len(),
+        super::count(report.files.len(), "session"),
         if looped > 0 { "fired" } else { "clean" },
+        super::count(detections, "detection"),
         match report.skipped {
             0 => String::new(),
-            n => format!(" · {n} files skipped (not agent sessions)"),
+            n => format!(" · {} skipped (not agent sessions)", super::count(n, "file")),
         },
         match report.failed.len() {
             0 => String::new(),

@@ -20,6 +20,24 @@ macro_rules! mono_fonts {
 /// The stack as a value (see [`mono_fonts!`]).
 pub const MONO_FONTS: &str = mono_fonts!();
 
+/// "1 detection", "2 detections", "0 matches": a count and its noun, the
+/// noun plural unless the count is one (English nouns ending in s, x, ch
+/// or sh take -es). Every count the viewer, `scan` and `report` print
+/// goes through it.
+pub fn count(n: usize, noun: &str) -> String {
+    format!("{n} {}", plural(n, noun))
+}
+
+/// The noun as a count of `n` needs it ("line" or "lines").
+pub fn plural(n: usize, noun: &str) -> String {
+    if n == 1 {
+        return noun.to_string();
+    }
+    // "bad line" → "bad lines": the last word takes the plural.
+    let es = ["s", "x", "ch", "sh"].iter().any(|end| noun.ends_with(end));
+    format!("{noun}{}", if es { "es" } else { "s" })
+}
+
 use std::time::Instant;
 
 use crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
@@ -133,7 +151,7 @@ pub fn screenshot_streamed(
         At::End if shot.live => {}
         At::End => app.command(Command::End, now),
         At::Event(i) if i >= app.tape.len() => {
-            return Err(format!("--at {i}: the stream has {} events", app.tape.len()));
+            return Err(format!("--at {i}: the stream has {}", count(app.tape.len(), "event")));
         }
         At::Event(i) => {
             app.stop_following();
@@ -308,6 +326,15 @@ pub fn to_text(buffer: &Buffer) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn counts_say_one_thing_in_the_singular() {
+        assert_eq!(count(1, "detection"), "1 detection");
+        assert_eq!(count(0, "detection"), "0 detections");
+        assert_eq!(count(2, "match"), "2 matches");
+        assert_eq!(count(1, "bad line"), "1 bad line");
+        assert_eq!(count(3, "bad line"), "3 bad lines");
+    }
 
     #[test]
     fn keys_are_chars_or_names_in_brackets() {

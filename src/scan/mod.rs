@@ -391,7 +391,8 @@ pub fn run(inputs: &[Input], opts: &ScanOptions, out: &mut dyn Write, err: &mut 
     }
     let skipped = outcomes.iter().filter(|o| **o == Outcome::Skipped).count();
     if skipped > 0 {
-        writeln!(err, "loopscope: {skipped} files skipped (not agent sessions)")?;
+        let files = crate::render::count(skipped, "file");
+        writeln!(err, "loopscope: {files} skipped (not agent sessions)")?;
     }
     Ok(if outcomes.contains(&Outcome::Failed) {
         EXIT_ERROR

@@ -1,6 +1,7 @@
 //! What `scan` prints: the aligned lines, the `--json` records (schema in
 //! the README), the comparison table and the summary.
 
+use crate::render::count;
 use std::io::{self, Write};
 
 use serde_json::{Map, Value};
@@ -38,7 +39,7 @@ pub(super) fn write_summary(out: &mut dyn Write, rows: &[Row], json: bool) -> io
         return writeln!(out, "{}", crate::sanitize::json(&totals.to_string()));
     }
     writeln!(out)?;
-    writeln!(out, "summary of {} files", rows.len())?;
+    writeln!(out, "summary of {}", count(rows.len(), "file"))?;
     // A store's sessions are named by id: their titles say what they were.
     let names: Vec<String> = rows
         .iter()
@@ -83,9 +84,9 @@ pub(super) fn write_summary(out: &mut dyn Write, rows: &[Row], json: bool) -> io
         let records: u64 = drifted.iter().map(|r| r.unknown.total()).sum();
         writeln!(
             out,
-            "  records of unknown kinds skipped: {records} in {} of {} files (loopscope may be older than the agents that wrote them; see the warnings)",
+            "  records of unknown kinds skipped: {records} in {} of {} (loopscope may be older than the agents that wrote them; see the warnings)",
             drifted.len(),
-            rows.len()
+            count(rows.len(), "file")
         )?;
     }
     out.flush()
@@ -157,7 +158,7 @@ pub fn summary_json(file: &str, s: &RunSummary, scan: &FileScan) -> Value {
 /// `scan --profile a,b`: a table per file — for each profile its first
 /// detection and what streamed after it (saved, or lost if it was wrong).
 pub(super) fn write_comparison(out: &mut dyn Write, name: &str, scan: &FileScan) -> io::Result<()> {
-    writeln!(out, "{name}: {} events", scan.events)?;
+    writeln!(out, "{name}: {}", count(scan.events, "event"))?;
     let rows: Vec<[String; 6]> = scan
         .summaries
         .iter()
@@ -220,9 +221,9 @@ pub(super) fn write_human(out: &mut dyn Write, name: &str, scan: &FileScan) -> i
     if scan.detections.is_empty() {
         let bad = match scan.bad_lines {
             0 => String::new(),
-            n => format!(", {n} bad lines skipped"),
+            n => format!(", {} skipped", count(n, "bad line")),
         };
-        return writeln!(out, "{name}: no detections ({} events{bad})", scan.events);
+        return writeln!(out, "{name}: no detections ({}{bad})", count(scan.events, "event"));
     }
     // Events are numbered from 0 as the log format does; the line is for
     // editors (1-based), where the input has lines.

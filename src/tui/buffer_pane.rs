@@ -2,6 +2,7 @@
 //! evidence of every detection highlighted; for a tool detection (or a
 //! stream of tool calls only), the calls and their results side by side.
 
+use crate::render::count;
 use ratatui::layout::{Constraint, Layout, Rect};
 use ratatui::style::Style;
 use ratatui::text::{Line, Span as TextSpan};
@@ -140,7 +141,7 @@ impl Component for BufferPane {
         let search = app.search.pattern.as_ref();
         let area = cx.area;
         if let Some(calls) = &self.calls {
-            let title = format!(" {} · {} calls ", calls.title, calls.calls.len());
+            let title = format!(" {} · {} ", calls.title, count(calls.calls.len(), "call"));
             calls::render(frame, area, (calls, self.scroll.top), search, cx.block(title), theme);
             return;
         }
@@ -150,7 +151,7 @@ impl Component for BufferPane {
                 let text_rows = self.layout.rows().len() as u16 + 2;
                 let [text, rest] =
                     Layout::vertical([Constraint::Length(text_rows.max(3)), Constraint::Min(3)]).areas(area);
-                let title = format!(" {} · {} calls ", calls.title, calls.calls.len());
+                let title = format!(" {} · {} ", calls.title, count(calls.calls.len(), "call"));
                 calls::render(frame, rest, (calls, 0), search, cx.block(title), theme);
                 text
             }
@@ -167,7 +168,7 @@ impl Component for BufferPane {
             Some(e) => format!(" · request from event {e}"),
             None => String::new(),
         };
-        let title = format!(" {}{request} · {} chars ", self.channel.as_str(), buf.len());
+        let title = format!(" {}{request} · {} ", self.channel.as_str(), count(buf.len(), "char"));
         let mut flags = Vec::new();
         if !self.wrap {
             flags.push("no wrap".to_string());

@@ -2,6 +2,7 @@
 //! a tool or agent detection (the involved calls: what repeated, and what
 //! each call returned), and for a request that has no text, only calls.
 
+use crate::render::count;
 use ratatui::layout::Rect;
 use ratatui::text::{Line, Span};
 use ratatui::widgets::{Block, Paragraph};
@@ -136,7 +137,10 @@ fn side(head: Line<'static>, body: &str, width: usize, theme: &Theme) -> Vec<Lin
     rows.extend(body_rows.into_iter().take(ROWS_PER_SIDE));
     if n > ROWS_PER_SIDE {
         rows.push(Line::styled(
-            format!("… {} more rows (o shows the first call whole)", n - ROWS_PER_SIDE),
+            format!(
+                "… {} (o shows the first call whole)",
+                count(n - ROWS_PER_SIDE, "more row")
+            ),
             theme.dim,
         ));
     }

@@ -1,6 +1,7 @@
 //! The detections list (`d`): every detection of the stream, in order,
 //! with its event and reason; Enter goes to the selected one.
 
+use crate::render::count;
 use ratatui::layout::Rect;
 use ratatui::text::{Line, Span};
 use ratatui::widgets::{Block, Clear, Paragraph};
@@ -78,7 +79,10 @@ pub fn page(screen: Rect) -> usize {
 pub fn render(frame: &mut Frame, screen: Rect, list: &DetectionsList, detections: &[Detection], theme: &Theme) {
     let popup = inspector::area(screen);
     let block = Block::bordered().border_style(theme.border_focus).title(Line::styled(
-        format!(" {} detections · Enter goes to one · Esc closes ", detections.len()),
+        format!(
+            " {} · Enter goes to one · Esc closes ",
+            count(detections.len(), "detection")
+        ),
         theme.title,
     ));
     let inner = block.inner(popup);

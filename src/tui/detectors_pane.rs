@@ -3,6 +3,7 @@
 //! what repeated, what would have had to change, its parameters and rule.
 //! The details scroll; when a detection is shown they take most of the pane.
 
+use crate::render::count;
 use ratatui::layout::{Constraint, Layout, Rect};
 use ratatui::style::Style;
 use ratatui::text::{Line, Span};
@@ -372,13 +373,15 @@ pub fn render(frame: &mut Frame, area: Rect, view: DetectorsView<'_>, theme: &Th
         };
         if first > 0 {
             if let Some(rule) = shown.first_mut() {
-                *rule = Line::styled(format!("▲ {first} more rows ({})", keys("PgUp")), theme.dim);
+                let more = count(first, "more row");
+                *rule = Line::styled(format!("▲ {more} ({})", keys("PgUp")), theme.dim);
             }
         }
         let below = lines_len.saturating_sub(first + height);
         if below > 0 && height > 1 {
             if let Some(last) = shown.last_mut() {
-                *last = Line::styled(format!("▼ {} more rows ({})", below + 1, keys("PgDn")), theme.dim);
+                let more = count(below + 1, "more row");
+                *last = Line::styled(format!("▼ {more} ({})", keys("PgDn")), theme.dim);
             }
         }
         frame.render_widget(Paragraph::new(shown), details);
@@ -427,10 +430,10 @@ pub fn detail_rows(
                 numbers.push(format!("avg distance {a:.1}"));
             }
             if !d.spans.is_empty() {
-                numbers.push(format!("{} spans highlighted", d.spans.len()));
+                numbers.push(format!("{} highlighted", count(d.spans.len(), "span")));
             }
             if !d.events.is_empty() {
-                numbers.push(format!("{} events in the timeline", d.events.len()));
+                numbers.push(format!("{} in the timeline", count(d.events.len(), "event")));
             }
             add(&numbers.join(" · "), theme.text);
             if let Some(r) = &d.repeated {

@@ -2,6 +2,7 @@
 //! paced, listed), problems reading it, and its end — where a `--format`
 //! that read nothing is said, as `scan` says it.
 
+use crate::render::count;
 use std::time::Instant;
 
 use super::app::{App, Flash, BADGE_FOR, MAX_PROBLEMS};
@@ -114,7 +115,7 @@ impl App {
         }
         if let Some(at) = self.start_at.take() {
             self.jump_to((at + 1).min(self.tape.len()), now);
-            self.flash(format!("the stream has only {} events", self.tape.len()), now);
+            self.flash(format!("the stream has only {}", count(self.tape.len(), "event")), now);
         }
         self.advance(now);
         self.dirty = true;

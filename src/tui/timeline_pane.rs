@@ -2,6 +2,7 @@
 //! marked, a selection to move through them, and a filter (only
 //! detections, only failed results, one tool, or a regex).
 
+use crate::render::count;
 use ratatui::layout::{Position, Rect};
 use ratatui::text::{Line, Span};
 use ratatui::widgets::{Block, Paragraph};
@@ -273,9 +274,9 @@ impl Component for TimelinePane {
             .filter()
             .map_or(String::new(), |f| format!("· only {} ", label(&f.describe(), 30)));
         let title = format!(
-            " timeline · {} events · {} detections {filter}",
-            app.tape.len(),
-            app.tape.detections().len()
+            " timeline · {} · {} {filter}",
+            count(app.tape.len(), "event"),
+            count(app.tape.detections().len(), "detection")
         );
         let view = TimelineView {
             pane: self,

@@ -4,6 +4,7 @@
 //! follows a change — the stored events re-run at once up to the shown
 //! position (the rest in slices), the timeline and highlights rebuilt.
 
+use crate::render::count;
 use std::path::PathBuf;
 use std::time::Instant;
 
@@ -126,14 +127,14 @@ impl App {
                 Some(d) => {
                     let from = d.evidence_from().map_or(String::new(), |f| format!(" (from {f})"));
                     format!(
-                        "{}: {} at {}{from} · after it {} chars {}{} tokens, {} calls",
+                        "{}: {} at {}{from} · after it {} {}{}, {}",
                         s.label,
                         d.detector,
                         d.event,
-                        s.after.chars,
+                        count(s.after.chars, "char"),
                         s.after.approx(),
-                        s.after.tokens,
-                        s.after.tool_calls
+                        count(s.after.tokens, "token"),
+                        count(s.after.tool_calls, "call")
                     )
                 }
                 None => format!("{}: no detection", s.label),
@@ -229,7 +230,7 @@ impl App {
     fn after_change(&self, what: &str) -> String {
         let mine = self.tape.detections().iter().filter(|d| d.run == 0).count();
         let pending = if self.tape.pending() { " so far" } else { "" };
-        format!("{what}: {mine} detections{pending}")
+        format!("{what}: {}{pending}", count(mine, "detection"))
     }
 
     fn command_detectors(&mut self, arg: &str) -> Result<String, String> {
@@ -285,7 +286,12 @@ impl App {
         }
         let body = lines.join("\n");
         self.overlay = Some(Overlay::Inspector(Inspector {
-            title: format!("{} · {} bad lines skipped, {n} problems", self.name, self.bad_lines),
+            title: format!(
+                "{} · {} skipped, {}",
+                self.name,
+                count(self.bad_lines, "bad line"),
+                count(n, "problem")
+            ),
             parts: vec![Part {
                 heading: "problems reading the source (line: reason)".to_string(),
                 body,
@@ -374,7 +380,7 @@ impl App {
         }
         self.set_rechunk(n, now);
         Ok(match n {
-            Some(n) => format!("text re-cut into {n}-char deltas: {} events", self.tape.len()),
+            Some(n) => format!("text re-cut into {n}-char deltas: {}", count(self.tape.len(), "event")),
             None => "deltas as recorded".to_string(),
         })
     }

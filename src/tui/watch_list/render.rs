@@ -2,6 +2,7 @@
 //! detection, the table (sorted column marked, names cut keeping their
 //! end), and a bottom line of hints, or the filter being typed.
 
+use crate::render::count;
 use std::time::SystemTime;
 
 use ratatui::layout::{Constraint, Layout, Rect};
@@ -80,8 +81,8 @@ impl WatchList {
             Span::styled(" loopscope watch ", theme.badge_live),
             Span::styled(
                 format!(
-                    " {} sessions · {streaming} streaming · {fired} fired{}",
-                    self.rows.len(),
+                    " {} · {streaming} streaming · {fired} fired{}",
+                    count(self.rows.len(), "session"),
                     if self.caught_up { "" } else { " · reading…" }
                 ),
                 theme.text,
