@@ -448,3 +448,27 @@ fn a_count_of_one_is_singular() {
         assert!(!screen(&app).contains(word), "{word}{plural}");
     }
 }
+
+/// Issue 44, item 10: under qwen-code every reason starts with the agent's
+/// halt message in quotes, so at 80 columns the `d` list showed 9 rows
+/// that said the same. The distinguishing part comes first.
+#[test]
+fn the_detections_list_shows_what_differs_first() {
+    let now = Instant::now();
+    let mut app = app_with(sample("qwen-tour.jsonl"), Profile::QwenCode, (80, 24), paused(), now);
+    chars(&mut app, "d", now);
+    let text = screen(&app);
+    // The list's rows: "event  detector  reason", inside the overlay.
+    let rows: Vec<String> = text
+        .lines()
+        .filter_map(|l| l.split('│').nth(2))
+        .filter(|inner| inner.trim_start().starts_with(|c: char| c.is_ascii_digit()))
+        .map(|inner| inner.split_whitespace().skip(2).collect::<Vec<_>>().join(" "))
+        .collect();
+    assert_eq!(rows.len(), 9, "{text}");
+    for r in &rows {
+        assert!(!r.starts_with('"'), "the agent's words come after: {r:?}\n{text}");
+    }
+    let distinct: std::collections::BTreeSet<&String> = rows.iter().collect();
+    assert_eq!(distinct.len(), rows.len(), "rows that say the same: {rows:#?}");
+}

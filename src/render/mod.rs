@@ -28,6 +28,21 @@ pub fn count(n: usize, noun: &str) -> String {
     format!("{n} {}", plural(n, noun))
 }
 
+/// A reason for one line, its distinguishing part first: a detector
+/// that quotes the agent's own message first (qwen-code's `"A potential
+/// loop was detected…" (loop_type X) — what repeated`) reads `what
+/// repeated (loop_type X) · "A potential loop…"`, so rows cut at 80
+/// columns differ. Other reasons are as they are.
+pub fn distinguishing_first(reason: &str) -> String {
+    static QUOTED_FIRST: std::sync::OnceLock<regex::Regex> = std::sync::OnceLock::new();
+    let re = QUOTED_FIRST
+        .get_or_init(|| regex::Regex::new(r#"^(?s)(.*?)("[^"]*") \(([^()]*)\) — (.+)$"#).expect("a valid pattern"));
+    match re.captures(reason) {
+        Some(c) => format!("{}{} ({}) · {}", &c[1], &c[4], &c[3], &c[2]),
+        None => reason.to_string(),
+    }
+}
+
 /// The noun as a count of `n` needs it ("line" or "lines").
 pub fn plural(n: usize, noun: &str) -> String {
     if n == 1 {
@@ -326,6 +341,20 @@ pub fn to_text(buffer: &Buffer) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_quoted_message_goes_after_what_repeated() {
+        let qwen =
+            "\"A potential loop was detected.\" (loop_type action_stagnation) — 8 calls of \"run_tests\" in a row";
+        assert_eq!(
+            distinguishing_first(qwen),
+            "8 calls of \"run_tests\" in a row (loop_type action_stagnation) · \"A potential loop was detected.\""
+        );
+        let status = format!("at event 64: {qwen}");
+        assert!(distinguishing_first(&status).starts_with("at event 64: 8 calls of"));
+        let plain = "2 blocks repeat: 8 consecutive blocks (needs 6)";
+        assert_eq!(distinguishing_first(plain), plain);
+    }
 
     #[test]
     fn counts_say_one_thing_in_the_singular() {

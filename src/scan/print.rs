@@ -246,7 +246,7 @@ pub(super) fn write_human(out: &mut dyn Write, name: &str, scan: &FileScan) -> i
             loc(i),
             d.detector,
             position(d),
-            crate::sanitize::line(&d.readable_reason())
+            crate::sanitize::line(&crate::render::distinguishing_first(&d.readable_reason()))
         )?;
     }
     Ok(())

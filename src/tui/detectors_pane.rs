@@ -331,7 +331,10 @@ pub fn render(frame: &mut Frame, area: Rect, view: DetectorsView<'_>, theme: &Th
             Span::styled(badge, style),
             Span::raw(" "),
             Span::styled(
-                label(&crate::detect::readable::readable(&s.status.summary()), rest),
+                label(
+                    &crate::render::distinguishing_first(&crate::detect::readable::readable(&s.status.summary())),
+                    rest,
+                ),
                 theme.dim,
             ),
         ]);

@@ -263,7 +263,8 @@ impl Timeline {
             kind: EntryKind::Detection {
                 index: self.detections,
                 detector: d.detector,
-                reason: d.readable_reason(),
+                // One row: what differs from the other detections first.
+                reason: crate::render::distinguishing_first(&d.readable_reason()),
                 run: d.run,
                 profile: profile.map(str::to_string),
             },
