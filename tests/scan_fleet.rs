@@ -94,10 +94,9 @@ fn one_agent_a_glob_and_the_override_variable() {
         .unwrap();
     assert_eq!(moved.status.code(), Some(2));
     let err = String::from_utf8_lossy(&moved.stderr);
-    assert!(
-        err.contains("codex: no session folder here") && err.contains("LOOPSCOPE_CODEX_DIR"),
-        "{err}"
-    );
+    // One line (issue 44): a note per agent would say it twice.
+    assert_eq!(err.lines().count(), 1, "{err}");
+    assert!(err.contains("LOOPSCOPE_CODEX_DIR"), "{err}");
     assert!(err.contains("no session of codex found (looked in "), "{err}");
     assert!(err.contains("elsewhere)"), "{err}");
     let bad = fleet.cmd().args(["scan", "--agent", "vim"]).output().unwrap();

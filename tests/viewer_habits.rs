@@ -472,3 +472,37 @@ fn the_detections_list_shows_what_differs_first() {
     let distinct: std::collections::BTreeSet<&String> = rows.iter().collect();
     assert_eq!(distinct.len(), rows.len(), "rows that say the same: {rows:#?}");
 }
+
+/// Issue 44, item 11: `view sample-logs/README.md` printed one ~500-char
+/// line with "(282 chars cut)" inside, the list of every format tried;
+/// `scan --agent all` on a machine with no agent printed a line per agent
+/// and a summary with "(1264 chars cut)". One clear line each.
+#[test]
+fn errors_are_one_clear_line() {
+    let out = common::loopscope_at_root()
+        .args(["view", "sample-logs/README.md"])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(2));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(err.lines().count(), 1, "{err}");
+    assert!(!err.contains("chars cut"), "{err}");
+    assert!(
+        err.starts_with("loopscope: sample-logs/README.md: not a format loopscope reads"),
+        "{err}"
+    );
+    assert!(err.trim_end().chars().count() < 160, "{err}");
+    let home = tempfile::tempdir().unwrap();
+    let out = common::loopscope_at_root()
+        .args(["scan", "--agent", "all"])
+        .env("HOME", home.path())
+        .env("XDG_CONFIG_HOME", home.path().join(".config"))
+        .env("XDG_DATA_HOME", home.path().join(".local/share"))
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(2));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(err.lines().count(), 1, "{err}");
+    assert!(!err.contains("chars cut"), "{err}");
+    assert!(err.starts_with("loopscope: no agent sessions on this machine"), "{err}");
+}

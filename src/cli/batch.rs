@@ -74,6 +74,46 @@ pub struct EndpointFlags<'a> {
     pub prompt: Option<&'a std::path::Path>,
 }
 
+/// Why `--agent` found nothing, in one line: for one agent or a few,
+/// where it looked; for all of them "no agent sessions on this machine"
+/// and the home folder they were looked for under (their folders are a
+/// score: `--agent NAME` says one agent's).
+fn no_sessions(agents: &[Agent]) -> String {
+    let looked: Vec<std::path::PathBuf> = agents
+        .iter()
+        .flat_map(|a| a.locations(&sessions::process_env))
+        .collect();
+    let names: Vec<&str> = agents.iter().map(|a| a.name()).collect();
+    if looked.is_empty() {
+        return format!("no session of {} found: no home folder to look in", names.join(", "));
+    }
+    if let [one] = agents {
+        let env = one.override_var();
+        let shown: Vec<String> = looked.iter().map(|d| loopscope::sanitize::path(d)).collect();
+        return format!(
+            "no session of {} found (looked in {}; {env} points elsewhere)",
+            one.name(),
+            shown.join(", ")
+        );
+    }
+    if agents.len() < Agent::ALL.len() {
+        let shown: Vec<String> = looked.iter().map(|d| loopscope::sanitize::path(d)).collect();
+        return format!(
+            "no session of {} found (looked in {})",
+            names.join(", "),
+            shown.join(", ")
+        );
+    }
+    let home = std::env::var_os("HOME").map(std::path::PathBuf::from);
+    let under = home
+        .filter(|h| looked.iter().all(|d| d.starts_with(h)))
+        .map_or(String::new(), |h| format!(" under {}", loopscope::sanitize::path(&h)));
+    format!(
+        "no agent sessions on this machine: none of the {} agents has a session folder{under} (`loopscope scan --agent NAME` says where it looks for one)",
+        agents.len()
+    )
+}
+
 /// The inputs of `scan` and `report`: each named file, every file under
 /// each named directory or glob, and each named agent's sessions; notes
 /// (an empty folder, an agent with no folder here) go to stderr.
@@ -97,6 +137,11 @@ pub fn scan_inputs(sel: &SessionFlags, output: Option<&std::path::Path>) -> Resu
     // Before anything is said: standard error may be one of them.
     let paths: Vec<&std::path::Path> = found.iter().map(|s| s.path.as_path()).collect();
     refuse_writing_into(output, &paths)?;
+    if found.is_empty() && !req.agents.is_empty() && sel.files.is_empty() {
+        // Nothing to read is not a clean scan (exit 2), said in one line:
+        // the notes (a line per agent without a folder) would say it again.
+        return Err(no_sessions(&req.agents));
+    }
     for n in notes {
         eprint!(
             "{}",
@@ -104,23 +149,7 @@ pub fn scan_inputs(sel: &SessionFlags, output: Option<&std::path::Path>) -> Resu
         );
     }
     if found.is_empty() && !req.agents.is_empty() {
-        // Nothing to read is not a clean scan: say where it looked (exit 2).
-        let looked: Vec<String> = req
-            .agents
-            .iter()
-            .flat_map(|a| a.locations(&sessions::process_env))
-            .map(|d| loopscope::sanitize::path(&d))
-            .collect();
-        let names: Vec<&str> = req.agents.iter().map(|a| a.name()).collect();
-        return Err(if looked.is_empty() {
-            format!("no session of {} found: no home folder to look in", names.join(", "))
-        } else {
-            format!(
-                "no session of {} found (looked in {})",
-                names.join(", "),
-                looked.join(", ")
-            )
-        });
+        return Err(no_sessions(&req.agents));
     }
     Ok(found
         .into_iter()

@@ -66,7 +66,10 @@ pub fn run_view(
         .collect();
     refuse_writing_into(None, &paths(&opts.inputs))?;
     let (name, opened) = match file {
-        Some(path) => (path.display().to_string(), formats::open_input(&path, input.format)?),
+        Some(path) => (
+            path.display().to_string(),
+            formats::open_input(&path, input.format).map_err(|e| loopscope::render::clear_error(&e))?,
+        ),
         None => (
             "demo (bundled)".to_string(),
             formats::detect::open_reader(Box::new(loopscope::DEMO_STREAM.as_bytes()), input.format, None)?,

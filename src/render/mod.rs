@@ -43,6 +43,21 @@ pub fn distinguishing_first(reason: &str) -> String {
     }
 }
 
+/// An input error as one clear line: "not a format loopscope reads
+/// (tried …)" lists some 30 formats and variants (~500 chars), which a
+/// message line cuts in its middle; it is said short, pointing at the
+/// list `--format` has in `--help`. Other messages are as they are.
+pub fn clear_error(msg: &str) -> String {
+    const UNKNOWN: &str = "not a format loopscope reads (tried ";
+    match msg.find(UNKNOWN) {
+        Some(at) if msg.ends_with(')') => format!(
+            "{}not a format loopscope reads (none of those --format lists in `loopscope view --help`)",
+            &msg[..at]
+        ),
+        _ => msg.to_string(),
+    }
+}
+
 /// The noun as a count of `n` needs it ("line" or "lines").
 pub fn plural(n: usize, noun: &str) -> String {
     if n == 1 {

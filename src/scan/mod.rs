@@ -540,6 +540,7 @@ fn scan_input(
             if input.found() {
                 return Ok((Outcome::Skipped, Vec::new()));
             }
+            let msg = crate::render::clear_error(&msg);
             say(err, &format!("loopscope: {}", crate::sanitize::line(&msg)))?;
             return Ok((Outcome::Failed, Vec::new()));
         }
