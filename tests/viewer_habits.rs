@@ -506,3 +506,71 @@ fn errors_are_one_clear_line() {
     assert!(!err.contains("chars cut"), "{err}");
     assert!(err.starts_with("loopscope: no agent sessions on this machine"), "{err}");
 }
+
+fn click(app: &mut App, column: u16, row: u16, now: Instant) {
+    use crossterm::event::{KeyModifiers, MouseButton, MouseEvent, MouseEventKind};
+    let m = MouseEvent {
+        kind: MouseEventKind::Down(MouseButton::Left),
+        column,
+        row,
+        modifiers: KeyModifiers::NONE,
+    };
+    app.update(loopscope::tui::Action::Mouse(m), now);
+}
+
+/// Issue 44, item 12: a click on a timeline row recentred the list on it,
+/// so the row left the pointer. A click selects the row under it and the
+/// list stays where it is (as in lazygit and gitui); keys scroll it only
+/// when the selection leaves the view.
+#[test]
+fn a_click_selects_the_row_under_the_pointer_without_scrolling() {
+    let now = Instant::now();
+    let mut app = app_with(demo_events(), Profile::Seed, (120, 40), paused(), now);
+    chars(&mut app, "G", now);
+    let area = app.areas().unwrap().timeline;
+    let before = screen(&app);
+    // The third row from the top of the timeline.
+    let y = area.y + 3;
+    let row_text = |text: &str| {
+        text.lines()
+            .nth(y as usize)
+            .unwrap()
+            .chars()
+            .skip(area.x as usize + 2)
+            .take(30)
+            .collect::<String>()
+    };
+    let clicked = row_text(&before);
+    click(&mut app, area.x + 10, y, now);
+    assert!(app.timeline.selected.is_some());
+    let after = screen(&app);
+    assert_eq!(row_text(&after), clicked, "the row stays under the pointer:\n{after}");
+    // j moves the selection down a row; the list does not move while it shows it.
+    let first_row = |text: &str| text.lines().nth(area.y as usize + 1).unwrap().to_string();
+    let top = first_row(&after);
+    chars(&mut app, "j", now);
+    assert_eq!(first_row(&screen(&app)), top);
+}
+
+/// Issue 44, item 12: at 200x60 the side column (detectors, timeline) was
+/// 38 % (76 columns) and cut its rows with "…" while the text column had
+/// 124. The text column keeps a reading width; the side takes the rest.
+#[test]
+fn a_wide_terminal_gives_the_side_column_the_room() {
+    let now = Instant::now();
+    let events = sample_in_its_format("formats/claude-code-session.jsonl");
+    let mut app = app_with(events, Profile::Seed, (200, 60), paused(), now);
+    chars(&mut app, "G", now);
+    let areas = app.areas().unwrap();
+    assert!(areas.buffer.width <= 110, "{areas:?}");
+    assert!(areas.timeline.width >= 90, "{areas:?}");
+    let text = screen(&app);
+    let row = text
+        .lines()
+        .find(|l| l.contains("⚠ error-streak"))
+        .expect("the detection's row");
+    assert!(!row.trim_end().trim_end_matches('│').ends_with('…'), "{row}");
+    // At 120 columns the split is as it was (62 % / 38 %).
+    app.update(loopscope::tui::Action::Resize(120, 40), now);
+    assert_eq!(app.areas().unwrap().buffer.width, 74);
+}

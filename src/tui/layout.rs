@@ -14,6 +14,13 @@ pub const MIN_HEIGHT: u16 = 16;
 /// A screen this wide has two columns of panes.
 const WIDE: u16 = 100;
 
+/// The main column's share of a wide screen's width.
+const MAIN_PERCENT: u16 = 62;
+/// The widest the main column (the text, read line by line) gets: past
+/// it, a wider screen widens the side column, whose rows (the detectors'
+/// states, the timeline's reasons) are what a narrow one cuts.
+const MAIN_MAX: u16 = 102;
+
 impl Pane {
     pub fn next(self) -> Pane {
         Pane::ALL[(self.index() + 1) % Pane::ALL.len()]
@@ -90,7 +97,8 @@ impl Areas {
             let (left_area, right_area) = if left.is_empty() || right.is_empty() {
                 (main, main)
             } else {
-                let [l, r] = Layout::horizontal([Constraint::Percentage(62), Constraint::Percentage(38)]).areas(main);
+                let left = (u32::from(main.width) * u32::from(MAIN_PERCENT) / 100).min(u32::from(MAIN_MAX)) as u16;
+                let [l, r] = Layout::horizontal([Constraint::Length(left), Constraint::Fill(1)]).areas(main);
                 (l, r)
             };
             areas.stack(left_area, &left, |p| share(p.place().wide));
