@@ -81,3 +81,23 @@ fn ctrl_z_suspends_to_the_shell_and_fg_brings_the_viewer_back() {
     t.keys(&["echo VIEWER=$?", "Enter"]);
     t.wait_for("VIEWER=0");
 }
+
+/// Item 13: `watch typo-dir` said why the list is empty only in the
+/// header, cut at 80 columns; the empty list says it whole.
+#[test]
+fn watch_of_a_missing_folder_says_so_whole_at_80_columns() {
+    let dir = tempfile::tempdir().unwrap();
+    let cmd = format!(
+        "HOME={h} XDG_CONFIG_HOME={h}/.config {bin} watch typo-dir",
+        h = dir.path().display(),
+        bin = env!("CARGO_BIN_EXE_loopscope")
+    );
+    let t = Tmux::start_sized("watch-typo", &cmd, dir.path(), (80, 24));
+    let screen = t.wait_for("no session yet");
+    assert!(
+        screen.contains("typo-dir does not exist yet; watching for it"),
+        "{screen}"
+    );
+    t.keys(&["q"]);
+    t.wait_for("EXIT=0");
+}

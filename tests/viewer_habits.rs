@@ -574,3 +574,17 @@ fn a_wide_terminal_gives_the_side_column_the_room() {
     app.update(loopscope::tui::Action::Resize(120, 40), now);
     assert_eq!(app.areas().unwrap().buffer.width, 74);
 }
+
+/// Issue 44, item 13: an empty file was a blank viewer, and `/zzz` said
+/// "no match in the stream" without the pattern (less and vim echo it).
+#[test]
+fn empty_states_say_what_is_missing() {
+    let now = Instant::now();
+    let app = app_with(Vec::new(), Profile::Seed, (80, 24), paused(), now);
+    let text = screen(&app);
+    assert!(text.contains("no events: the input is empty"), "{text}");
+    let mut app = demo(now);
+    chars(&mut app, "/zzz", now);
+    key(&mut app, KeyCode::Enter, now);
+    assert_eq!(said(&app), "no match for /zzz/ in the stream");
+}

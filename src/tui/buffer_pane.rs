@@ -182,6 +182,12 @@ impl Component for BufferPane {
         if !flags.is_empty() {
             block = block.title_top(Line::from(format!(" {} ", flags.join(" · "))).right_aligned());
         }
+        // Nothing to show: say why rather than a blank pane.
+        if let Some(why) = empty_state(app) {
+            let line = Line::styled(format!(" {why}"), theme.dim);
+            frame.render_widget(Paragraph::new(line).block(block), area);
+            return;
+        }
         let view = BufferView {
             buf,
             layout: &self.layout,
@@ -193,6 +199,29 @@ impl Component for BufferPane {
         };
         render(frame, area, view, theme);
     }
+}
+
+/// What the big pane says when the stream has no event to show: still
+/// reading, waiting for a live one, or an input that held none (and why,
+/// when that is known).
+fn empty_state(app: &super::app::App) -> Option<String> {
+    if !app.tape.is_empty() {
+        return None;
+    }
+    Some(if let Some(e) = &app.read_error {
+        format!("nothing shown: {e}")
+    } else if app.live.is_some() {
+        "no events yet: they show here as the stream is written".to_string()
+    } else if app.loading {
+        "reading…".to_string()
+    } else if app.bad_lines() > 0 {
+        format!(
+            "no events: every line was bad ({}; :bad lists them)",
+            count(app.bad_lines(), "bad line")
+        )
+    } else {
+        "no events: the input is empty (or holds nothing loopscope shows)".to_string()
+    })
 }
 
 impl PaneComponent for BufferPane {

@@ -210,7 +210,9 @@ impl App {
         }
         self.search.update(&self.tape);
         let Some(hit) = self.search.step(forward, self.cursor) else {
-            self.flash("no match in the stream".into(), now);
+            // Said with the pattern, as less and vim do: a typo shows.
+            let pattern = self.search.pattern.as_ref().map_or("", |re| re.as_str());
+            self.flash(format!("no match for /{pattern}/ in the stream"), now);
             self.refresh();
             return;
         };

@@ -130,7 +130,15 @@ impl WatchList {
                 (None, true) => "no session yet: waiting for one to appear",
                 (None, false) => "looking for sessions…",
             };
-            f.render_widget(Paragraph::new(Span::styled(text, theme.dim)).block(block), area);
+            // The header's note (a folder that does not exist yet) is cut
+            // there at 80 columns: the empty list says it whole, wrapped.
+            let mut lines = vec![Line::styled(text, theme.dim)];
+            if let Some(note) = &self.note {
+                let mut rows = Vec::new();
+                crate::tui::cells::wrap_text(note, theme.dim, area.width.max(1) as usize, &mut rows);
+                lines.extend(rows);
+            }
+            f.render_widget(Paragraph::new(lines).block(block), area);
             return;
         }
         let wide = area.width >= 110;
