@@ -101,3 +101,36 @@ fn watch_of_a_missing_folder_says_so_whole_at_80_columns() {
     t.keys(&["q"]);
     t.wait_for("EXIT=0");
 }
+
+/// Item 13: `view --latest AGENT` was rejected (only `tail` took it); it
+/// opens the agent's most recently written session, as `tail --latest`
+/// follows it.
+#[test]
+fn view_latest_opens_the_newest_session_of_an_agent() {
+    let home = tempfile::tempdir().unwrap();
+    let project = home.path().join(".claude/projects/-home-dev-shop");
+    std::fs::create_dir_all(&project).unwrap();
+    let session = std::fs::read(format!("{SAMPLES}/formats/claude-code-session.jsonl")).unwrap();
+    std::fs::write(project.join("0b1c2d3e-old.jsonl"), &session).unwrap();
+    let old = std::time::SystemTime::now() - std::time::Duration::from_secs(3600);
+    std::fs::File::options()
+        .write(true)
+        .open(project.join("0b1c2d3e-old.jsonl"))
+        .unwrap()
+        .set_modified(old)
+        .unwrap();
+    std::fs::write(project.join("5f0c1d2e-new.jsonl"), &session).unwrap();
+    let cmd = format!(
+        "HOME={h} XDG_CONFIG_HOME={h}/.config {bin} view --latest claude-code --paused",
+        h = home.path().display(),
+        bin = env!("CARGO_BIN_EXE_loopscope")
+    );
+    let t = Tmux::start_sized("latest-view", &cmd, home.path(), (120, 30));
+    let screen = t.wait_for_any(&["PAUSED", "EXIT="]);
+    assert!(
+        screen.lines().next().unwrap().contains("5f0c1d2e-new.jsonl"),
+        "{screen}"
+    );
+    t.keys(&["q"]);
+    t.wait_for("EXIT=0");
+}

@@ -146,8 +146,13 @@ pub struct InputFlags {
 #[derive(Args)]
 pub struct ViewArgs {
     /// The stream to view ("-" reads standard input).
-    #[arg(value_name = "FILE", required = true)]
+    #[arg(value_name = "FILE", required_unless_present = "latest")]
     pub files: Vec<PathBuf>,
+    /// View the most recently written session of an agent (claude-code,
+    /// codex, gemini-cli, …) or in a directory, as `tail --latest` follows
+    /// it (`tail` follows it live).
+    #[arg(long, value_name = "AGENT|DIR", conflicts_with = "files", value_parser = super::complete::agent(), hide_possible_values = true)]
+    pub latest: Option<String>,
     #[command(flatten)]
     pub replay: ReplayFlags,
     #[command(flatten)]
