@@ -588,3 +588,31 @@ fn empty_states_say_what_is_missing() {
     key(&mut app, KeyCode::Enter, now);
     assert_eq!(said(&app), "no match for /zzz/ in the stream");
 }
+
+/// Issue 44, item 13: `--help` had no example and no word about `?`, the
+/// man page's SYNOPSIS listed flags without their values.
+#[test]
+fn help_has_examples_and_the_synopsis_has_values() {
+    for args in [vec!["--help"], vec!["view", "--help"], vec!["tail", "--help"]] {
+        let out = common::loopscope_at_root().args(&args).output().unwrap();
+        let text = String::from_utf8_lossy(&out.stdout);
+        assert!(text.contains("Examples:"), "{args:?}: {text}");
+        assert!(text.contains("? lists every key"), "{args:?}: {text}");
+    }
+    let out = common::loopscope_at_root().arg("man").output().unwrap();
+    let page = String::from_utf8_lossy(&out.stdout);
+    let synopsis: String = page
+        .split(".SH SYNOPSIS")
+        .nth(1)
+        .unwrap()
+        .split(".SH ")
+        .next()
+        .unwrap()
+        .to_string();
+    assert!(
+        synopsis.contains("[\\fB\\-\\-start\\-at\\fR \\fIEVENT\\fR]"),
+        "{synopsis}"
+    );
+    assert!(synopsis.contains("[\\fB\\-\\-paused\\fR]"), "{synopsis}");
+    assert!(synopsis.contains("\\fBloopscope\\fR \\fICOMMAND\\fR"), "{synopsis}");
+}
