@@ -436,13 +436,11 @@ pub fn run_report(args: &ReportArgs, inputs: Vec<Input>) -> Result<i32, String> 
     }
     let html = loopscope::render::html::to_html(&report);
     loopscope::files::write_atomically(&args.output, |w| w.write_all(html.as_bytes()))?;
-    let looped = report.files.iter().filter(|f| !f.row.detectors.is_empty()).count();
-    let detections: usize = report.files.iter().map(|f| f.row.detectors.len()).sum();
     eprintln!(
-        "loopscope: wrote {}: {}, {looped} looped, {}{}",
+        "loopscope: wrote {}: {}, {}{}",
         loopscope::sanitize::path(&args.output),
         count(report.files.len(), "session"),
-        count(detections, "detection"),
+        report.headline(),
         match report.skipped {
             0 => String::new(),
             n => format!(", {} skipped (not agent sessions)", count(n, "file")),
