@@ -616,3 +616,24 @@ fn help_has_examples_and_the_synopsis_has_values() {
     assert!(synopsis.contains("[\\fB\\-\\-paused\\fR]"), "{synopsis}");
     assert!(synopsis.contains("\\fBloopscope\\fR \\fICOMMAND\\fR"), "{synopsis}");
 }
+
+/// Issue 44, item 13: `scan`'s text lines were aligned file by file, so
+/// the columns of several files did not line up. The detector and
+/// position columns start at the same place for every file of a run.
+#[test]
+fn scan_text_columns_line_up_across_files() {
+    let out = common::loopscope_at_root()
+        .args([
+            "scan",
+            "sample-logs/demo.jsonl",
+            "sample-logs/chanting-content-en.jsonl",
+        ])
+        .output()
+        .unwrap();
+    let text = String::from_utf8_lossy(&out.stdout);
+    let lines: Vec<&str> = text.lines().collect();
+    assert_eq!(lines.len(), 2, "{text}");
+    let at = |l: &str, word: &str| l.find(word).unwrap_or_else(|| panic!("{word} in {l}"));
+    assert_eq!(at(lines[0], "block-cycle"), at(lines[1], "chunk-chant"), "{text}");
+    assert_eq!(at(lines[0], "reasoning@"), at(lines[1], "content@"), "{text}");
+}

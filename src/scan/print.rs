@@ -3,6 +3,7 @@
 
 use crate::render::count;
 use std::io::{self, Write};
+use unicode_width::UnicodeWidthStr;
 
 use serde_json::{Map, Value};
 
@@ -217,7 +218,35 @@ pub fn position(d: &Detection) -> String {
     }
 }
 
-pub(super) fn write_human(out: &mut dyn Write, name: &str, scan: &FileScan) -> io::Result<()> {
+/// The least widths of the human lines' columns, the same for every file
+/// of a run so that its lines line up across files (each file's own
+/// widths may still be larger: a name past `NAME_MAX`, a large event).
+#[derive(Clone, Copy, Debug, Default)]
+pub struct Columns {
+    pub location: usize,
+    pub detector: usize,
+    pub position: usize,
+}
+
+/// Names longer than this are not padded to: one long path would push
+/// every other file's lines far to the right.
+const NAME_MAX: usize = 60;
+
+impl Columns {
+    /// For files of these names under these detector ids: room for the
+    /// name and an event and line of up to 5 and 6 digits, the longest id,
+    /// a position such as `reasoning@12345`.
+    pub fn new<'a>(names: impl Iterator<Item = String>, ids: impl Iterator<Item = &'a str>) -> Columns {
+        let name = names.map(|n| n.width()).filter(|&w| w <= NAME_MAX).max().unwrap_or(0);
+        Columns {
+            location: name + " event 12345 line 123456".len(),
+            detector: ids.map(str::len).max().unwrap_or(0),
+            position: "reasoning@12345".len(),
+        }
+    }
+}
+
+pub(super) fn write_human(out: &mut dyn Write, name: &str, scan: &FileScan, least: &Columns) -> io::Result<()> {
     if scan.detections.is_empty() {
         let bad = match scan.bad_lines {
             0 => String::new(),
@@ -235,15 +264,29 @@ pub(super) fn write_human(out: &mut dyn Write, name: &str, scan: &FileScan) -> i
         }
     };
     let n = scan.detections.len();
-    let w_loc = (0..n).map(|i| loc(i).chars().count()).max().unwrap_or(0);
-    let w_det = scan.detections.iter().map(|d| d.detector.len()).max().unwrap_or(0);
-    let w_pos = scan.detections.iter().map(|d| position(d).len()).max().unwrap_or(0);
+    let w_loc = (0..n).map(|i| loc(i).width()).max().unwrap_or(0).max(least.location);
+    let w_det = scan
+        .detections
+        .iter()
+        .map(|d| d.detector.len())
+        .max()
+        .unwrap_or(0)
+        .max(least.detector);
+    let w_pos = scan
+        .detections
+        .iter()
+        .map(|d| position(d).len())
+        .max()
+        .unwrap_or(0)
+        .max(least.position);
     for (i, d) in scan.detections.iter().enumerate() {
+        // Padded by display width (a CJK file name is two columns a char).
+        let here = loc(i);
+        let pad = " ".repeat(w_loc.saturating_sub(here.width()));
         // One line each, whatever a tool name or argument in the reason holds.
         writeln!(
             out,
-            "{:<w_loc$}  {:<w_det$}  {:<w_pos$}  {}",
-            loc(i),
+            "{here}{pad}  {:<w_det$}  {:<w_pos$}  {}",
             d.detector,
             position(d),
             crate::sanitize::line(&crate::render::distinguishing_first(&d.readable_reason()))
