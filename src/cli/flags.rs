@@ -15,42 +15,12 @@ use loopscope::sessions;
 use loopscope::tui::{theme::Theme, ViewOptions};
 use loopscope::{Choices, Profile, Setup};
 
-/// What `loopscope --help` ends with: a start, and the key that lists the rest.
-const MAIN_EXAMPLES: &str = "\
-Examples:
-  loopscope                              the bundled demo, in the viewer
-  loopscope session.jsonl                replay a recorded stream (same as `view`)
-  loopscope view --latest claude-code    an agent's newest session
-  loopscope tail session.jsonl           follow a stream that is being written
-  loopscope scan --agent all --summary   every session on this machine, headless
-
-In the viewer, ? lists every key (/ searches them), q quits, Ctrl-Z suspends.";
-
-/// What `loopscope view --help` ends with.
-const VIEW_EXAMPLES: &str = "\
-Examples:
-  loopscope view session.jsonl --speed 4 --pause-on-detect
-  loopscope view session.jsonl --paused --start-at 278
-  loopscope view session.jsonl --profile seed,gemini-cli
-  loopscope view --latest codex
-
-In the viewer, ? lists every key (/ searches them), q quits, Ctrl-Z suspends.";
-
-/// What `loopscope tail --help` ends with.
-const TAIL_EXAMPLES: &str = "\
-Examples:
-  loopscope tail session.jsonl
-  loopscope tail --latest claude-code --bell
-  loopscope tail session.jsonl --no-tui --json --on-detect 'notify-send loop'
-
-In the viewer, ? lists every key (/ searches them), q quits, Ctrl-Z suspends.";
-
 #[derive(Parser)]
 #[command(
     name = "loopscope",
     version,
     about = "Replay, tail and inspect recorded LLM agent streams; see which loop detector fired and why.",
-    after_help = MAIN_EXAMPLES
+    after_help = super::examples::MAIN
 )]
 #[command(args_conflicts_with_subcommands = true)]
 pub struct Cli {
@@ -324,10 +294,10 @@ impl LookFlags {
 #[derive(Subcommand)]
 pub enum Command {
     /// Replay a recorded stream in the terminal and see what fires, and why.
-    #[command(after_help = VIEW_EXAMPLES)]
+    #[command(after_help = super::examples::VIEW)]
     View(ViewArgs),
     /// Follow a stream that is still being written; be told the moment a loop starts.
-    #[command(after_help = TAIL_EXAMPLES)]
+    #[command(after_help = super::examples::TAIL)]
     Tail(TailArgs),
     /// Turn any supported input into native loopscope JSONL.
     Convert(ConvertArgs),
