@@ -60,9 +60,8 @@ fn main() -> ExitCode {
         loopscope::store::set_max_spool(s.max_spool as u64);
     }
     let result = match cli.command {
-        Some(Command::View(args)) => {
-            one_stream(args.files).and_then(|f| run_view(f, &args.replay, &args.judge, args.input, &args.detectors))
-        }
+        Some(Command::View(args)) => cli::live::view_target(args.files, args.latest.as_deref())
+            .and_then(|f| run_view(f, &args.replay, &args.judge, args.input, &args.detectors)),
         Some(Command::Tail(args)) => run_tail(&args),
         Some(Command::Convert(args)) => run_convert(&args),
         Some(Command::Screenshot(args)) => run_screenshot(&args),

@@ -84,6 +84,44 @@ pub struct Report {
     pub not_shown: usize,
 }
 
+impl Report {
+    /// For each profile: how many sessions it fired on and its detections
+    /// in all (the headline's "seed: 2 fired, 5 detections"). Fired, not
+    /// looped: whether a detection is a loop is the reviewer's call.
+    pub fn fired_by_profile(&self) -> Vec<(String, usize, usize)> {
+        self.profiles
+            .iter()
+            .enumerate()
+            .map(|(k, name)| {
+                let counts = self.files.iter().map(|f| match f.runs.get(k) {
+                    Some(run) => run.detections,
+                    None if k == 0 => f.row.detectors.len(),
+                    None => 0,
+                });
+                let (fired, detections) = counts.fold((0, 0), |(s, d), n| (s + usize::from(n > 0), d + n));
+                (name.clone(), fired, detections)
+            })
+            .collect()
+    }
+
+    /// The headline's counts: "1 fired, 4 detections", each profile's
+    /// named when several ran.
+    pub fn headline(&self) -> String {
+        let per = self.fired_by_profile();
+        let one = |(_, fired, detections): &(String, usize, usize)| {
+            format!("{fired} fired, {}", crate::render::count(*detections, "detection"))
+        };
+        match per.as_slice() {
+            [only] => one(only),
+            many => many
+                .iter()
+                .map(|p| format!("{}: {}", p.0, one(p)))
+                .collect::<Vec<_>>()
+                .join("; "),
+        }
+    }
+}
+
 pub struct FileReport {
     pub row: Row,
     /// Every profile's first detection and what streamed after it.

@@ -234,6 +234,9 @@ pub fn run_headless(
     let mut caught_up = false;
     let mut detected = false;
     let mut switched = false;
+    // A named file not there yet is waited for, not followed: "appeared;
+    // following it" says when it is.
+    let mut waiting = false;
     for message in rx {
         match message {
             Feed::Events(events) => {
@@ -282,12 +285,14 @@ pub fn run_headless(
                 caught_up = true;
                 // Following is said once something is followed: a named
                 // file (which may not exist yet), or an agent's session.
-                if matches!(target, Target::File(_)) || (matches!(target, Target::Latest(_)) && switched) {
+                let file = matches!(target, Target::File(_)) && !waiting;
+                if file || (matches!(target, Target::Latest(_)) && switched) {
                     writeln!(err, "loopscope: following {name} from event {}", engine.position())?;
                 }
             }
             Feed::File(news) => {
                 writeln!(err, "loopscope: {}", describe(&news, &name))?;
+                waiting = matches!(news, FileNews::Waiting);
                 if let FileNews::Switched(path) = &news {
                     // A new session: its own stream, announced from its start.
                     switched = true;

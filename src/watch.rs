@@ -222,7 +222,11 @@ pub fn run_headless(
             WatchNews::Note(text) => writeln!(err, "loopscope: {}", crate::sanitize::text(&text))?,
             WatchNews::CaughtUp => {
                 caught_up = true;
-                writeln!(err, "loopscope: watching {} sessions", sessions.len())?;
+                writeln!(
+                    err,
+                    "loopscope: watching {}",
+                    crate::render::count(sessions.len(), "session")
+                )?;
             }
         }
     }

@@ -189,7 +189,7 @@ fn the_report_has_a_session_per_row() {
         .unwrap();
     assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
     let err = String::from_utf8(out.stderr).unwrap();
-    assert!(err.contains("7 sessions, 3 looped"), "{err}");
+    assert!(err.contains("7 sessions, 3 fired"), "{err}");
     let page = std::fs::read_to_string(&html).unwrap();
     assert!(page.contains("dataset.jsonl#rebench-1") && page.contains("dataset.jsonl#cjk-1"));
 }

@@ -340,7 +340,7 @@ fn a_zstd_bomb_line_is_skipped_as_it_streams() {
     let err = String::from_utf8_lossy(&out.stderr);
     assert_eq!(out.status.code(), Some(0), "{err}");
     assert!(err.contains("line 2: longer than the record limit of 1 MiB"), "{err}");
-    assert!(String::from_utf8_lossy(&out.stdout).contains("2 events, 1 bad lines skipped"));
+    assert!(String::from_utf8_lossy(&out.stdout).contains("2 events, 1 bad line skipped"));
 }
 
 #[test]

@@ -354,7 +354,7 @@ fn a_file_name_or_tool_name_with_a_newline_cannot_forge_a_line() {
     }
     let mut text = lines(&events);
     text.push_str("not json\n");
-    let name = "evil\nok.jsonl: no detections (1 events)\n\u{1b}[2J.jsonl";
+    let name = "evil\nok.jsonl: no detections (1 event)\n\u{1b}[2J.jsonl";
     std::fs::write(d.join(name), &text).unwrap();
     for args in [&["scan", "logs"][..], &["scan", "--summary", "logs"]] {
         let out = run(dir.path(), args);
@@ -382,7 +382,7 @@ fn a_file_name_or_tool_name_with_a_newline_cannot_forge_a_line() {
     common::Running::wait(&run.out, "tool-repeat", &mut seen);
     for line in &seen {
         assert!(
-            line.contains("/logs/evil⏎ok.jsonl: no detections (1 events)⏎␛[2J.jsonl event "),
+            line.contains("/logs/evil⏎ok.jsonl: no detections (1 event)⏎␛[2J.jsonl event "),
             "{line:?}"
         );
     }

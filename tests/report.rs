@@ -235,3 +235,33 @@ fn a_missing_file_is_one_line_and_no_report() {
     assert!(err.contains("missing.jsonl: no such file or directory"), "{err}");
     assert!(!html.exists());
 }
+
+/// Issue 44, item 13: a report of false positives was headlined "4 looped"
+/// (a detector fired; whether it looped is the reviewer's call), and with
+/// `--profile a,b` its header counted the first profile only.
+#[test]
+fn the_headline_says_fired_for_each_profile() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("r.html");
+    let root = env!("CARGO_MANIFEST_DIR");
+    let run = common::loopscope_at_root()
+        .args(["report", "--profile", "seed,gemini-cli", "-o"])
+        .arg(&out)
+        .arg(format!("{root}/sample-logs/fp-code-block.jsonl"))
+        .arg(format!("{root}/sample-logs/identical-tool-calls.jsonl"))
+        .output()
+        .unwrap();
+    assert_eq!(run.status.code(), Some(0), "{}", String::from_utf8_lossy(&run.stderr));
+    let err = String::from_utf8_lossy(&run.stderr);
+    assert!(!err.contains("looped"), "{err}");
+    // seed fires on both, gemini-cli on the tool calls only.
+    assert!(err.contains("seed: 2 fired, 5 detections"), "{err}");
+    assert!(err.contains("gemini-cli: 1 fired, 1 detection"), "{err}");
+    let html = std::fs::read_to_string(&out).unwrap();
+    let head = html.split("</p>").next().unwrap();
+    assert!(!head.contains("looped"), "{head}");
+    assert!(
+        head.contains("seed: 2 fired") && head.contains("gemini-cli: 1 fired"),
+        "{head}"
+    );
+}

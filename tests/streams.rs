@@ -106,7 +106,7 @@ fn report_reads_a_piped_stream_once() {
     let err = String::from_utf8_lossy(&out.stderr);
     assert_eq!(out.status.code(), Some(0), "{err}");
     // The scan and the pictures both saw the stream: one detection, drawn.
-    assert!(err.contains("1 sessions, 1 looped, 1 detections"), "{err}");
+    assert!(err.contains("1 session, 1 fired, 1 detection"), "{err}");
     let page = fs::read_to_string(&html).unwrap();
     assert!(
         page.contains("block-cycle") && page.contains("<svg"),
@@ -144,7 +144,7 @@ fn scan_and_report_read_a_fifo_from_its_first_byte() {
     writer.join().unwrap();
     let err = String::from_utf8_lossy(&out.stderr);
     assert_eq!(out.status.code(), Some(0), "{err}");
-    assert!(err.contains("1 sessions, 1 looped, 1 detections"), "{err}");
+    assert!(err.contains("1 session, 1 fired, 1 detection"), "{err}");
 }
 
 #[test]

@@ -31,8 +31,9 @@ impl Tail {
         let t = Tail {
             run: Running::start(cmd),
         };
-        // What is written from now on is new content, not backlog.
-        t.notice("following");
+        // What is written from now on is new content, not backlog (a
+        // file not there yet is waited for, not followed).
+        t.notice_any(&["following", "to appear"]);
         t
     }
 
@@ -52,13 +53,17 @@ impl Tail {
     }
 
     fn notice(&self, text: &str) {
+        self.notice_any(&[text]);
+    }
+
+    fn notice_any(&self, texts: &[&str]) {
         loop {
             let line = self
                 .run
                 .err
                 .recv_timeout(Duration::from_secs(10))
-                .unwrap_or_else(|_| panic!("no notice {text:?}"));
-            if line.contains(text) {
+                .unwrap_or_else(|_| panic!("no notice {texts:?}"));
+            if texts.iter().any(|t| line.contains(t)) {
                 return;
             }
         }
@@ -294,4 +299,28 @@ fn human_output_and_a_directory_is_an_error() {
     );
     let _ = child.kill();
     let _ = child.wait();
+}
+
+/// Issue 44, item 8: `tail --no-tui missing.jsonl` said "following … from
+/// event 0" right after "waiting for … to appear", though the file never
+/// appeared. It says it follows the file once the file is there.
+#[test]
+fn a_file_not_there_yet_is_waited_for_and_not_said_followed() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("missing.jsonl");
+    let mut cmd = Command::new(BIN);
+    cmd.args(["tail", "--no-tui"])
+        .arg(&path)
+        .env_remove("LOOPSCOPE_CONFIG")
+        .env("XDG_CONFIG_HOME", dir.path());
+    let run = Running::start(cmd);
+    let mut seen = Vec::new();
+    Running::wait(&run.err, "to appear", &mut seen);
+    std::fs::write(&path, "{\"type\":\"request\"}\n").unwrap();
+    Running::wait(&run.err, "appeared; following it", &mut seen);
+    assert!(
+        !seen.iter().any(|l| l.contains("from event")),
+        "nothing was followed before the file appeared: {seen:#?}"
+    );
+    assert_eq!(run.stop(), 0);
 }

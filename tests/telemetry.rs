@@ -287,7 +287,7 @@ fn watch_serves_metrics_that_prometheus_reads_and_that_rise_as_sessions_grow() {
     let mut seen = Vec::new();
     let line = Running::wait(&run.err, "serving metrics at ", &mut seen);
     let url = line.split("serving metrics at ").nth(1).unwrap().trim().to_string();
-    Running::wait(&run.err, "watching 1 sessions", &mut seen);
+    Running::wait(&run.err, "watching 1 session", &mut seen);
     let scrape = || {
         let (status, text) = get(&url).expect("a scrape");
         assert_eq!(status, 200);

@@ -231,7 +231,7 @@ fn inspecting_a_failed_call_and_the_detections_list_at_80x24() {
     t.keys(&["Escape"]);
     t.wait_for("timeline ·");
     t.keys(&["d"]);
-    let screen = t.wait_for("1 detections");
+    let screen = t.wait_for("1 detection ·");
     assert!(screen.contains("block-cycle"), "{screen}");
     t.keys(&["Enter", "z"]);
     let screen = t.wait_for("zoomed");
@@ -283,7 +283,10 @@ fn set_silences_a_detection_and_compare_shows_two_profiles() {
     t.keys(&["compare seed,extended", "Enter"]);
     let screen = t.wait_for("seed* vs extended");
     assert!(screen.contains("■ seed") && screen.contains("■ extended"), "{screen}");
-    assert!(screen.contains("⚠ [seed] list-cycle"), "{screen}");
+    assert!(
+        screen.contains("⚠ [seed*] list-cycle"),
+        "the edited profile is starred: {screen}"
+    );
     t.keys(&["q"]);
     let screen = t.wait_for("EXIT=0");
     assert_restored(&t, &screen);

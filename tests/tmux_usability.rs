@@ -55,7 +55,8 @@ fn messages_prompts_and_quitting_at_80_columns() {
     let screen = t.wait_for("? help");
     assert!(!screen.contains("no detection that way"), "{screen}");
     // `=` on a parameter: empty, the value as its hint; 21 sets 21.
-    t.keys(&["Tab", "g", "j", "l", "l", "="]);
+    // (Fired detectors are listed first: g is block-cycle.)
+    t.keys(&["Tab", "g", "l", "l", "="]);
     let screen = t.wait_for("block-cycle.min_matches=");
     assert!(bottom(&screen).contains("6  (Tab or ↑: this value)"), "{screen}");
     t.keys(&["-l", "21"]);

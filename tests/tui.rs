@@ -122,7 +122,7 @@ fn play_pause_and_the_end_restart() {
     assert_eq!(app.cursor, due);
     assert!(due > 10);
     // ×64 for a minute: to the end, where playback stops.
-    chars(&mut app, "++++++++", t1);
+    chars(&mut app, ">>>>>>>>", t1);
     assert_eq!(app.clock.speed(), 64.0, "speed stops at ×64");
     app.update(Action::Tick, t1 + Duration::from_secs(60));
     assert_eq!((app.cursor, app.mode()), (app.tape.len(), Mode::End));
@@ -130,9 +130,9 @@ fn play_pause_and_the_end_restart() {
     let t2 = t1 + Duration::from_secs(61);
     key(&mut app, KeyCode::Char(' '), t2);
     assert_eq!((app.cursor, app.mode()), (0, Mode::Playing));
-    chars(&mut app, "----------", t2);
+    chars(&mut app, "<<<<<<<<<<", t2);
     assert_eq!(app.clock.speed(), 0.25);
-    key(&mut app, KeyCode::Char('='), t2);
+    key(&mut app, KeyCode::Backspace, t2);
     assert_eq!(app.clock.speed(), 1.0);
 }
 
@@ -240,7 +240,14 @@ fn panes_focus_scroll_and_select() {
     assert!(app.buffer.scroll.follow, "back at the bottom follows again");
     key(&mut app, KeyCode::Tab, now);
     assert_eq!(app.focus, Pane::Detectors);
+    assert_eq!(
+        app.states[app.detectors.selected].id, "block-cycle",
+        "at the end the pane follows the finding"
+    );
+    // Fired detectors come first: j leaves block-cycle, k is back on it.
     chars(&mut app, "j", now);
+    assert_ne!(app.states[app.detectors.selected].id, "block-cycle");
+    chars(&mut app, "k", now);
     assert_eq!(app.states[app.detectors.selected].id, "block-cycle");
     key(&mut app, KeyCode::Enter, now);
     assert_eq!(app.cursor, 279, "Enter on a detector goes to its detection");

@@ -164,7 +164,11 @@ fn the_parameter_prompt_opens_empty_with_the_value_as_its_hint() {
     while app.focus != loopscope::tui::layout::Pane::Detectors {
         key(&mut app, KeyCode::Tab, now);
     }
-    while app.states[app.detectors.selected].id != "block-cycle" {
+    chars(&mut app, "g", now);
+    for _ in 0..app.states.len() {
+        if app.states[app.detectors.selected].id == "block-cycle" {
+            break;
+        }
         chars(&mut app, "j", now);
     }
     chars(&mut app, "ll", now);
@@ -329,7 +333,10 @@ fn a_truncated_file_starts_over_with_no_old_count_standing() {
     };
     app.update(Action::Feed(Feed::Problems(vec![bad])), now);
     let status = status_line(&app);
-    assert!(status.contains("FIRED ") && status.contains("1 bad lines"), "{status}");
+    assert!(
+        status.contains("FIRED ") && status.contains("1 bad line (:bad)"),
+        "{status}"
+    );
     app.update(Action::Feed(Feed::File(FileNews::Truncated)), now);
     let status = status_line(&app);
     assert!(!status.contains("FIRED") && !status.contains("bad lines"), "{status}");

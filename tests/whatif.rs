@@ -289,7 +289,7 @@ mod viewer_state {
         let text = screen(&app);
         assert!(text.lines().next().unwrap().contains("seed*"), "{text}");
         assert!(
-            app.flash.as_ref().unwrap().text.contains("1 detections"),
+            app.flash.as_ref().unwrap().text.contains("1 detection"),
             "{:?}",
             app.flash
         );

@@ -1,6 +1,7 @@
 //! The runners of the commands that read inputs to their end: scan,
 //! report, tune, judge, convert, screenshot, replay-into, detectors.
 
+use loopscope::render::count;
 use std::io::{self, Write};
 
 use loopscope::detect::Family;
@@ -73,6 +74,46 @@ pub struct EndpointFlags<'a> {
     pub prompt: Option<&'a std::path::Path>,
 }
 
+/// Why `--agent` found nothing, in one line: for one agent or a few,
+/// where it looked; for all of them "no agent sessions on this machine"
+/// and the home folder they were looked for under (their folders are a
+/// score: `--agent NAME` says one agent's).
+fn no_sessions(agents: &[Agent]) -> String {
+    let looked: Vec<std::path::PathBuf> = agents
+        .iter()
+        .flat_map(|a| a.locations(&sessions::process_env))
+        .collect();
+    let names: Vec<&str> = agents.iter().map(|a| a.name()).collect();
+    if looked.is_empty() {
+        return format!("no session of {} found: no home folder to look in", names.join(", "));
+    }
+    if let [one] = agents {
+        let env = one.override_var();
+        let shown: Vec<String> = looked.iter().map(|d| loopscope::sanitize::path(d)).collect();
+        return format!(
+            "no session of {} found (looked in {}; {env} points elsewhere)",
+            one.name(),
+            shown.join(", ")
+        );
+    }
+    if agents.len() < Agent::ALL.len() {
+        let shown: Vec<String> = looked.iter().map(|d| loopscope::sanitize::path(d)).collect();
+        return format!(
+            "no session of {} found (looked in {})",
+            names.join(", "),
+            shown.join(", ")
+        );
+    }
+    let home = std::env::var_os("HOME").map(std::path::PathBuf::from);
+    let under = home
+        .filter(|h| looked.iter().all(|d| d.starts_with(h)))
+        .map_or(String::new(), |h| format!(" under {}", loopscope::sanitize::path(&h)));
+    format!(
+        "no agent sessions on this machine: none of the {} agents has a session folder{under} (`loopscope scan --agent NAME` says where it looks for one)",
+        agents.len()
+    )
+}
+
 /// The inputs of `scan` and `report`: each named file, every file under
 /// each named directory or glob, and each named agent's sessions; notes
 /// (an empty folder, an agent with no folder here) go to stderr.
@@ -96,6 +137,11 @@ pub fn scan_inputs(sel: &SessionFlags, output: Option<&std::path::Path>) -> Resu
     // Before anything is said: standard error may be one of them.
     let paths: Vec<&std::path::Path> = found.iter().map(|s| s.path.as_path()).collect();
     refuse_writing_into(output, &paths)?;
+    if found.is_empty() && !req.agents.is_empty() && sel.files.is_empty() {
+        // Nothing to read is not a clean scan (exit 2), said in one line:
+        // the notes (a line per agent without a folder) would say it again.
+        return Err(no_sessions(&req.agents));
+    }
     for n in notes {
         eprint!(
             "{}",
@@ -103,23 +149,7 @@ pub fn scan_inputs(sel: &SessionFlags, output: Option<&std::path::Path>) -> Resu
         );
     }
     if found.is_empty() && !req.agents.is_empty() {
-        // Nothing to read is not a clean scan: say where it looked (exit 2).
-        let looked: Vec<String> = req
-            .agents
-            .iter()
-            .flat_map(|a| a.locations(&sessions::process_env))
-            .map(|d| loopscope::sanitize::path(&d))
-            .collect();
-        let names: Vec<&str> = req.agents.iter().map(|a| a.name()).collect();
-        return Err(if looked.is_empty() {
-            format!("no session of {} found: no home folder to look in", names.join(", "))
-        } else {
-            format!(
-                "no session of {} found (looked in {})",
-                names.join(", "),
-                looked.join(", ")
-            )
-        });
+        return Err(no_sessions(&req.agents));
     }
     Ok(found
         .into_iter()
@@ -210,7 +240,7 @@ pub fn print_generated(write: impl FnOnce(&mut dyn Write) -> io::Result<()>) -> 
 /// format, then every event. Converting the output again gives the same bytes.
 pub fn run_convert(args: &ConvertArgs) -> Result<i32, String> {
     refuse_writing_into(args.output.as_deref(), &[&args.file])?;
-    let opened = formats::open_input(&args.file, args.input.format)?;
+    let opened = formats::open_input(&args.file, args.input.format).map_err(|e| loopscope::render::clear_error(&e))?;
     let name = args.file.display().to_string();
     let mut err = Terminal::new(io::stderr());
     match &args.output {
@@ -235,7 +265,7 @@ pub fn read_events(
     path: &std::path::Path,
     format: FormatChoice,
 ) -> Result<(Vec<loopscope::Event>, formats::Format), String> {
-    let opened = formats::open_input(path, format)?;
+    let opened = formats::open_input(path, format).map_err(|e| loopscope::render::clear_error(&e))?;
     let format = opened.format;
     let mut events = Vec::new();
     stream_events(opened, path, &mut |e| events.push(e))?;
@@ -284,7 +314,7 @@ pub fn run_screenshot(args: &ScreenshotArgs) -> Result<i32, String> {
     let mut setups = args.detectors.setups()?;
     let setup = setups.remove(0);
     refuse_writing_into(args.output.as_deref(), &[&args.file])?;
-    let opened = formats::open_input(&args.file, args.input.format)?;
+    let opened = formats::open_input(&args.file, args.input.format).map_err(|e| loopscope::render::clear_error(&e))?;
     let format = opened.format;
     let shot = Shot {
         name: args.file.display().to_string(),
@@ -406,15 +436,14 @@ pub fn run_report(args: &ReportArgs, inputs: Vec<Input>) -> Result<i32, String> 
     }
     let html = loopscope::render::html::to_html(&report);
     loopscope::files::write_atomically(&args.output, |w| w.write_all(html.as_bytes()))?;
-    let looped = report.files.iter().filter(|f| !f.row.detectors.is_empty()).count();
-    let detections: usize = report.files.iter().map(|f| f.row.detectors.len()).sum();
     eprintln!(
-        "loopscope: wrote {}: {} sessions, {looped} looped, {detections} detections{}",
+        "loopscope: wrote {}: {}, {}{}",
         loopscope::sanitize::path(&args.output),
-        report.files.len(),
+        count(report.files.len(), "session"),
+        report.headline(),
         match report.skipped {
             0 => String::new(),
-            n => format!(", {n} files skipped (not agent sessions)"),
+            n => format!(", {} skipped (not agent sessions)", count(n, "file")),
         }
     );
     Ok(if report.failed.is_empty() { 0 } else { EXIT_ERROR })

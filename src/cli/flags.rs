@@ -19,7 +19,8 @@ use loopscope::{Choices, Profile, Setup};
 #[command(
     name = "loopscope",
     version,
-    about = "Replay, tail and inspect recorded LLM agent streams; see which loop detector fired and why."
+    about = "Replay, tail and inspect recorded LLM agent streams; see which loop detector fired and why.",
+    after_help = super::examples::MAIN
 )]
 #[command(args_conflicts_with_subcommands = true)]
 pub struct Cli {
@@ -146,8 +147,13 @@ pub struct InputFlags {
 #[derive(Args)]
 pub struct ViewArgs {
     /// The stream to view ("-" reads standard input).
-    #[arg(value_name = "FILE", required = true)]
+    #[arg(value_name = "FILE", required_unless_present = "latest")]
     pub files: Vec<PathBuf>,
+    /// View the most recently written session of an agent (claude-code,
+    /// codex, gemini-cli, …) or in a directory, as `tail --latest` follows
+    /// it (`tail` follows it live).
+    #[arg(long, value_name = "AGENT|DIR", conflicts_with = "files", value_parser = super::complete::agent(), hide_possible_values = true)]
+    pub latest: Option<String>,
     #[command(flatten)]
     pub replay: ReplayFlags,
     #[command(flatten)]
@@ -288,8 +294,10 @@ impl LookFlags {
 #[derive(Subcommand)]
 pub enum Command {
     /// Replay a recorded stream in the terminal and see what fires, and why.
+    #[command(after_help = super::examples::VIEW)]
     View(ViewArgs),
     /// Follow a stream that is still being written; be told the moment a loop starts.
+    #[command(after_help = super::examples::TAIL)]
     Tail(TailArgs),
     /// Turn any supported input into native loopscope JSONL.
     Convert(ConvertArgs),

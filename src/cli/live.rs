@@ -45,6 +45,27 @@ pub fn one_stream(mut files: Vec<PathBuf>) -> Result<Option<PathBuf>, String> {
     Ok(file)
 }
 
+/// `view`'s stream: the file named, or with `--latest` the newest
+/// session of an agent or in a folder (as `tail --latest` picks it).
+pub fn view_target(files: Vec<PathBuf>, latest: Option<&str>) -> Result<Option<PathBuf>, String> {
+    let Some(spec) = latest else {
+        return one_stream(files);
+    };
+    let mut finder = sessions::Latest::new(spec, &sessions::process_env)?;
+    match finder.next(None, true) {
+        Some(path) => Ok(Some(path)),
+        None => {
+            let looked: Vec<String> = finder.roots().iter().map(|d| loopscope::sanitize::path(d)).collect();
+            Err(format!(
+                "--latest {}: no session yet (looked in {}); `loopscope tail --latest {}` waits for one",
+                loopscope::sanitize::line(spec),
+                looked.join(", "),
+                loopscope::sanitize::line(spec)
+            ))
+        }
+    }
+}
+
 /// Opens the viewer on a file, standard input, or the bundled demo.
 pub fn run_view(
     file: Option<PathBuf>,
@@ -66,12 +87,17 @@ pub fn run_view(
         .collect();
     refuse_writing_into(None, &paths(&opts.inputs))?;
     let (name, opened) = match file {
-        Some(path) => (path.display().to_string(), formats::open_input(&path, input.format)?),
+        Some(path) => (
+            path.display().to_string(),
+            formats::open_input(&path, input.format).map_err(|e| loopscope::render::clear_error(&e))?,
+        ),
         None => (
             "demo (bundled)".to_string(),
             formats::detect::open_reader(Box::new(loopscope::DEMO_STREAM.as_bytes()), input.format, None)?,
         ),
     };
+    // A named --format that reads nothing is said in the viewer, as scan says it.
+    opts.forced_format = Some(opened.forced_check());
     tui::run(&name, setup, opts, |sink| {
         let sink = match &live {
             Some(j) => j.wrap(sink),

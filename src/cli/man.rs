@@ -215,12 +215,49 @@ Try a threshold over a folder of logs: recall and false positives per value.
 One self\-contained HTML report for reviewers.
 "#;
 
+/// SYNOPSIS: every option with its value (`[--start-at EVENT]`; clap_mangen
+/// names the flags only), then the commands' form.
+fn synopsis(cli: &Command) -> String {
+    let mut line = bold("loopscope");
+    for arg in cli.get_arguments().filter(|a| !a.is_hide_set()) {
+        let value = |a: &Arg| {
+            a.get_value_names()
+                .and_then(|v| v.first().map(|n| format!("\\fI{}\\fR", roff(n))))
+                .unwrap_or_else(|| format!("\\fI{}\\fR", roff(&a.get_id().to_string().to_uppercase())))
+        };
+        let part = if arg.is_positional() {
+            format!("[{}]", value(arg))
+        } else {
+            let mut names = Vec::new();
+            if let Some(s) = arg.get_short() {
+                names.push(bold(&format!("-{s}")));
+            }
+            if let Some(l) = arg.get_long() {
+                names.push(bold(&format!("--{l}")));
+            }
+            let takes = arg.get_action().takes_values();
+            let v = if takes {
+                format!(" {}", value(arg))
+            } else {
+                String::new()
+            };
+            format!("[{}{v}]", names.join("|"))
+        };
+        line.push(' ');
+        line.push_str(&part);
+    }
+    format!(
+        ".SH SYNOPSIS\n{line}\n.br\n{} \\fICOMMAND\\fR [\\fIOPTIONS\\fR] [\\fIARGS\\fR] (see COMMANDS)\n",
+        bold("loopscope")
+    )
+}
+
 /// Writes the page.
 pub fn render(cli: Command, out: &mut dyn Write) -> io::Result<()> {
     let man = clap_mangen::Man::new(cli.clone());
     man.render_title(out)?;
     man.render_name_section(out)?;
-    man.render_synopsis_section(out)?;
+    out.write_all(synopsis(&cli).as_bytes())?;
     man.render_description_section(out)?;
     let mut page = String::from(
         ".SH OPTIONS\nWith no command, loopscope views FILE (or the bundled demo); these options are the viewer's.\n",

@@ -3,6 +3,7 @@
 
 pub mod batch;
 pub mod complete;
+pub mod examples;
 pub mod export;
 pub mod flags;
 pub mod hook;

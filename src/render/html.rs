@@ -92,8 +92,7 @@ fn script_source() -> String {
 /// The whole report page.
 pub fn to_html(report: &Report) -> String {
     let mut out = String::with_capacity(64 * 1024);
-    let looped = report.files.iter().filter(|f| !f.row.detectors.is_empty()).count();
-    let detections: usize = report.files.iter().map(|f| f.row.detectors.len()).sum();
+    let fired = report.fired_by_profile().iter().any(|p| p.1 > 0);
     let _ = write!(
         out,
         "<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">\
@@ -104,13 +103,15 @@ pub fn to_html(report: &Report) -> String {
     );
     let _ = writeln!(
         out,
-        "<h1>loopscope report</h1><p class=\"dim\">profile {} · {} sessions · <span class=\"{}\">{looped} looped</span> · {detections} detections{}{}</p>",
+        "<h1>loopscope report</h1><p class=\"dim\">{} {} · {} · <span class=\"{}\">{}</span>{}{}</p>",
+        super::plural(report.profiles.len(), "profile"),
         escape(&report.profiles.join(", ")),
-        report.files.len(),
-        if looped > 0 { "fired" } else { "clean" },
+        super::count(report.files.len(), "session"),
+        if fired { "fired" } else { "clean" },
+        escape(&report.headline()),
         match report.skipped {
             0 => String::new(),
-            n => format!(" · {n} files skipped (not agent sessions)"),
+            n => format!(" · {} skipped (not agent sessions)", super::count(n, "file")),
         },
         match report.failed.len() {
             0 => String::new(),

@@ -375,14 +375,19 @@ enum Outcome {
 /// in parallel on every core (each file streamed, its output kept until
 /// its turn), and printed in the order given.
 pub fn run(inputs: &[Input], opts: &ScanOptions, out: &mut dyn Write, err: &mut dyn Write) -> io::Result<i32> {
+    // Several files' lines line up (one file's are aligned among themselves).
+    let columns = match inputs.len() {
+        0 | 1 => print::Columns::default(),
+        _ => print::Columns::new(inputs.iter().map(Input::name), opts.setups[0].ids().into_iter()),
+    };
     let results: Vec<(Outcome, Vec<Row>)> = if inputs.len() <= 1 && !opts.progress {
         let mut v = Vec::new();
         for input in inputs {
-            v.push(scan_input(input, opts, out, err)?);
+            v.push(scan_input(input, opts, &columns, out, err)?);
         }
         v
     } else {
-        run_parallel(inputs, opts, out, err)?
+        run_parallel(inputs, opts, &columns, out, err)?
     };
     let outcomes: Vec<Outcome> = results.iter().map(|r| r.0).collect();
     if opts.summary {
@@ -391,7 +396,8 @@ pub fn run(inputs: &[Input], opts: &ScanOptions, out: &mut dyn Write, err: &mut 
     }
     let skipped = outcomes.iter().filter(|o| **o == Outcome::Skipped).count();
     if skipped > 0 {
-        writeln!(err, "loopscope: {skipped} files skipped (not agent sessions)")?;
+        let files = crate::render::count(skipped, "file");
+        writeln!(err, "loopscope: {files} skipped (not agent sessions)")?;
     }
     Ok(if outcomes.contains(&Outcome::Failed) {
         EXIT_ERROR
@@ -407,6 +413,7 @@ pub fn run(inputs: &[Input], opts: &ScanOptions, out: &mut dyn Write, err: &mut 
 fn run_parallel(
     inputs: &[Input],
     opts: &ScanOptions,
+    columns: &print::Columns,
     out: &mut dyn Write,
     err: &mut dyn Write,
 ) -> io::Result<Vec<(Outcome, Vec<Row>)>> {
@@ -429,7 +436,7 @@ fn run_parallel(
                 let i = next.fetch_add(1, Ordering::SeqCst);
                 let Some(input) = inputs.get(i) else { break };
                 let (mut o, mut e) = (Vec::new(), Vec::new());
-                let r = scan_input(input, opts, &mut o, &mut e);
+                let r = scan_input(input, opts, columns, &mut o, &mut e);
                 if tx.send((i, o, e, r)).is_err() {
                     break;
                 }
@@ -522,6 +529,7 @@ fn input_size(input: &Input) -> u64 {
 fn scan_input(
     input: &Input,
     opts: &ScanOptions,
+    columns: &print::Columns,
     out: &mut dyn Write,
     err: &mut dyn Write,
 ) -> io::Result<(Outcome, Vec<Row>)> {
@@ -539,6 +547,7 @@ fn scan_input(
             if input.found() {
                 return Ok((Outcome::Skipped, Vec::new()));
             }
+            let msg = crate::render::clear_error(&msg);
             say(err, &format!("loopscope: {}", crate::sanitize::line(&msg)))?;
             return Ok((Outcome::Failed, Vec::new()));
         }
@@ -559,7 +568,7 @@ fn scan_input(
         found: input.found(),
         agent: input.agent(),
     };
-    let (outcome, row) = scan_opened(&named, opened, opts, out, err)?;
+    let (outcome, row) = scan_opened(&named, opened, opts, columns, out, err)?;
     let row = row.map(|scanned| row_of(input, scanned.1, &scanned.0));
     Ok((outcome, row.into_iter().collect()))
 }
@@ -582,6 +591,7 @@ fn scan_opened(
     named: &Named,
     mut opened: formats::Opened,
     opts: &ScanOptions,
+    columns: &print::Columns,
     out: &mut dyn Write,
     err: &mut dyn Write,
 ) -> io::Result<(Outcome, Option<(FileScan, &'static str)>)> {
@@ -670,7 +680,7 @@ fn scan_opened(
             write_comparison(out, name, &scanned)?;
         }
     } else if !opts.json {
-        write_human(out, name, &scanned)?;
+        write_human(out, name, &scanned, columns)?;
     }
     let outcome = if detected { Outcome::Detected } else { Outcome::Clean };
     Ok((outcome, Some((scanned, format))))

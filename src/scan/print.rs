@@ -1,7 +1,9 @@
 //! What `scan` prints: the aligned lines, the `--json` records (schema in
 //! the README), the comparison table and the summary.
 
+use crate::render::count;
 use std::io::{self, Write};
+use unicode_width::UnicodeWidthStr;
 
 use serde_json::{Map, Value};
 
@@ -38,7 +40,7 @@ pub(super) fn write_summary(out: &mut dyn Write, rows: &[Row], json: bool) -> io
         return writeln!(out, "{}", crate::sanitize::json(&totals.to_string()));
     }
     writeln!(out)?;
-    writeln!(out, "summary of {} files", rows.len())?;
+    writeln!(out, "summary of {}", count(rows.len(), "file"))?;
     // A store's sessions are named by id: their titles say what they were.
     let names: Vec<String> = rows
         .iter()
@@ -83,9 +85,9 @@ pub(super) fn write_summary(out: &mut dyn Write, rows: &[Row], json: bool) -> io
         let records: u64 = drifted.iter().map(|r| r.unknown.total()).sum();
         writeln!(
             out,
-            "  records of unknown kinds skipped: {records} in {} of {} files (loopscope may be older than the agents that wrote them; see the warnings)",
+            "  records of unknown kinds skipped: {records} in {} of {} (loopscope may be older than the agents that wrote them; see the warnings)",
             drifted.len(),
-            rows.len()
+            count(rows.len(), "file")
         )?;
     }
     out.flush()
@@ -157,7 +159,7 @@ pub fn summary_json(file: &str, s: &RunSummary, scan: &FileScan) -> Value {
 /// `scan --profile a,b`: a table per file — for each profile its first
 /// detection and what streamed after it (saved, or lost if it was wrong).
 pub(super) fn write_comparison(out: &mut dyn Write, name: &str, scan: &FileScan) -> io::Result<()> {
-    writeln!(out, "{name}: {} events", scan.events)?;
+    writeln!(out, "{name}: {}", count(scan.events, "event"))?;
     let rows: Vec<[String; 6]> = scan
         .summaries
         .iter()
@@ -216,13 +218,41 @@ pub fn position(d: &Detection) -> String {
     }
 }
 
-pub(super) fn write_human(out: &mut dyn Write, name: &str, scan: &FileScan) -> io::Result<()> {
+/// The least widths of the human lines' columns, the same for every file
+/// of a run so that its lines line up across files (each file's own
+/// widths may still be larger: a name past `NAME_MAX`, a large event).
+#[derive(Clone, Copy, Debug, Default)]
+pub struct Columns {
+    pub location: usize,
+    pub detector: usize,
+    pub position: usize,
+}
+
+/// Names longer than this are not padded to: one long path would push
+/// every other file's lines far to the right.
+const NAME_MAX: usize = 60;
+
+impl Columns {
+    /// For files of these names under these detector ids: room for the
+    /// name and an event and line of up to 5 and 6 digits, the longest id,
+    /// a position such as `reasoning@12345`.
+    pub fn new<'a>(names: impl Iterator<Item = String>, ids: impl Iterator<Item = &'a str>) -> Columns {
+        let name = names.map(|n| n.width()).filter(|&w| w <= NAME_MAX).max().unwrap_or(0);
+        Columns {
+            location: name + " event 12345 line 123456".len(),
+            detector: ids.map(str::len).max().unwrap_or(0),
+            position: "reasoning@12345".len(),
+        }
+    }
+}
+
+pub(super) fn write_human(out: &mut dyn Write, name: &str, scan: &FileScan, least: &Columns) -> io::Result<()> {
     if scan.detections.is_empty() {
         let bad = match scan.bad_lines {
             0 => String::new(),
-            n => format!(", {n} bad lines skipped"),
+            n => format!(", {} skipped", count(n, "bad line")),
         };
-        return writeln!(out, "{name}: no detections ({} events{bad})", scan.events);
+        return writeln!(out, "{name}: no detections ({}{bad})", count(scan.events, "event"));
     }
     // Events are numbered from 0 as the log format does; the line is for
     // editors (1-based), where the input has lines.
@@ -234,18 +264,32 @@ pub(super) fn write_human(out: &mut dyn Write, name: &str, scan: &FileScan) -> i
         }
     };
     let n = scan.detections.len();
-    let w_loc = (0..n).map(|i| loc(i).chars().count()).max().unwrap_or(0);
-    let w_det = scan.detections.iter().map(|d| d.detector.len()).max().unwrap_or(0);
-    let w_pos = scan.detections.iter().map(|d| position(d).len()).max().unwrap_or(0);
+    let w_loc = (0..n).map(|i| loc(i).width()).max().unwrap_or(0).max(least.location);
+    let w_det = scan
+        .detections
+        .iter()
+        .map(|d| d.detector.len())
+        .max()
+        .unwrap_or(0)
+        .max(least.detector);
+    let w_pos = scan
+        .detections
+        .iter()
+        .map(|d| position(d).len())
+        .max()
+        .unwrap_or(0)
+        .max(least.position);
     for (i, d) in scan.detections.iter().enumerate() {
+        // Padded by display width (a CJK file name is two columns a char).
+        let here = loc(i);
+        let pad = " ".repeat(w_loc.saturating_sub(here.width()));
         // One line each, whatever a tool name or argument in the reason holds.
         writeln!(
             out,
-            "{:<w_loc$}  {:<w_det$}  {:<w_pos$}  {}",
-            loc(i),
+            "{here}{pad}  {:<w_det$}  {:<w_pos$}  {}",
             d.detector,
             position(d),
-            crate::sanitize::line(&d.readable_reason())
+            crate::sanitize::line(&crate::render::distinguishing_first(&d.readable_reason()))
         )?;
     }
     Ok(())

@@ -69,7 +69,7 @@ impl Fanout<'_> {
                 return self.bad.warn(&p, err);
             }
         };
-        let (outcome, scanned) = scan_opened(&named, opened, self.opts, out, err)?;
+        let (outcome, scanned) = scan_opened(&named, opened, self.opts, &Default::default(), out, err)?;
         self.outcome = worse(self.outcome, outcome);
         if let Some((scanned, format)) = scanned {
             let mut r = row_of(self.input, format, &scanned);

@@ -18,7 +18,7 @@ use super::whatif::Rechunked;
 use crate::config::{Configured, Setup};
 use crate::detect::{CheckpointRun, Detection, DetectorState, Status};
 use crate::engine::Tape;
-use crate::event::{Channel, Event};
+use crate::event::Channel;
 use crate::formats::Problem;
 use crate::replay::{Clock, Pacing, PacingRules};
 use crate::whatif::RunSummary;
@@ -42,6 +42,9 @@ pub struct ViewOptions {
     /// The files and folders read or followed (a file shown, `--latest`'s
     /// session folders), so `:write` never writes into one of them.
     pub inputs: Vec<std::path::PathBuf>,
+    /// A `--format` named by the user, to check once the input is read:
+    /// one that read nothing of the stream is said, as `scan` says it.
+    pub forced_format: Option<crate::formats::ForcedCheck>,
 }
 
 impl Default for ViewOptions {
@@ -57,6 +60,7 @@ impl Default for ViewOptions {
             compare: Vec::new(),
             rechunk: None,
             inputs: Vec::new(),
+            forced_format: None,
         }
     }
 }
@@ -76,7 +80,7 @@ pub use super::prompt::{Prompt, PromptKind};
 pub const MAX_PROBLEMS: usize = 10_000;
 
 /// How long a new detection's badge stands out in the status line.
-const BADGE_FOR: Duration = Duration::from_secs(8);
+pub(super) const BADGE_FOR: Duration = Duration::from_secs(8);
 
 pub struct App {
     pub name: String,
@@ -84,6 +88,11 @@ pub struct App {
     pub setup: Setup,
     /// The setup the viewer started with (`:reset` goes back to it).
     pub launch: Setup,
+    /// What-if changes, by profile: each edited profile's setup as last
+    /// shown or compared, so `:compare` and `:profile` take it up again.
+    pub edits: Vec<Setup>,
+    /// The profile shown before `:compare` began (`:compare off` returns to it).
+    pub compared_from: Option<crate::detect::Profile>,
     /// Every run's detectors, in the order of `states`.
     pub configured: Vec<Configured>,
     /// The run of each row of `states`.
@@ -110,6 +119,13 @@ pub struct App {
     /// Lines skipped, and problems said, in all.
     pub bad_lines: usize,
     pub problems_seen: usize,
+    /// The `--format` named, checked when the input ends ([`ViewOptions::forced_format`]).
+    pub forced_format: Option<crate::formats::ForcedCheck>,
+    /// Events read that carry something of the stream (text, calls…).
+    pub stream_events: usize,
+    /// Why the input showed nothing (a `--format` that read none of it):
+    /// said on the bottom line while it stands, and first in `:bad`.
+    pub read_error: Option<String>,
     pub focus: Pane,
     /// The focused pane fills the screen.
     pub zoom: bool,
@@ -131,6 +147,9 @@ pub struct App {
     pub chosen: Option<usize>,
     pub size: Rect,
     pub quit: bool,
+    /// Ctrl-Z was pressed: the run loop restores the terminal, stops the
+    /// process, and takes the terminal again when the shell resumes it.
+    pub suspend: bool,
     /// The stop signal that ended it (Ctrl-C counts as SIGINT).
     pub interrupted: Option<i32>,
     /// Something changed since the last draw.
@@ -155,6 +174,8 @@ impl App {
         let mut app = App {
             name: name.to_string(),
             launch: setup.clone(),
+            edits: Vec::new(),
+            compared_from: None,
             configured: Vec::new(),
             state_runs: Vec::new(),
             summaries: Vec::new(),
@@ -171,6 +192,9 @@ impl App {
             problems: Vec::new(),
             bad_lines: 0,
             problems_seen: 0,
+            forced_format: opts.forced_format,
+            stream_events: 0,
+            read_error: None,
             focus: Pane::Buffer,
             zoom: false,
             pause_on_detect: opts.pause_on_detect,
@@ -183,6 +207,7 @@ impl App {
             chosen: None,
             size: Rect::default(),
             quit: false,
+            suspend: false,
             interrupted: None,
             dirty: true,
             states: Vec::new(),
@@ -235,7 +260,7 @@ impl App {
 
     /// The user is looking at something of their own: a live view stopped
     /// short of the newest event, an overlay, a prompt, a timeline row.
-    fn browsing(&self) -> bool {
+    pub(super) fn browsing(&self) -> bool {
         let stopped = self.live.is_some() && !self.following();
         stopped || self.overlay.is_some() || self.prompt.is_some() || self.panes.timeline.selected.is_some()
     }
@@ -244,129 +269,6 @@ impl App {
     /// for Ctrl-C), as a shell reports a command a signal ended.
     pub fn exit_status(&self) -> i32 {
         self.interrupted.map_or(0, |sig| 128 + sig)
-    }
-
-    /// New events from the source: run through the engine, paced, listed.
-    pub fn append(&mut self, events: Vec<Event>, now: Instant) {
-        let announce = self.live.as_ref().is_some_and(|l| l.caught_up || l.from_start);
-        let first_new = self.tape.detections().len();
-        let was_cut = self.tape.cut().is_some();
-        for event in events {
-            if self.tape.cut().is_some() {
-                break;
-            }
-            let index = self.tape.len();
-            self.pacing.push(&event);
-            self.panes.timeline.push(index, &event);
-            for d in self.tape.push(event).to_vec() {
-                let label = self.run_label(d.run).map(str::to_string);
-                self.panes.timeline.push_detection(&d, label.as_deref());
-                if announce {
-                    self.announcements.push(d);
-                }
-            }
-        }
-        if let (false, Some(cut)) = (was_cut, self.tape.cut().cloned()) {
-            // Said once, where it happened and in a flash: nothing after is shown.
-            let text = format!(
-                "{}: kept up to event {}, not the rest",
-                cut.why,
-                cut.at.saturating_sub(1)
-            );
-            self.panes.timeline.push_note(cut.at, text.clone());
-            self.flash(text, now);
-        }
-        let arrived = self.tape.detections().len() - first_new;
-        if let Some(live) = self.live.as_mut() {
-            live.last_data = now;
-            live.idle = false;
-            if announce && arrived > 0 {
-                live.fired += arrived;
-                let d = &self.tape.detections()[first_new + arrived - 1];
-                self.badge = Some(Flash {
-                    text: format!("⚠ {} at {}", d.detector, d.event),
-                    until: now + BADGE_FOR,
-                });
-            }
-        }
-        if self.following() {
-            // Like less's ESC-F: stop at the first new detection; reading goes on.
-            let stop = (self.pause_on_detect && announce && arrived > 0).then_some(first_new);
-            match stop {
-                Some(i) => {
-                    self.stop_following();
-                    let d = self.tape.detections()[i].clone();
-                    self.flash(
-                        format!("paused: {} fired at event {} (reading goes on)", d.detector, d.event),
-                        now,
-                    );
-                    self.choose_detection(i, now);
-                }
-                None => {
-                    self.jump_to(self.tape.len(), now);
-                    // A new detection is selected unless the user is browsing.
-                    if announce && arrived > 0 && !self.browsing() {
-                        let newest = first_new + arrived - 1;
-                        self.chosen = Some(newest);
-                        let d = self.tape.detections()[newest].clone();
-                        self.show_detection(&d);
-                    }
-                }
-            }
-        }
-        // Under --rechunk the numbers are the re-cut stream's: it waits for that.
-        if self.rechunk_when_read.is_none() {
-            self.start_at_if_there(now);
-        }
-        self.advance(now);
-        self.dirty = true;
-    }
-
-    /// `--start-at N` once event N is there: shown, and a detection at it selected.
-    fn start_at_if_there(&mut self, now: Instant) {
-        if let Some(at) = self.start_at.filter(|&at| at < self.tape.len()) {
-            self.start_at = None;
-            // Live, the view stays there (reading goes on; G follows again).
-            self.stop_following();
-            self.jump_to(at + 1, now);
-            // On a detection's event, that detection is selected.
-            let ds = self.tape.detections();
-            if let Some(i) = ds.iter().position(|d| d.event == at) {
-                self.choose_detection(i, now);
-            }
-        }
-    }
-
-    pub fn source_ended(&mut self, now: Instant) {
-        self.loading = false;
-        if let Some(n) = self.rechunk_when_read.take() {
-            self.set_rechunk(Some(n), now);
-            self.start_at_if_there(now);
-        } else if self.tape.setups().len() > 1 {
-            self.refresh_summaries();
-        }
-        if let Some(at) = self.start_at.take() {
-            self.jump_to((at + 1).min(self.tape.len()), now);
-            self.flash(format!("the stream has only {} events", self.tape.len()), now);
-        }
-        self.advance(now);
-        self.dirty = true;
-    }
-
-    /// Problems reading the source: counted, the latest said, the first
-    /// [`MAX_PROBLEMS`] kept for `:bad`.
-    pub fn problems(&mut self, problems: Vec<Problem>, now: Instant) {
-        if let Some(p) = problems.last() {
-            self.flash(format!("bad line {}", p), now);
-        }
-        self.bad_lines += problems.iter().filter(|p| p.skipped).count();
-        self.problems_seen += problems.len();
-        let room = MAX_PROBLEMS.saturating_sub(self.problems.len());
-        self.problems.extend(problems.into_iter().take(room));
-    }
-
-    pub fn bad_lines(&self) -> usize {
-        self.bad_lines
     }
 
     pub fn flash(&mut self, text: String, now: Instant) {
@@ -535,6 +437,7 @@ impl App {
     /// Selects the `i`th detector; a fired one brings its evidence into view.
     pub fn select_detector(&mut self, i: usize) {
         self.panes.detectors.select(i, self.states.len());
+        self.panes.detectors.picked = true;
         self.detector_selected();
     }
 
@@ -554,6 +457,8 @@ impl App {
         };
         self.clock.set_playing(false, now);
         self.chosen = Some(i);
+        // Choosing a detection is following findings again.
+        self.panes.detectors.picked = false;
         self.jump_to(d.event + 1, now);
         self.show_detection(&d);
     }

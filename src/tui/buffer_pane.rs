@@ -2,6 +2,7 @@
 //! evidence of every detection highlighted; for a tool detection (or a
 //! stream of tool calls only), the calls and their results side by side.
 
+use crate::render::count;
 use ratatui::layout::{Constraint, Layout, Rect};
 use ratatui::style::Style;
 use ratatui::text::{Line, Span as TextSpan};
@@ -34,6 +35,11 @@ pub const KEYS: &[Binding] = &[
     bind(&[Key::Ctrl('u')], Command::HalfPageUp, "half a page up"),
     bind(&[Key::Char('h')], Command::Left, "scroll left (wrap off)"),
     bind(&[Key::Char('l')], Command::Right, "scroll right (wrap off)"),
+    bind(
+        &[Key::Char('o')],
+        Command::Inspect,
+        "inspect the first call shown (its whole arguments and output), else the position's event",
+    ),
 ];
 
 /// Columns moved by h/l.
@@ -113,6 +119,17 @@ impl Component for BufferPane {
             }
             Command::Up | Command::Down | Command::PageUp | Command::PageDown => self.scroll(cmd, cx, out),
             Command::HalfPageUp | Command::HalfPageDown | Command::Top => self.scroll(cmd, cx, out),
+            // The calls' "more rows" say `o`: it shows the first call whole.
+            Command::Inspect => {
+                let width = Areas::inner(cx.area).0;
+                let theme = &cx.app.theme;
+                let first = match (&self.calls, &self.below) {
+                    (Some(c), _) => calls::call_at_row(c, self.scroll.top, width, theme),
+                    (None, Some(c)) => c.calls.first().map(|c| c.event),
+                    (None, None) => None,
+                };
+                out.push(first.map_or(Intent::Inspect, Intent::InspectCall));
+            }
             _ => return Handled::NotConsumed,
         }
         Handled::Consumed
@@ -124,7 +141,7 @@ impl Component for BufferPane {
         let search = app.search.pattern.as_ref();
         let area = cx.area;
         if let Some(calls) = &self.calls {
-            let title = format!(" {} · {} calls ", calls.title, calls.calls.len());
+            let title = format!(" {} · {} ", calls.title, count(calls.calls.len(), "call"));
             calls::render(frame, area, (calls, self.scroll.top), search, cx.block(title), theme);
             return;
         }
@@ -134,7 +151,7 @@ impl Component for BufferPane {
                 let text_rows = self.layout.rows().len() as u16 + 2;
                 let [text, rest] =
                     Layout::vertical([Constraint::Length(text_rows.max(3)), Constraint::Min(3)]).areas(area);
-                let title = format!(" {} · {} calls ", calls.title, calls.calls.len());
+                let title = format!(" {} · {} ", calls.title, count(calls.calls.len(), "call"));
                 calls::render(frame, rest, (calls, 0), search, cx.block(title), theme);
                 text
             }
@@ -151,7 +168,7 @@ impl Component for BufferPane {
             Some(e) => format!(" · request from event {e}"),
             None => String::new(),
         };
-        let title = format!(" {}{request} · {} chars ", self.channel.as_str(), buf.len());
+        let title = format!(" {}{request} · {} ", self.channel.as_str(), count(buf.len(), "char"));
         let mut flags = Vec::new();
         if !self.wrap {
             flags.push("no wrap".to_string());
@@ -165,6 +182,12 @@ impl Component for BufferPane {
         if !flags.is_empty() {
             block = block.title_top(Line::from(format!(" {} ", flags.join(" · "))).right_aligned());
         }
+        // Nothing to show: say why rather than a blank pane.
+        if let Some(why) = empty_state(app) {
+            let line = Line::styled(format!(" {why}"), theme.dim);
+            frame.render_widget(Paragraph::new(line).block(block), area);
+            return;
+        }
         let view = BufferView {
             buf,
             layout: &self.layout,
@@ -176,6 +199,29 @@ impl Component for BufferPane {
         };
         render(frame, area, view, theme);
     }
+}
+
+/// What the big pane says when the stream has no event to show: still
+/// reading, waiting for a live one, or an input that held none (and why,
+/// when that is known).
+fn empty_state(app: &super::app::App) -> Option<String> {
+    if !app.tape.is_empty() {
+        return None;
+    }
+    Some(if let Some(e) = &app.read_error {
+        format!("nothing shown: {e}")
+    } else if app.live.is_some() {
+        "no events yet: they show here as the stream is written".to_string()
+    } else if app.loading {
+        "reading…".to_string()
+    } else if app.bad_lines() > 0 {
+        format!(
+            "no events: every line was bad ({}; :bad lists them)",
+            count(app.bad_lines(), "bad line")
+        )
+    } else {
+        "no events: the input is empty (or holds nothing loopscope shows)".to_string()
+    })
 }
 
 impl PaneComponent for BufferPane {

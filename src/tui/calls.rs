@@ -2,6 +2,7 @@
 //! a tool or agent detection (the involved calls: what repeated, and what
 //! each call returned), and for a request that has no text, only calls.
 
+use crate::render::count;
 use ratatui::layout::Rect;
 use ratatui::text::{Line, Span};
 use ratatui::widgets::{Block, Paragraph};
@@ -136,7 +137,10 @@ fn side(head: Line<'static>, body: &str, width: usize, theme: &Theme) -> Vec<Lin
     rows.extend(body_rows.into_iter().take(ROWS_PER_SIDE));
     if n > ROWS_PER_SIDE {
         rows.push(Line::styled(
-            format!("… {} more rows (o inspects)", n - ROWS_PER_SIDE),
+            format!(
+                "… {} (o shows the first call whole)",
+                count(n - ROWS_PER_SIDE, "more row")
+            ),
             theme.dim,
         ));
     }
@@ -202,6 +206,22 @@ pub fn row_of(calls: &Calls, event: usize, width: usize, theme: &Theme) -> Optio
         calls: calls.calls[..k].to_vec(),
     };
     Some(if k == 0 { 0 } else { rows(&before, width, theme).len() })
+}
+
+/// The event of the call drawn at row `row` (the last call when past them).
+pub fn call_at_row(calls: &Calls, row: usize, width: usize, theme: &Theme) -> Option<usize> {
+    let mut start = 0;
+    for c in &calls.calls {
+        let one = Calls {
+            title: String::new(),
+            calls: vec![c.clone()],
+        };
+        start += rows(&one, width, theme).len();
+        if row < start {
+            return Some(c.event);
+        }
+    }
+    calls.calls.last().map(|c| c.event)
 }
 
 /// Draws the calls from row `top`, a search's matches marked.

@@ -5,6 +5,7 @@
 
 use std::borrow::Cow;
 
+use ratatui::buffer::Buffer;
 use ratatui::style::Style;
 use ratatui::text::{Line, Span as TextSpan};
 use unicode_segmentation::UnicodeSegmentation;
@@ -201,6 +202,45 @@ pub fn wrap_line(line: Line<'static>, width: usize, out: &mut Vec<Line<'static>>
     }
 }
 
+/// Blanks the cells a wide glyph covers past its first (some widgets
+/// leave what was there before): afterwards a visible symbol there was
+/// drawn over the glyph's second half.
+pub fn settle_wide_glyphs(buf: &mut Buffer) {
+    for_wide_glyphs(buf, |buf, at, width| {
+        for k in 1..width {
+            buf[(at.0 + k, at.1)].reset();
+        }
+    });
+}
+
+/// A wide glyph whose second half something was drawn over (an overlay's
+/// border beside CJK text) becomes a space: a terminal would draw the
+/// glyph over that border, and ratatui skips the covered cell when it
+/// sends the frame. Run [`settle_wide_glyphs`] before drawing over.
+pub fn mend_cut_wide_glyphs(buf: &mut Buffer) {
+    for_wide_glyphs(buf, |buf, at, width| {
+        if (1..width).any(|k| buf[(at.0 + k, at.1)].symbol() != " ") {
+            buf[at].set_symbol(" ");
+        }
+    });
+}
+
+/// Calls `f` with the position and width of each glyph wider than a cell
+/// that fits in its row.
+fn for_wide_glyphs(buf: &mut Buffer, mut f: impl FnMut(&mut Buffer, (u16, u16), u16)) {
+    let area = buf.area;
+    for y in area.top()..area.bottom() {
+        let mut x = area.left();
+        while x < area.right() {
+            let width = buf[(x, y)].symbol().width().max(1) as u16;
+            if width > 1 && x + width <= area.right() {
+                f(buf, (x, y), width);
+            }
+            x += width;
+        }
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -247,5 +287,18 @@ mod tests {
             "{said}"
         );
         assert!(said.width() <= 40, "{said}");
+    }
+
+    #[test]
+    fn a_border_over_half_a_wide_glyph_wins() {
+        use ratatui::layout::Rect;
+        let mut buf = Buffer::empty(Rect::new(0, 0, 6, 1));
+        buf.set_string(0, 0, "运行中", Style::default());
+        settle_wide_glyphs(&mut buf);
+        // An overlay's border at column 3, over 行's second half.
+        buf[(3, 0)].set_symbol("│");
+        mend_cut_wide_glyphs(&mut buf);
+        let row: Vec<&str> = (0..6).map(|x| buf[(x, 0)].symbol()).collect();
+        assert_eq!(row, ["运", " ", " ", "│", "中", " "]);
     }
 }

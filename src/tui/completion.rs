@@ -80,7 +80,7 @@ impl App {
                 };
                 (0, matching(before, options))
             }
-            PromptKind::Search => (0, Vec::new()),
+            PromptKind::Search | PromptKind::HelpSearch => (0, Vec::new()),
         }
     }
 

@@ -63,6 +63,8 @@ pub enum Intent {
     InspectAt(usize),
     /// Inspect the selected timeline row (else the row of the position).
     Inspect,
+    /// Inspect the tool call of this event (its timeline row), staying where the view is.
+    InspectCall(usize),
     /// The detectors pane selected another detector: its latest detection
     /// is shown, its evidence brought into view.
     DetectorSelected,
@@ -396,6 +398,13 @@ macro_rules! overlays {
             /// Every overlay's section of the help, in registration order.
             pub fn sections() -> Vec<$crate::tui::keymap::Section> {
                 vec![$($crate::tui::component::section::<$ty>()),+]
+            }
+
+            /// Its heading in the help ("inspector (o)").
+            pub fn title(&self) -> &'static str {
+                match self {
+                    $(Overlay::$variant(_) => <$ty as $crate::tui::component::Component>::TITLE),+
+                }
             }
 
             /// The footer's hints while it is open.

@@ -1,6 +1,7 @@
 //! The detections list (`d`): every detection of the stream, in order,
 //! with its event and reason; Enter goes to the selected one.
 
+use crate::render::{count, distinguishing_first};
 use ratatui::layout::Rect;
 use ratatui::text::{Line, Span};
 use ratatui::widgets::{Block, Clear, Paragraph};
@@ -78,7 +79,10 @@ pub fn page(screen: Rect) -> usize {
 pub fn render(frame: &mut Frame, screen: Rect, list: &DetectionsList, detections: &[Detection], theme: &Theme) {
     let popup = inspector::area(screen);
     let block = Block::bordered().border_style(theme.border_focus).title(Line::styled(
-        format!(" {} detections · Enter goes to one · Esc closes ", detections.len()),
+        format!(
+            " {} · Enter goes to one · Esc closes ",
+            count(detections.len(), "detection")
+        ),
         theme.title,
     ));
     let inner = block.inner(popup);
@@ -98,7 +102,7 @@ pub fn render(frame: &mut Frame, screen: Rect, list: &DetectionsList, detections
             let rest = width.saturating_sub(head.chars().count());
             let line = Line::from(vec![
                 Span::styled(head, theme.fired),
-                Span::styled(label(&d.readable_reason(), rest), theme.text),
+                Span::styled(label(&distinguishing_first(&d.readable_reason()), rest), theme.text),
             ]);
             if i == list.selected {
                 super::cells::selected_line(line, theme.selected)

@@ -3,6 +3,7 @@
 //! what repeated, what would have had to change, its parameters and rule.
 //! The details scroll; when a detection is shown they take most of the pane.
 
+use crate::render::count;
 use ratatui::layout::{Constraint, Layout, Rect};
 use ratatui::style::Style;
 use ratatui::text::{Line, Span};
@@ -12,7 +13,7 @@ use ratatui::Frame;
 use super::cells::{label, sanitize, wrap_line, wrap_text};
 use super::component::{scroll_delta, Column, Component, Context, Handled, Hint, Intent, PaneComponent, Place, Share};
 use super::keymap::{bind, Binding, Command, Key};
-use super::layout::Areas;
+use super::layout::{focus_key, Areas, Pane};
 use super::prompt::{Prompt, PromptKind};
 use super::theme::Theme;
 use crate::config::Configured;
@@ -66,12 +67,39 @@ pub const KEYS: &[Binding] = &[
 /// What the pane remembers between frames.
 #[derive(Clone, Debug, Default)]
 pub struct DetectorsPane {
-    /// Index of the selected detector in profile order.
+    /// Index of the selected detector in profile order (the order of
+    /// `App::states`; the rows are drawn in [`order`]).
     pub selected: usize,
     /// Rows of the details scrolled away.
     pub detail_scroll: usize,
     /// The parameter selected in the details (the editor's).
     pub param: usize,
+    /// The user chose a detector here (j/k, g/G, `--select`): the pane
+    /// stops following the finding until a detection is chosen.
+    pub picked: bool,
+}
+
+/// How a detector's status ranks in the list: fired first, then the
+/// detectors a fired one stopped (latched), then the rest.
+fn rank(status: &Status) -> u8 {
+    match status {
+        Status::Fired { .. } => 0,
+        Status::Latched { .. } => 1,
+        _ => 2,
+    }
+}
+
+/// The rows of the list, as indices into `states`: each compared run's
+/// detectors together (`runs` gives each state's run), and within a run
+/// the fired ones first — the finding is the first thing the pane shows,
+/// even when it has room for one row — then the others, each group in
+/// profile order.
+pub fn order(states: &[DetectorState], runs: &[usize]) -> Vec<usize> {
+    let run = |i: usize| runs.get(i).copied().unwrap_or(0);
+    let mut rows: Vec<usize> = (0..states.len()).collect();
+    // A stable sort keeps the profile order within each rank.
+    rows.sort_by_key(|&i| (run(i), rank(&states[i].status)));
+    rows
 }
 
 impl DetectorsPane {
@@ -99,6 +127,11 @@ impl Component for DetectorsPane {
 
     fn on_command(&mut self, cmd: Command, cx: &Context, out: &mut Vec<Intent>) -> Handled {
         let app = cx.app;
+        // Editing a detector's parameters is choosing it: the selection
+        // stays on it while its re-runs move the findings.
+        if matches!(cmd, PARAM_NEXT | PARAM_PREV | PARAM_UP | PARAM_DOWN | PARAM_EDIT) {
+            self.picked = true;
+        }
         match cmd {
             Command::PageUp | Command::PageDown => self.page_details(cmd == Command::PageDown, cx),
             Command::Select => {
@@ -137,14 +170,22 @@ impl Component for DetectorsPane {
             | Command::HalfPageDown
             | Command::Top
             | Command::Bottom => {
-                let n = app.states.len();
+                // The selection moves over the rows as drawn (fired first).
+                let rows = order(&app.states, &app.state_runs);
+                let n = rows.len();
                 let page = Areas::inner(cx.area).1.max(1) as isize;
+                let at = rows.iter().position(|&i| i == self.selected).unwrap_or(0);
                 let to = match cmd {
                     Command::Top => 0,
                     Command::Bottom => n.saturating_sub(1),
-                    _ => self.selected.saturating_add_signed(scroll_delta(cmd, page)),
+                    _ => at
+                        .saturating_add_signed(scroll_delta(cmd, page))
+                        .min(n.saturating_sub(1)),
                 };
-                self.select(to, n);
+                if let Some(&i) = rows.get(to) {
+                    self.select(i, n);
+                }
+                self.picked = true;
                 out.push(Intent::DetectorSelected);
             }
             _ => return Handled::NotConsumed,
@@ -163,6 +204,7 @@ impl Component for DetectorsPane {
             comparison: &app.compare_headers(),
             rechunk_note: app.rechunk_note(),
             detection: app.detection_shown_for(self.selected),
+            focus_key: (!cx.focused).then(|| focus_key(app.focus, Pane::Detectors)),
             block: cx.block(format!(" detectors · {} ", app.profile_label())),
         };
         render(frame, cx.area, view, &app.theme);
@@ -223,6 +265,9 @@ pub struct DetectorsView<'a> {
     pub rechunk_note: Option<String>,
     /// The detection shown for the selected detector.
     pub detection: Option<&'a Detection>,
+    /// While another pane has the focus: the key that focuses this one
+    /// (its scrolling keys act on the focused pane).
+    pub focus_key: Option<String>,
     pub block: Block<'a>,
 }
 
@@ -261,15 +306,18 @@ pub fn render(frame: &mut Frame, area: Rect, view: DetectorsView<'_>, theme: &Th
     let id_width = view.states.iter().map(|s| s.id.len()).max().unwrap_or(0);
     // Rows: a header before each run's detectors when comparing.
     let mut all: Vec<(Line, Option<usize>)> = Vec::new();
-    for (i, s) in view.states.iter().enumerate() {
+    let mut last_run = None;
+    for i in order(view.states, view.runs) {
+        let s = &view.states[i];
         let run = view.runs.get(i).copied().unwrap_or(0);
-        if view.headers.len() > 1 && (i == 0 || view.runs.get(i - 1) != Some(&run)) {
+        if view.headers.len() > 1 && last_run != Some(run) {
             let head = view.headers.get(run).cloned().unwrap_or_default();
             all.push((
                 Line::styled(label(&format!("■ {head}"), width), theme.run_style(run)),
                 None,
             ));
         }
+        last_run = Some(run);
         let style = status_style(&s.status, theme);
         let progress = match &s.status {
             Status::Watching { current, threshold, .. } => format!("{current}/{threshold}"),
@@ -283,7 +331,10 @@ pub fn render(frame: &mut Frame, area: Rect, view: DetectorsView<'_>, theme: &Th
             Span::styled(badge, style),
             Span::raw(" "),
             Span::styled(
-                label(&crate::detect::readable::readable(&s.status.summary()), rest),
+                label(
+                    &crate::render::distinguishing_first(&crate::detect::readable::readable(&s.status.summary())),
+                    rest,
+                ),
                 theme.dim,
             ),
         ]);
@@ -316,15 +367,24 @@ pub fn render(frame: &mut Frame, area: Rect, view: DetectorsView<'_>, theme: &Th
         let first = view.pane.detail_scroll.min(lines_len.saturating_sub(height));
         let mut shown: Vec<Line> = lines.into_iter().skip(first).take(height).collect();
         // Say that there is more, and which way, on the rule and the last row.
+        // PgUp/PgDn act on the focused pane: unfocused, the hint names
+        // the key that brings the focus here first.
+        let keys = |page: &str| match &view.focus_key {
+            None if page == "PgDn" => "PgDn, z zooms".to_string(),
+            None => page.to_string(),
+            Some(focus) => format!("{focus}, then {page}"),
+        };
         if first > 0 {
             if let Some(rule) = shown.first_mut() {
-                *rule = Line::styled(format!("▲ {first} more rows (PgUp)"), theme.dim);
+                let more = count(first, "more row");
+                *rule = Line::styled(format!("▲ {more} ({})", keys("PgUp")), theme.dim);
             }
         }
         let below = lines_len.saturating_sub(first + height);
         if below > 0 && height > 1 {
             if let Some(last) = shown.last_mut() {
-                *last = Line::styled(format!("▼ {} more rows (PgDn, z zooms)", below + 1), theme.dim);
+                let more = count(below + 1, "more row");
+                *last = Line::styled(format!("▼ {more} ({})", keys("PgDn")), theme.dim);
             }
         }
         frame.render_widget(Paragraph::new(shown), details);
@@ -373,10 +433,10 @@ pub fn detail_rows(
                 numbers.push(format!("avg distance {a:.1}"));
             }
             if !d.spans.is_empty() {
-                numbers.push(format!("{} spans highlighted", d.spans.len()));
+                numbers.push(format!("{} highlighted", count(d.spans.len(), "span")));
             }
             if !d.events.is_empty() {
-                numbers.push(format!("{} events in the timeline", d.events.len()));
+                numbers.push(format!("{} in the timeline", count(d.events.len(), "event")));
             }
             add(&numbers.join(" · "), theme.text);
             if let Some(r) = &d.repeated {

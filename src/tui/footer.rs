@@ -15,7 +15,7 @@ use unicode_width::UnicodeWidthStr;
 use super::app::{App, Prompt};
 use super::cells::{label_middle, sanitize};
 use super::component::{Component, Context, Hint};
-use super::keymap::{self, Binding};
+use super::keymap::{self, Binding, Command};
 use super::theme::Theme;
 
 /// Hints for what has the keys (the overlay, else the focused pane),
@@ -92,7 +92,7 @@ pub(crate) fn prompt_line(p: &Prompt, sigil: &str, what: &str, width: usize, the
 }
 
 /// The message the bottom line shows: the latest one said, else a
-/// standing condition of the followed file.
+/// standing condition: an input that showed nothing, the followed file's.
 fn message(app: &App) -> Option<(String, ratatui::style::Style)> {
     if let Some(f) = &app.flash {
         let style = if f.text.starts_with('✗') {
@@ -102,9 +102,23 @@ fn message(app: &App) -> Option<(String, ratatui::style::Style)> {
         };
         return Some((f.text.clone(), style));
     }
+    if let Some(e) = &app.read_error {
+        return Some((format!("✗ {e}"), app.theme.error));
+    }
     let news = app.live.as_ref()?.file.as_ref()?;
     Some((crate::tail::describe(news, &app.name), app.theme.watching))
 }
+
+/// The app's hinted keys the footer keeps first, in this order (the
+/// others follow in keymap order).
+const FIRST: &[Command] = &[
+    Command::TogglePlay,
+    Command::NextDetection,
+    Command::FocusNext,
+    Command::Detections,
+    Command::Search,
+    Command::CommandLine,
+];
 
 /// As many hints as fit; `q quit` and `? help` always close the line.
 fn hints(app: &App, width: usize, theme: &Theme) -> Line<'static> {
@@ -112,12 +126,16 @@ fn hints(app: &App, width: usize, theme: &Theme) -> Line<'static> {
     let tail: Vec<(String, &str)> = keymap::APP.iter().filter_map(hinted).collect();
     let mut body: Vec<(String, &str)> = own_hints(app).iter().map(|&(k, h)| (k.to_string(), h)).collect();
     if app.overlay.is_none() {
-        body.extend(
-            [keymap::PLAYBACK, keymap::FINDINGS, keymap::VIEW]
-                .iter()
-                .flat_map(|s| s.iter())
-                .filter_map(hinted),
-        );
+        let mut app_hints: Vec<&'static Binding> = [keymap::PLAYBACK, keymap::FINDINGS, keymap::VIEW]
+            .iter()
+            .flat_map(|s| s.iter())
+            .filter(|b| b.hint.is_some())
+            .collect();
+        // The most needed first, so a narrow line keeps them (at 80
+        // columns: play, the findings, and Tab, which reaches the panes).
+        let rank = |b: &&Binding| FIRST.iter().position(|c| *c == b.command).unwrap_or(FIRST.len());
+        app_hints.sort_by_key(rank);
+        body.extend(app_hints.into_iter().filter_map(hinted));
     }
     let cost = |(k, h): &(String, &str)| k.chars().count() + h.chars().count() + 3;
     let mut room = width.saturating_sub(tail.iter().map(cost).sum());

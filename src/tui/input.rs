@@ -46,21 +46,6 @@ const SEEK_STEP: f64 = 5.0;
 /// The app's own keys, after the focused pane's.
 const GLOBAL: &[&[Binding]] = &[keymap::PLAYBACK, keymap::FINDINGS, keymap::VIEW, keymap::APP];
 
-/// Keys that work while an overlay is open, besides its own.
-static OVERLAY_APP: &[Binding] = &[
-    keymap::bind(
-        &[keymap::Key::Code(KeyCode::Esc), keymap::Key::Char('q')],
-        Command::Close,
-        "close",
-    ),
-    keymap::bind(
-        &[keymap::Key::Char('?'), keymap::Key::Code(KeyCode::F(1))],
-        Command::Help,
-        "help",
-    ),
-    keymap::bind(&[keymap::Key::Char('d')], Command::Detections, "detections"),
-];
-
 impl App {
     pub fn update(&mut self, action: Action, now: Instant) {
         match action {
@@ -107,6 +92,12 @@ impl App {
             self.interrupted = Some(SIGINT);
             return;
         }
+        // The key a raw terminal delivers instead of SIGTSTP: it works
+        // wherever the keys are (a prompt, an overlay), as in a shell.
+        if key.code == KeyCode::Char('z') && key.modifiers.contains(KeyModifiers::CONTROL) {
+            self.command(Command::Suspend, now);
+            return;
+        }
         // A message answers the key before; the next key makes it stale
         // (as in less and vim). A key that has something to say says it anew.
         self.flash = None;
@@ -121,19 +112,39 @@ impl App {
             );
             return;
         }
-        if self.overlay.is_some() {
+        if let Some(title) = self.overlay.as_ref().map(|o| o.title()) {
             if self.overlay_input(Input::Key(&key), now) == Handled::NotConsumed {
-                if let Some(cmd) = lookup(&key, &[OVERLAY_APP]) {
-                    self.overlay_command(cmd, now);
+                match lookup(&key, &[keymap::OVERLAY]) {
+                    Some(cmd) => self.overlay_command(cmd, now),
+                    None => self.say_unbound(&key, Some(title), now),
                 }
             }
             return;
         }
         if self.focus.handle(self, Input::Key(&key), now) == Handled::NotConsumed {
-            if let Some(cmd) = lookup(&key, GLOBAL) {
-                self.command(cmd, now);
+            match lookup(&key, GLOBAL) {
+                Some(cmd) => self.command(cmd, now),
+                None => self.say_unbound(&key, None, now),
             }
         }
+    }
+
+    /// A key bound to nothing where it was pressed: the bottom line says
+    /// so, as the README promises, rather than nothing happening.
+    fn say_unbound(&mut self, key: &KeyEvent, overlay: Option<&str>, now: Instant) {
+        let Some(name) = keymap::key_name(key) else {
+            return;
+        };
+        let text = match overlay {
+            // "inspector (o)" is the inspector here.
+            Some(title) => {
+                let title = title.split(" (").next().unwrap_or(title);
+                let the = if title.starts_with("this ") { "" } else { "the " };
+                format!("{name} does nothing in {the}{title} · Esc closes it, ? lists the keys")
+            }
+            None => format!("{name} does nothing here · ? lists the keys"),
+        };
+        self.flash(text, now);
     }
 
     /// Input for the open overlay (over the whole screen).
@@ -153,6 +164,11 @@ impl App {
         self.histories.add(&kind, &text);
         match kind {
             PromptKind::Search => self.start_search(&text, now),
+            PromptKind::HelpSearch => {
+                if let Some(Overlay::Help(help)) = self.overlay.as_mut() {
+                    help.search(text);
+                }
+            }
             PromptKind::Command => self.run_command(&text, now),
             PromptKind::Param { target } if !text.trim().is_empty() => {
                 self.run_command(&format!("set {target}={}", text.trim()), now)
@@ -194,7 +210,9 @@ impl App {
         }
         self.search.update(&self.tape);
         let Some(hit) = self.search.step(forward, self.cursor) else {
-            self.flash("no match in the stream".into(), now);
+            // Said with the pattern, as less and vim do: a typo shows.
+            let pattern = self.search.pattern.as_ref().map_or("", |re| re.as_str());
+            self.flash(format!("no match for /{pattern}/ in the stream"), now);
             self.refresh();
             return;
         };
@@ -261,6 +279,8 @@ impl App {
             Command::Help => self.overlay = Some(Overlay::Help(Help::default())),
             Command::Detections if matches!(open, Some(Overlay::Detections(_))) => self.overlay = None,
             Command::Detections => self.open_detections(),
+            // Over the overlay (`:diff` again, `:set` then `:diff`).
+            Command::CommandLine => self.prompt = Some(Prompt::new(PromptKind::Command, None)),
             _ => {}
         }
     }
@@ -298,6 +318,8 @@ impl App {
         let duration = self.pacing.duration();
         match cmd {
             Quit | ForceQuit => self.quit = true,
+            // The run loop gives the terminal back and stops the process.
+            Suspend => self.suspend = true,
             Help => self.overlay = Some(Overlay::Help(super::help::Help::default())),
             Detections => self.open_detections(),
             Close => {

@@ -3,6 +3,7 @@
 //! the full output), a prompt's or note's text, a run of deltas as one
 //! text, a detection's every field. Scrollable; `y` copies it (OSC 52).
 
+use crate::render::count;
 use ratatui::layout::{Constraint, Flex, Layout, Rect};
 use ratatui::text::Line;
 use ratatui::widgets::{Block, Clear, Paragraph};
@@ -138,9 +139,10 @@ impl Inspector {
                 }
                 parts.push(part(
                     format!(
-                        "{} · {chars} chars in {} deltas",
+                        "{} · {} in {}",
                         channel.as_str(),
-                        entry.last - entry.first + 1
+                        count(*chars, "char"),
+                        count(entry.last - entry.first + 1, "delta")
                     ),
                     text,
                 ));

@@ -10,6 +10,8 @@ use crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
 pub enum Command {
     Quit,
     ForceQuit,
+    /// Stop the process as a shell's Ctrl-Z does; `fg` brings it back.
+    Suspend,
     Help,
     Close,
     TogglePlay,
@@ -91,6 +93,7 @@ impl Key {
                 KeyCode::Esc => "Esc".into(),
                 KeyCode::Tab => "Tab".into(),
                 KeyCode::BackTab => "Shift+Tab".into(),
+                KeyCode::Backspace => "Backspace".into(),
                 KeyCode::F(n) => format!("F{n}"),
                 other => format!("{other:?}"),
             }
@@ -111,7 +114,7 @@ impl Key {
         let alt = ev.modifiers.contains(KeyModifiers::ALT);
         let shift = ev.modifiers.contains(KeyModifiers::SHIFT);
         let hit = match (self, ev.code) {
-            // A typed char already carries its shift ('G', '?', '+').
+            // A typed char already carries its shift ('G', '?', '>').
             (Key::Char(c), KeyCode::Char(k)) => *c == k && !ctrl && !alt,
             (Key::Ctrl(c), KeyCode::Char(k)) => ctrl && c.eq_ignore_ascii_case(&k),
             (Key::Alt(c), KeyCode::Char(k)) => alt && !ctrl && *c == k,
@@ -193,9 +196,12 @@ pub const PLAYBACK: &[Binding] = &[
         C::End,
         "go to the end, live: follow again (G in a list pane: its last row)",
     ),
-    hinted(bind(&[Key::Char('+')], C::Faster, "speed ×2 (up to ×64)"), "speed"),
-    bind(&[Key::Char('-')], C::Slower, "speed ÷2 (down to ×0.25)"),
-    bind(&[Key::Char('=')], C::NormalSpeed, "speed ×1"),
+    // Speed is on keys nothing else uses (as players do: mpv's [ ] and
+    // Backspace, here < > since [ ] are the checkpoints); + - = are the
+    // detectors pane's parameter editor, one meaning per key.
+    hinted(bind(&[Key::Char('>')], C::Faster, "speed ×2 (up to ×64)"), "faster"),
+    bind(&[Key::Char('<')], C::Slower, "speed ÷2 (down to ×0.25)"),
+    bind(&[Key::Code(K::Backspace)], C::NormalSpeed, "speed ×1"),
 ];
 
 pub const FINDINGS: &[Binding] = &[
@@ -267,11 +273,57 @@ pub const APP: &[Binding] = &[
         "quit",
     ),
     bind(&[Key::Ctrl('c')], C::ForceQuit, "quit now"),
+    bind(
+        &[Key::Ctrl('z')],
+        C::Suspend,
+        "suspend to the shell (its `fg` brings the viewer back)",
+    ),
     hinted(
         bind(&[Key::Char('?'), Key::Code(K::F(1))], C::Help, "this help"),
         "help",
     ),
 ];
+
+/// Keys that work over any overlay, after the overlay's own: the rest
+/// do nothing there, and the bottom line says so (overlays are modal, as
+/// lazygit's and gitui's popups are).
+pub const OVERLAY: &[Binding] = &[
+    bind(&[Key::Code(K::Esc), Key::Char('q')], C::Close, "close the overlay"),
+    bind(
+        &[Key::Char('?'), Key::Code(K::F(1))],
+        C::Help,
+        "this help (again: close it)",
+    ),
+    bind(
+        &[Key::Char('d')],
+        C::Detections,
+        "the detections list (again: close it)",
+    ),
+    bind(&[Key::Char(':')], C::CommandLine, "the command line (:set, :diff…)"),
+];
+
+/// How the bottom line names a key pressed ("x", "Ctrl-x", "F5"); none
+/// for keys that are no key of their own (a modifier, caps lock).
+pub fn key_name(ev: &KeyEvent) -> Option<String> {
+    let ctrl = ev.modifiers.contains(KeyModifiers::CONTROL);
+    let alt = ev.modifiers.contains(KeyModifiers::ALT);
+    let shift = ev.modifiers.contains(KeyModifiers::SHIFT);
+    let key = match ev.code {
+        KeyCode::Char(c) if ctrl => Key::Ctrl(c),
+        KeyCode::Char(c) if alt => Key::Alt(c),
+        KeyCode::Char(c) => Key::Char(c),
+        KeyCode::Modifier(_)
+        | KeyCode::Null
+        | KeyCode::CapsLock
+        | KeyCode::ScrollLock
+        | KeyCode::NumLock
+        | KeyCode::Media(_) => return None,
+        KeyCode::BackTab => Key::Code(KeyCode::BackTab),
+        code if shift => Key::Shift(code),
+        code => Key::Code(code),
+    };
+    Some(key.label())
+}
 
 /// Moving in a list pane or overlay.
 pub const LIST: &[Binding] = &[

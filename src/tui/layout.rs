@@ -14,6 +14,13 @@ pub const MIN_HEIGHT: u16 = 16;
 /// A screen this wide has two columns of panes.
 const WIDE: u16 = 100;
 
+/// The main column's share of a wide screen's width.
+const MAIN_PERCENT: u16 = 62;
+/// The widest the main column (the text, read line by line) gets: past
+/// it, a wider screen widens the side column, whose rows (the detectors'
+/// states, the timeline's reasons) are what a narrow one cuts.
+const MAIN_MAX: u16 = 102;
+
 impl Pane {
     pub fn next(self) -> Pane {
         Pane::ALL[(self.index() + 1) % Pane::ALL.len()]
@@ -25,6 +32,25 @@ impl Pane {
 
     fn index(self) -> usize {
         Pane::ALL.iter().position(|&p| p == self).unwrap_or(0)
+    }
+}
+
+/// The keys that move the focus from pane `from` to pane `to`, as the
+/// keymap labels them ("Tab", "Shift+Tab", "Tab Tab"): what a hint says
+/// about another pane's keys.
+pub fn focus_key(from: Pane, to: Pane) -> String {
+    use super::keymap::{Command, VIEW};
+    let label = |cmd: Command| {
+        VIEW.iter()
+            .find(|b| b.command == cmd)
+            .map_or_else(String::new, |b| b.keys[0].label())
+    };
+    let n = Pane::ALL.len();
+    let ahead = (to.index() + n - from.index()) % n;
+    if ahead <= n - ahead {
+        vec![label(Command::FocusNext); ahead].join(" ")
+    } else {
+        vec![label(Command::FocusPrev); n - ahead].join(" ")
     }
 }
 
@@ -71,7 +97,8 @@ impl Areas {
             let (left_area, right_area) = if left.is_empty() || right.is_empty() {
                 (main, main)
             } else {
-                let [l, r] = Layout::horizontal([Constraint::Percentage(62), Constraint::Percentage(38)]).areas(main);
+                let left = (u32::from(main.width) * u32::from(MAIN_PERCENT) / 100).min(u32::from(MAIN_MAX)) as u16;
+                let [l, r] = Layout::horizontal([Constraint::Length(left), Constraint::Fill(1)]).areas(main);
                 (l, r)
             };
             areas.stack(left_area, &left, |p| share(p.place().wide));

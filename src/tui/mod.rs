@@ -26,6 +26,7 @@ pub mod prompt;
 mod scrubber;
 pub mod search;
 mod shown;
+mod source;
 pub mod status;
 pub mod theme;
 pub mod timeline;
@@ -182,6 +183,12 @@ pub fn run(name: &str, setup: Setup, opts: ViewOptions, start: impl FnOnce(Sink)
         if app.quit {
             break;
         }
+        if std::mem::take(&mut app.suspend) {
+            suspend(&mut terminal).map_err(|e| format!("cannot take the terminal back: {e}"))?;
+            // The terminal may have changed size while the viewer was stopped.
+            let size = terminal.size().map_err(|e| e.to_string())?;
+            app.update(Action::Resize(size.width, size.height), Instant::now());
+        }
         feed_backlog = take_feed(&mut app, &feed_rx, &feed_waiting);
         app.update(Action::Tick, Instant::now());
         if app.quit {
@@ -282,13 +289,41 @@ impl TerminalGuard {
             }
         }));
         abort_restore::prepare();
-        enable_raw_mode()?;
-        TERMINAL_SET_UP.store(true, Ordering::SeqCst);
-        abort_restore::arm(true);
         let guard = TerminalGuard;
-        crossterm::execute!(io::stdout(), EnterAlternateScreen, EnableMouseCapture)?;
+        take_terminal()?;
         Ok(guard)
     }
+}
+
+/// Raw mode, the alternate screen and mouse capture (undone by
+/// [`restore_terminal`]).
+fn take_terminal() -> io::Result<()> {
+    enable_raw_mode()?;
+    TERMINAL_SET_UP.store(true, Ordering::SeqCst);
+    abort_restore::arm(true);
+    crossterm::execute!(io::stdout(), EnterAlternateScreen, EnableMouseCapture)
+}
+
+/// Ctrl-Z: the terminal back as it was, the process stopped as by the
+/// terminal's own Ctrl-Z (raw mode delivers it as a key); when the shell
+/// resumes it (`fg`), the app's modes again and a whole new frame.
+pub(crate) fn suspend(terminal: &mut Terminal<CrosstermBackend<io::Stdout>>) -> io::Result<()> {
+    restore_terminal();
+    // SAFETY: raise(2) with a signal number; SIGTSTP's default action
+    // stops the whole process, and the call returns once SIGCONT arrives.
+    unsafe {
+        libc::raise(libc::SIGTSTP);
+    }
+    take_terminal()?;
+    crossterm::execute!(
+        io::stdout(),
+        crossterm::terminal::Clear(crossterm::terminal::ClearType::All)
+    )?;
+    // A new terminal has no previous frame: the next draws it whole.
+    // (Terminal::clear would ask the terminal where its cursor is, and the
+    // answer goes to the input thread's read.)
+    *terminal = Terminal::new(CrosstermBackend::new(io::stdout()))?;
+    Ok(())
 }
 
 impl Drop for TerminalGuard {

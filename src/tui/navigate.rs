@@ -45,6 +45,23 @@ impl App {
         }
     }
 
+    /// Opens the inspector on the call at `event` (its timeline entry).
+    fn inspect_call(&mut self, event: usize, now: Instant) {
+        let entries = self.panes.timeline.timeline.entries();
+        let at = entries.partition_point(|e| e.first < event);
+        let call = entries[at..]
+            .iter()
+            .take_while(|e| e.first == event)
+            .find(|e| matches!(e.kind, super::timeline::EntryKind::Call { .. }));
+        match call {
+            Some(e) => {
+                let ins = Inspector::open(e, &self.tape, self.tape.detections());
+                self.overlay = Some(Overlay::Inspector(ins));
+            }
+            None => self.flash(format!("no call at event {event} in the timeline"), now),
+        }
+    }
+
     pub(super) fn on_mouse(&mut self, m: MouseEvent, now: Instant) {
         let Some(areas) = self.areas() else { return };
         if self.overlay.is_some() || self.prompt.is_some() {
@@ -91,6 +108,7 @@ impl App {
                     self.inspect_selected(now);
                 }
                 Intent::Inspect => self.inspect_selected(now),
+                Intent::InspectCall(event) => self.inspect_call(event, now),
                 Intent::DetectorSelected => self.detector_selected(),
                 Intent::StepParam(delta) => self.step_param(delta, now),
                 Intent::Prompt(p) => self.prompt = Some(p),

@@ -78,6 +78,9 @@ pub enum PromptKind {
     Param {
         target: String,
     },
+    /// `/` in the help: the keys whose name or description holds the text
+    /// (shown as it is typed).
+    HelpSearch,
 }
 
 impl PromptKind {
@@ -88,13 +91,14 @@ impl PromptKind {
             PromptKind::Filter => 1,
             PromptKind::Command => 2,
             PromptKind::Param { .. } => 3,
+            PromptKind::HelpSearch => 4,
         }
     }
 }
 
 /// The lines entered at each kind of prompt, oldest first.
 #[derive(Clone, Debug, Default)]
-pub struct Histories([Vec<String>; 4]);
+pub struct Histories([Vec<String>; 5]);
 
 impl Histories {
     pub fn of(&self, kind: &PromptKind) -> &[String] {
@@ -347,7 +351,7 @@ impl Prompt {
 }
 
 impl Component for Prompt {
-    const TITLE: &'static str = "prompts (/ f : =)";
+    const TITLE: &'static str = "prompts (/ f : =, / in the help)";
     const KEYS: &'static [Binding] = KEYS;
 
     /// Any key: a binding edits the line, any other char is typed.
@@ -372,6 +376,7 @@ impl Component for Prompt {
     fn render(&self, frame: &mut Frame, cx: &Context) {
         let (sigil, what) = match &self.kind {
             PromptKind::Search => ("/".to_string(), "search the stream"),
+            PromptKind::HelpSearch => ("keys: /".to_string(), "keep it · the help shows the matching keys"),
             PromptKind::Filter => (
                 "filter: ".to_string(),
                 "detections · failed · tool NAME · a regex · empty clears",

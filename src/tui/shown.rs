@@ -13,14 +13,11 @@ use crate::event::Channel;
 impl App {
     /// Recomputes what is shown from the engine at `cursor`.
     pub fn refresh(&mut self) {
-        let areas = self.areas();
         self.tape.seek(self.cursor);
         let engine = self.tape.cursor();
         let mut states = engine.states();
         self.runs = engine.checkpoint_runs();
         let mut state_runs = vec![0; states.len()];
-        let request = engine.request_start();
-        let buffers = engine.buffers();
         for k in 1..self.tape.setups().len() {
             if let Some(e) = self.tape.run_cursor(k) {
                 let more = e.states();
@@ -30,6 +27,12 @@ impl App {
         }
         self.states = states;
         self.state_runs = state_runs;
+        self.follow_finding();
+        // (The layout depends on whether a detection is shown.)
+        let areas = self.areas();
+        let engine = self.tape.cursor();
+        let request = engine.request_start();
+        let buffers = engine.buffers();
         let channel = self.panes.buffer.channel;
         let buf = if channel == Channel::Content {
             &buffers.content
@@ -84,6 +87,26 @@ impl App {
             }
         }
         self.dirty = true;
+    }
+
+    /// The detectors pane follows the finding: until the user picks a
+    /// detector, the one behind the detection shown (the chosen one, else
+    /// the newest at or before the shown event) is selected, so a pane
+    /// with room for one row shows what fired rather than an idle detector.
+    fn follow_finding(&mut self) {
+        if self.panes.detectors.picked {
+            return;
+        }
+        let shown = self.tape.detections_before(self.cursor);
+        let chosen = self.chosen.and_then(|i| self.tape.detections().get(i));
+        let Some(d) = chosen.filter(|d| d.event < self.cursor).or(shown.last()) else {
+            return;
+        };
+        let (id, run) = (d.detector, d.run);
+        let row = (0..self.states.len()).find(|&i| self.states[i].id == id && self.state_runs[i] == run);
+        if let Some(i) = row {
+            self.panes.detectors.select(i, self.states.len());
+        }
     }
 
     /// The newest calls of the request shown, up to the position.

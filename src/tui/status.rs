@@ -1,6 +1,7 @@
 //! The status line: mode badge, file, speed, position, time, profile, and
 //! problems or a passing message.
 
+use crate::render::count;
 use ratatui::layout::Rect;
 use ratatui::text::{Line, Span};
 use ratatui::widgets::Paragraph;
@@ -120,7 +121,7 @@ pub fn render(frame: &mut Frame, area: Rect, v: StatusView<'_>, theme: &Theme) {
         tail.push((4, "  pause-on-detect".to_string(), theme.watching));
     }
     if v.bad_lines > 0 {
-        tail.push((6, format!("  {} bad lines (:bad)", v.bad_lines), theme.error));
+        tail.push((6, format!("  {} (:bad)", count(v.bad_lines, "bad line")), theme.error));
     }
     let width = area.width as usize;
     // The name wants at least this much before anything else gives way.

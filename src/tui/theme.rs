@@ -170,8 +170,14 @@ impl Theme {
             search: s.add_modifier(Modifier::REVERSED | Modifier::ITALIC),
             marker: s.add_modifier(b),
             marker_fired: s.add_modifier(b | Modifier::REVERSED),
-            selected: s.add_modifier(Modifier::REVERSED).remove_modifier(Modifier::DIM),
-            involved: s.add_modifier(b | Modifier::UNDERLINED),
+            // The cursor has a look of its own: a ⚠ row is already
+            // reversed, so reverse alone did not show which was selected.
+            // No other row's style has reverse and underline together
+            // (involved rows are italic here for that).
+            selected: s
+                .add_modifier(Modifier::REVERSED | b | Modifier::UNDERLINED)
+                .remove_modifier(Modifier::DIM),
+            involved: s.add_modifier(b | Modifier::ITALIC),
             here: s.add_modifier(b),
             key: s.add_modifier(b),
             flash: s.add_modifier(b),
@@ -241,6 +247,20 @@ mod tests {
                     t.name
                 );
             }
+        }
+    }
+
+    #[test]
+    fn in_mono_the_cursor_looks_like_no_rows_own_style() {
+        let t = Theme::mono();
+        let cursor = Modifier::REVERSED | Modifier::UNDERLINED;
+        assert!(t.selected.add_modifier.contains(cursor));
+        let mut rows = vec![t.text, t.dim, t.fired, t.latched, t.involved, t.fired.patch(t.involved)];
+        for c in t.compared {
+            rows.extend([c, c.patch(t.involved)]);
+        }
+        for r in rows {
+            assert!(!r.add_modifier.contains(cursor), "{r:?} looks like the cursor");
         }
     }
 }

@@ -5,6 +5,7 @@
 
 use crate::detect::Detection;
 use crate::event::{Channel, Event, EventKind};
+use crate::render::count;
 
 #[derive(Clone, Debug, PartialEq)]
 pub enum EntryKind {
@@ -262,7 +263,8 @@ impl Timeline {
             kind: EntryKind::Detection {
                 index: self.detections,
                 detector: d.detector,
-                reason: d.readable_reason(),
+                // One row: what differs from the other detections first.
+                reason: crate::render::distinguishing_first(&d.readable_reason()),
                 run: d.run,
                 profile: profile.map(str::to_string),
             },
@@ -289,9 +291,9 @@ pub fn describe(e: &Entry) -> String {
             let n = e.last - e.first + 1;
             let icon = if *channel == Channel::Reasoning { "…" } else { "¶" };
             if n == 1 {
-                format!("{icon} {} {chars} chars", channel.as_str())
+                format!("{icon} {} {}", channel.as_str(), count(*chars, "char"))
             } else {
-                format!("{icon} {} {chars} chars in {n} deltas", channel.as_str())
+                format!("{icon} {} {} in {n} deltas", channel.as_str(), count(*chars, "char"))
             }
         }
         EntryKind::Call { name, args, result, .. } => {
@@ -410,7 +412,7 @@ mod tests {
                 "↳ request",
                 "… reasoning 5 chars in 2 deltas",
                 "✗ read {\"p\":1}",
-                "¶ content 1 chars",
+                "¶ content 1 char",
                 "✓ tool result"
             ]
         );

@@ -2,6 +2,7 @@
 //! marked, a selection to move through them, and a filter (only
 //! detections, only failed results, one tool, or a regex).
 
+use crate::render::count;
 use ratatui::layout::{Position, Rect};
 use ratatui::text::{Line, Span};
 use ratatui::widgets::{Block, Paragraph};
@@ -108,6 +109,10 @@ pub struct TimelinePane {
     filter: Option<Filter>,
     /// With a filter: the entries it keeps, in order.
     kept: Vec<usize>,
+    /// The first row drawn while the user moves a selection: the list
+    /// stays put under the pointer (a click) and scrolls only when the
+    /// selection leaves it, as lazygit's and gitui's lists do.
+    top: Option<usize>,
 }
 
 impl TimelinePane {
@@ -193,26 +198,47 @@ impl TimelinePane {
             .unwrap_or(0)
     }
 
-    /// The first row drawn in a pane `height` rows high.
+    /// The first row drawn in a pane `height` rows high: where the user's
+    /// scrolling left it while the selection is in view, else the focus
+    /// row (the selection, else the position) in the middle.
     pub fn top_row(&self, cursor: usize, height: usize) -> usize {
-        self.focus_row(cursor)
-            .saturating_sub(height / 2)
-            .min(self.rows().saturating_sub(height))
+        let last_top = self.rows().saturating_sub(height);
+        let selected = self.selected.and_then(|e| self.row_at_or_before(e));
+        if let (Some(top), Some(row)) = (self.top, selected) {
+            let top = top.min(last_top);
+            if (top..top + height).contains(&row) {
+                return top;
+            }
+        }
+        self.focus_row(cursor).saturating_sub(height / 2).min(last_top)
     }
 
-    /// Moves the selection by `delta` rows (from the position when nothing is selected).
-    pub fn move_by(&mut self, delta: isize, cursor: usize) {
+    /// Moves the selection by `delta` rows (from the position when nothing
+    /// is selected) in a pane `height` rows high; the list scrolls only as
+    /// far as it must to show it.
+    pub fn move_by(&mut self, delta: isize, cursor: usize, height: usize) {
         let n = self.rows();
         if n == 0 {
             return;
         }
+        let top = self.top_row(cursor, height);
         let row = self.focus_row(cursor).saturating_add_signed(delta).min(n - 1);
         self.selected = Some(self.entry(row));
+        self.top = Some(if row < top {
+            row
+        } else if row >= top + height {
+            row + 1 - height
+        } else {
+            top
+        });
     }
 
-    pub fn select_row(&mut self, row: usize) {
+    /// Selects row `row` of a pane `height` rows high (the first or the
+    /// last, a click), the list scrolled as little as it takes.
+    pub fn select_row(&mut self, row: usize, cursor: usize, height: usize) {
         if row < self.rows() {
-            self.selected = Some(self.entry(row));
+            let delta = row as isize - self.focus_row(cursor) as isize;
+            self.move_by(delta, cursor, height);
         }
     }
 
@@ -236,9 +262,10 @@ impl Component for TimelinePane {
     const HINTS: &'static [Hint] = &[("Enter", "go"), ("o", "inspect")];
 
     fn on_command(&mut self, cmd: Command, cx: &Context, out: &mut Vec<Intent>) -> Handled {
+        let (cursor, height) = (cx.app.cursor, Areas::inner(cx.area).1.max(1));
         match cmd {
-            Command::Top => self.select_row(0),
-            Command::Bottom => self.select_row(self.rows().saturating_sub(1)),
+            Command::Top => self.select_row(0, cursor, height),
+            Command::Bottom => self.select_row(self.rows().saturating_sub(1), cursor, height),
             Command::Up | Command::Down | Command::PageUp | Command::PageDown => self.step(cmd, cx),
             Command::HalfPageUp | Command::HalfPageDown => self.step(cmd, cx),
             // A ⚠ row: its detection; another: go there and inspect it.
@@ -253,12 +280,17 @@ impl Component for TimelinePane {
         Handled::Consumed
     }
 
-    /// A click on a row selects it.
+    /// A click on a row selects it; the list stays where it is, so the
+    /// row stays under the pointer.
     fn on_click(&mut self, at: Position, cx: &Context, _out: &mut Vec<Intent>) -> Handled {
         let area = cx.area;
         if at.y > area.y && at.y + 1 < area.y + area.height {
-            let top = self.top_row(cx.app.cursor, Areas::inner(area).1);
-            self.select_row(top + usize::from(at.y - area.y - 1));
+            let top = self.top_row(cx.app.cursor, Areas::inner(area).1.max(1));
+            let row = top + usize::from(at.y - area.y - 1);
+            if row < self.rows() {
+                self.selected = Some(self.entry(row));
+                self.top = Some(top);
+            }
         }
         Handled::Consumed
     }
@@ -273,9 +305,9 @@ impl Component for TimelinePane {
             .filter()
             .map_or(String::new(), |f| format!("· only {} ", label(&f.describe(), 30)));
         let title = format!(
-            " timeline · {} events · {} detections {filter}",
-            app.tape.len(),
-            app.tape.detections().len()
+            " timeline · {} · {} {filter}",
+            count(app.tape.len(), "event"),
+            count(app.tape.detections().len(), "detection")
         );
         let view = TimelineView {
             pane: self,
@@ -298,8 +330,8 @@ impl PaneComponent for TimelinePane {
 impl TimelinePane {
     /// Moves the selection by a row or a page.
     fn step(&mut self, cmd: Command, cx: &Context) {
-        let page = Areas::inner(cx.area).1.max(1) as isize;
-        self.move_by(scroll_delta(cmd, page), cx.app.cursor);
+        let height = Areas::inner(cx.area).1.max(1);
+        self.move_by(scroll_delta(cmd, height as isize), cx.app.cursor, height);
     }
 }
 
@@ -454,11 +486,11 @@ mod tests {
     fn the_selection_moves_over_shown_rows_only() {
         let mut p = pane();
         p.set_filter(Some(Filter::Pattern(Regex::new("✓|✗").unwrap())));
-        p.move_by(1, 0);
+        p.move_by(1, 0, 10);
         assert_eq!(p.selected, Some(3), "from the first row to the second shown one");
-        p.move_by(5, 0);
+        p.move_by(5, 0, 10);
         assert_eq!(p.selected, Some(3));
-        p.move_by(-9, 0);
+        p.move_by(-9, 0, 10);
         assert_eq!(p.selected, Some(1));
         assert_eq!(
             p.current_row(6),

@@ -10,7 +10,7 @@ use super::app::App;
 use super::component::Context;
 use super::layout::{Pane, MIN_HEIGHT, MIN_WIDTH};
 use super::theme::Theme;
-use super::{footer, scrubber, status};
+use super::{cells, footer, scrubber, status};
 
 pub fn render(frame: &mut Frame, app: &App) {
     let area = frame.area();
@@ -73,7 +73,11 @@ pub fn render(frame: &mut Frame, app: &App) {
     footer::render(frame, areas.footer, app, theme);
     if let Some(overlay) = &app.overlay {
         let cx = Context::new(app, area, true);
+        // An overlay's border beside a wide glyph of the panes (CJK text)
+        // must not be eaten by it, in the terminal or in a picture.
+        cells::settle_wide_glyphs(frame.buffer_mut());
         overlay.render(frame, &cx);
+        cells::mend_cut_wide_glyphs(frame.buffer_mut());
     }
 }
 

@@ -156,6 +156,7 @@ pub fn run(opts: WatchOptions, live: LiveOptions, view: ViewOptions) -> Result<i
             actions.push(a);
         }
         let mut quit = false;
+        let mut suspend = false;
         for action in actions {
             if let Action::Resize(w, h) = action {
                 size = ratatui::layout::Size::new(w, h);
@@ -186,6 +187,16 @@ pub fn run(opts: WatchOptions, live: LiveOptions, view: ViewOptions) -> Result<i
                         interrupted = o.app.interrupted;
                         quit = true;
                     }
+                    if std::mem::take(&mut o.app.suspend) {
+                        suspend = true;
+                    }
+                }
+                // Ctrl-Z over the list too, as in the viewer.
+                None if matches!(&action, Action::Key(k) if k.kind != KeyEventKind::Release
+                    && k.code == KeyCode::Char('z')
+                    && k.modifiers.contains(crossterm::event::KeyModifiers::CONTROL)) =>
+                {
+                    suspend = true;
                 }
                 None => match action {
                     Action::Key(k) if k.kind != KeyEventKind::Release => {
@@ -219,6 +230,14 @@ pub fn run(opts: WatchOptions, live: LiveOptions, view: ViewOptions) -> Result<i
         }
         if quit {
             break;
+        }
+        if suspend {
+            super::suspend(&mut terminal).map_err(|e| format!("cannot take the terminal back: {e}"))?;
+            size = terminal.size().map_err(|e| e.to_string())?;
+            dirty = true;
+            if let Some(o) = opened.as_mut() {
+                o.app.update(Action::Resize(size.width, size.height), Instant::now());
+            }
         }
         if let Some(o) = opened.as_mut() {
             o.backlog = take_feed(&mut o.app, &o.feed, &o.waiting);

@@ -4,6 +4,7 @@
 //! follows a change — the stored events re-run at once up to the shown
 //! position (the rest in slices), the timeline and highlights rebuilt.
 
+use crate::render::count;
 use std::path::PathBuf;
 use std::time::Instant;
 
@@ -36,12 +37,11 @@ impl App {
     }
 
     /// The profile name as the status line shows it: `seed*` when its
-    /// parameters differ from the profile's defaults.
+    /// parameters differ from the profile's defaults (compared ones too).
     pub fn profile_label(&self) -> String {
-        let star = if self.setup.diff().is_empty() { "" } else { "*" };
-        let mut label = format!("{}{star}", self.setup.profile);
+        let mut label = starred(&self.setup);
         for s in self.tape.setups().iter().skip(1) {
-            label += &format!(" vs {}", s.profile);
+            label += &format!(" vs {}", starred(s));
         }
         if let Some(r) = &self.rechunked {
             label += &format!(" · re-cut into {}-char deltas", r.n);
@@ -85,13 +85,34 @@ impl App {
         self.profile_names()
     }
 
-    /// Every run's profile name, run by run.
+    /// Every run's profile name, run by run (`gemini-cli*` when edited).
     fn profile_names(&self) -> Vec<String> {
-        self.tape
-            .setups()
+        self.tape.setups().iter().map(starred).collect()
+    }
+
+    /// Profile `p` as the user left it: the shown setup when it is `p`,
+    /// else its remembered changes, else its defaults.
+    fn setup_for(&self, p: Profile) -> Setup {
+        if self.setup.profile == p {
+            return self.setup.clone();
+        }
+        self.edits
             .iter()
-            .map(|s| s.profile.name().to_string())
-            .collect()
+            .find(|s| s.profile == p)
+            .cloned()
+            .unwrap_or_else(|| Setup::profile(p))
+    }
+
+    /// Keeps the changes of every setup now run (an edited profile's
+    /// latest; one back at its defaults is forgotten).
+    fn remember_edits(&mut self) {
+        let now: Vec<Setup> = self.tape.setups().to_vec();
+        for s in now {
+            self.edits.retain(|e| e.profile != s.profile);
+            if !s.diff().is_empty() {
+                self.edits.push(s);
+            }
+        }
     }
 
     /// One line per compared profile: its first detection and what
@@ -106,14 +127,14 @@ impl App {
                 Some(d) => {
                     let from = d.evidence_from().map_or(String::new(), |f| format!(" (from {f})"));
                     format!(
-                        "{}: {} at {}{from} · after it {} chars {}{} tokens, {} calls",
+                        "{}: {} at {}{from} · after it {} {}{}, {}",
                         s.label,
                         d.detector,
                         d.event,
-                        s.after.chars,
+                        count(s.after.chars, "char"),
                         s.after.approx(),
-                        s.after.tokens,
-                        s.after.tool_calls
+                        count(s.after.tokens, "token"),
+                        count(s.after.tool_calls, "call")
                     )
                 }
                 None => format!("{}: no detection", s.label),
@@ -130,14 +151,41 @@ impl App {
             "" => return,
             "set" => self.command_set(arg),
             "reset" => {
+                // What is dropped is said (the start's own changes are not dropped).
+                let launch_diff = self.launch.diff();
+                let dropped: Vec<String> = self
+                    .edits
+                    .iter()
+                    .filter(|e| e.profile != self.launch.profile || e.diff() != launch_diff)
+                    .map(|e| format!("{}: {}", e.profile, e.diff().join(", ")))
+                    .collect();
+                let compared = self.tape.setups()[1..]
+                    .iter()
+                    .map(|s| Setup::profile(s.profile))
+                    .collect();
                 let setup = self.launch.clone();
-                self.change_setups(setup, None);
-                Ok("parameters as at the start".to_string())
+                self.change_setups(setup, Some(compared));
+                self.edits
+                    .retain(|e| e.profile == self.launch.profile && e.diff() == launch_diff);
+                Ok(match dropped.is_empty() {
+                    true => "parameters as at the start".to_string(),
+                    false => format!("parameters as at the start; dropped {}", dropped.join("; ")),
+                })
             }
             "profile" => match Profile::from_name(arg) {
                 Some(p) => {
-                    self.change_setups(Setup::profile(p), None);
-                    Ok(format!("profile {p}, its parameters at their defaults"))
+                    let left = (self.setup.profile != p && !self.setup.diff().is_empty()).then_some(self.setup.profile);
+                    let setup = self.setup_for(p);
+                    let changes = setup.diff();
+                    self.change_setups(setup, None);
+                    let mut said = match changes.is_empty() {
+                        true => format!("profile {p}, its parameters at their defaults"),
+                        false => format!("profile {p}* as you left it ({}; :reset drops it)", changes.join(", ")),
+                    };
+                    if let Some(l) = left {
+                        said += &format!(" · {l}'s changes kept (:profile {l} brings them back)");
+                    }
+                    Ok(said)
                 }
                 None => {
                     let names: Vec<&str> = Profile::ALL.iter().map(|p| p.name()).collect();
@@ -182,7 +230,7 @@ impl App {
     fn after_change(&self, what: &str) -> String {
         let mine = self.tape.detections().iter().filter(|d| d.run == 0).count();
         let pending = if self.tape.pending() { " so far" } else { "" };
-        format!("{what}: {mine} detections{pending}")
+        format!("{what}: {}{pending}", count(mine, "detection"))
     }
 
     fn command_detectors(&mut self, arg: &str) -> Result<String, String> {
@@ -228,17 +276,22 @@ impl App {
     /// why, in the inspector (scrolls; `y` copies them).
     fn show_bad_lines(&mut self) {
         let n = self.problems_seen;
-        let body = if n == 0 {
-            "none: every line of the source was read".to_string()
-        } else {
-            let mut lines: Vec<String> = self.problems.iter().map(|p| p.to_string()).collect();
-            if n > self.problems.len() {
-                lines.push(format!("… and {} more", n - self.problems.len()));
-            }
-            lines.join("\n")
-        };
+        let mut lines: Vec<String> = self.read_error.iter().map(|e| format!("nothing shown: {e}")).collect();
+        if n == 0 && lines.is_empty() {
+            lines.push("none: every line of the source was read".to_string());
+        }
+        lines.extend(self.problems.iter().map(|p| p.to_string()));
+        if n > self.problems.len() {
+            lines.push(format!("… and {} more", n - self.problems.len()));
+        }
+        let body = lines.join("\n");
         self.overlay = Some(Overlay::Inspector(Inspector {
-            title: format!("{} · {} bad lines skipped, {n} problems", self.name, self.bad_lines),
+            title: format!(
+                "{} · {} skipped, {}",
+                self.name,
+                count(self.bad_lines, "bad line"),
+                count(n, "problem")
+            ),
             parts: vec![Part {
                 heading: "problems reading the source (line: reason)".to_string(),
                 body,
@@ -273,8 +326,16 @@ impl App {
 
     fn command_compare(&mut self, arg: &str) -> Result<String, String> {
         if arg == "off" || arg.is_empty() {
-            self.change_setups(self.setup.clone(), Some(Vec::new()));
-            return Ok("comparison off".to_string());
+            // Back to the profile shown before comparing, as it was left.
+            let back = self.compared_from.take().unwrap_or(self.setup.profile);
+            let setup = self.setup_for(back);
+            let changes = setup.diff();
+            self.change_setups(setup, Some(Vec::new()));
+            let mut said = format!("comparison off: {}", self.profile_label());
+            if !changes.is_empty() {
+                said += &format!(" ({})", changes.join(", "));
+            }
+            return Ok(said);
         }
         let mut profiles = Vec::new();
         for name in arg.split(',').map(str::trim) {
@@ -283,15 +344,25 @@ impl App {
                 profiles.push(p);
             }
         }
-        // The first is shown; it keeps the parameters changed so far if it is the same profile.
-        let first = if profiles[0] == self.setup.profile {
-            self.setup.clone()
-        } else {
-            Setup::profile(profiles[0])
-        };
-        let others = profiles[1..].iter().map(|&p| Setup::profile(p)).collect();
-        self.change_setups(first, Some(others));
-        Ok(format!("comparing {}", self.profile_label()))
+        if self.tape.setups().len() < 2 {
+            self.compared_from = Some(self.setup.profile);
+        }
+        // Each profile as the user left it: an edited one is compared as edited.
+        let mut setups: Vec<Setup> = profiles.iter().map(|&p| self.setup_for(p)).collect();
+        let first = setups.remove(0);
+        self.change_setups(first, Some(setups));
+        let edited: Vec<String> = self
+            .tape
+            .setups()
+            .iter()
+            .filter(|s| !s.diff().is_empty())
+            .map(|s| format!("{}: {}", starred(s), s.diff().join(", ")))
+            .collect();
+        let mut said = format!("comparing {}", self.profile_label());
+        if !edited.is_empty() {
+            said += &format!(" ({})", edited.join("; "));
+        }
+        Ok(said)
     }
 
     fn command_rechunk(&mut self, arg: &str, now: Instant) -> Result<String, String> {
@@ -309,7 +380,7 @@ impl App {
         }
         self.set_rechunk(n, now);
         Ok(match n {
-            Some(n) => format!("text re-cut into {n}-char deltas: {} events", self.tape.len()),
+            Some(n) => format!("text re-cut into {n}-char deltas: {}", count(self.tape.len(), "event")),
             None => "deltas as recorded".to_string(),
         })
     }
@@ -369,8 +440,11 @@ impl App {
             Some(c) => setups.extend(c),
             None => setups.extend(self.tape.setups().iter().skip(1).cloned()),
         }
+        // The changes of what ran until now are kept, then those of what runs.
+        self.remember_edits();
         self.setup = shown;
         self.tape.rerun(&setups, self.cursor);
+        self.remember_edits();
         if let Some(r) = self.rechunked.as_mut() {
             // "As recorded" answers for the same setups.
             r.recorded.rerun(&setups, usize::MAX);
@@ -457,4 +531,10 @@ impl App {
     pub(super) fn selected_param(&self) -> Option<(&'static str, &'static str, Value, Kind)> {
         self.panes.detectors.selected_param(&self.configured)
     }
+}
+
+/// A setup's profile name, `*` added when its parameters differ from the profile's.
+fn starred(s: &Setup) -> String {
+    let star = if s.diff().is_empty() { "" } else { "*" };
+    format!("{}{star}", s.profile)
 }

@@ -67,3 +67,24 @@ pub fn chars(app: &mut App, s: &str, now: Instant) {
         key(app, KeyCode::Char(c), now);
     }
 }
+
+/// The events of any file the importers read (sample-logs/formats/…),
+/// its format detected as the viewer detects it.
+pub fn sample_in_its_format(name: &str) -> Vec<Event> {
+    use loopscope::formats::{open_input, FormatChoice, Item};
+    use std::io::Read;
+    let path = format!("{}/sample-logs/{name}", env!("CARGO_MANIFEST_DIR"));
+    let mut opened = open_input(std::path::Path::new(&path), FormatChoice::Auto).unwrap();
+    let mut bytes = Vec::new();
+    opened.reader.read_to_end(&mut bytes).unwrap();
+    let mut items = Vec::new();
+    opened.decoder.feed(&bytes, &mut items);
+    opened.decoder.finish(&mut items);
+    items
+        .into_iter()
+        .filter_map(|i| match i {
+            Item::Event(e, _) => Some(e),
+            _ => None,
+        })
+        .collect()
+}

@@ -52,6 +52,7 @@ pub const KEYS: &[(&str, &str)] = &[
     ("Esc", "clear the filter"),
     ("?", "this help"),
     ("q Ctrl-C", "quit"),
+    ("Ctrl-Z", "suspend to the shell (its `fg` brings the list back)"),
 ];
 
 /// What the list is sorted by (sub-agents stay under their parent).

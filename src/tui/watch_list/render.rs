@@ -2,6 +2,7 @@
 //! detection, the table (sorted column marked, names cut keeping their
 //! end), and a bottom line of hints, or the filter being typed.
 
+use crate::render::count;
 use std::time::SystemTime;
 
 use ratatui::layout::{Constraint, Layout, Rect};
@@ -23,6 +24,26 @@ const COLUMNS: [(&str, u16, u16); 6] = [
     ("active", 9, 8),
     ("events", 8, 6),
 ];
+/// How a session's state is drawn.
+enum StateLook {
+    Fired,
+    Problem,
+    Idle,
+    Streaming,
+}
+
+/// A session's state as its column says it ("NEW ⚠ FIRED tool-repeat").
+fn state_of(r: &crate::watch::SessionRow, unseen: bool) -> (String, StateLook) {
+    let (state, look) = match (r.fired, &r.problem) {
+        (Some((d, _)), _) => (format!("⚠ FIRED {d}"), StateLook::Fired),
+        (None, Some(p)) => (format!("✗ {p}"), StateLook::Problem),
+        (None, None) if r.idle => ("○ idle".to_string(), StateLook::Idle),
+        (None, None) => ("● streaming".to_string(), StateLook::Streaming),
+    };
+    let new = if unseen { "NEW " } else { "" };
+    (format!("{new}{state}"), look)
+}
+
 /// The selection's symbol before each row.
 const SYMBOL: &str = "▶ ";
 
@@ -80,8 +101,8 @@ impl WatchList {
             Span::styled(" loopscope watch ", theme.badge_live),
             Span::styled(
                 format!(
-                    " {} sessions · {streaming} streaming · {fired} fired{}",
-                    self.rows.len(),
+                    " {} · {streaming} streaming · {fired} fired{}",
+                    count(self.rows.len(), "session"),
                     if self.caught_up { "" } else { " · reading…" }
                 ),
                 theme.text,
@@ -129,11 +150,28 @@ impl WatchList {
                 (None, true) => "no session yet: waiting for one to appear",
                 (None, false) => "looking for sessions…",
             };
-            f.render_widget(Paragraph::new(Span::styled(text, theme.dim)).block(block), area);
+            // The header's note (a folder that does not exist yet) is cut
+            // there at 80 columns: the empty list says it whole, wrapped.
+            let mut lines = vec![Line::styled(text, theme.dim)];
+            if let Some(note) = &self.note {
+                let mut rows = Vec::new();
+                crate::tui::cells::wrap_text(note, theme.dim, area.width.max(1) as usize, &mut rows);
+                lines.extend(rows);
+            }
+            f.render_widget(Paragraph::new(lines).block(block), area);
             return;
         }
         let wide = area.width >= 110;
-        let widths: Vec<u16> = COLUMNS.iter().map(|c| if wide { c.1 } else { c.2 }).collect();
+        let mut widths: Vec<u16> = COLUMNS.iter().map(|c| if wide { c.1 } else { c.2 }).collect();
+        // The state column is as wide as the longest state shown (a FIRED
+        // one names its detector; "● streaming" is 11): the rest is the name's.
+        let longest_state = self
+            .ordered()
+            .into_iter()
+            .map(|(_, r)| unicode_width::UnicodeWidthStr::width(state_of(r, self.unseen.contains(&r.path)).0.as_str()))
+            .max()
+            .unwrap_or(0);
+        widths[0] = widths[0].min((longest_state.max(COLUMNS[0].0.len()) + 1) as u16);
         // What the session column gets: the rest of the row.
         let fixed: u16 = widths.iter().sum::<u16>() + (COLUMNS.len() as u16 - 1) + SYMBOL.chars().count() as u16;
         let session_w = area.width.saturating_sub(fixed).max(8) as usize;
@@ -142,13 +180,13 @@ impl WatchList {
             .ordered()
             .into_iter()
             .map(|(child, r)| {
-                let (state, style) = match (r.fired, &r.problem) {
-                    (Some((d, _)), _) => (format!("⚠ FIRED {d}"), theme.fired),
-                    (None, Some(p)) => (format!("✗ {p}"), theme.error),
-                    (None, None) if r.idle => ("○ idle".to_string(), theme.idle),
-                    (None, None) => ("● streaming".to_string(), theme.clear),
+                let (state, look) = state_of(r, self.unseen.contains(&r.path));
+                let style = match look {
+                    StateLook::Fired => theme.fired,
+                    StateLook::Problem => theme.error,
+                    StateLook::Idle => theme.idle,
+                    StateLook::Streaming => theme.clear,
                 };
-                let new = if self.unseen.contains(&r.path) { "NEW " } else { "" };
                 // Names keep their end: a session id, a project's own folder.
                 let name = if child {
                     format!("  ↳ {}", label_end(&file_name(&r.path), session_w.saturating_sub(4)))
@@ -156,7 +194,7 @@ impl WatchList {
                     label_end(&file_name(&r.path), session_w)
                 };
                 Row::new(vec![
-                    Cell::from(Span::styled(format!("{new}{state}"), style)),
+                    Cell::from(Span::styled(state, style)),
                     Cell::from(sanitize(&r.agent)),
                     Cell::from(label_end(&r.project, project_w)),
                     Cell::from(name),
@@ -198,19 +236,32 @@ impl WatchList {
         f.render_stateful_widget(table, area, &mut state);
     }
 
+    /// The keys, each description wrapped under itself rather than cut at
+    /// the screen's edge (80 columns cut four of them).
     fn render_help(&self, f: &mut Frame, area: Rect, theme: &Theme) {
+        const KEY_COLUMN: usize = 22;
+        let width = area.width as usize;
         let mut lines = vec![Line::styled("watch: keys", theme.title), Line::raw("")];
         for (keys, what) in KEYS {
-            lines.push(Line::from(vec![
-                Span::styled(format!("  {keys:<20}"), theme.key),
-                Span::styled(*what, theme.text),
-            ]));
+            let mut rows = Vec::new();
+            crate::tui::cells::wrap_text(what, theme.text, width.saturating_sub(KEY_COLUMN).max(20), &mut rows);
+            for (k, mut row) in rows.into_iter().enumerate() {
+                let head = if k == 0 {
+                    format!("  {keys:<20}")
+                } else {
+                    " ".repeat(KEY_COLUMN)
+                };
+                row.spans.insert(0, Span::styled(head, theme.key));
+                lines.push(row);
+            }
         }
         lines.push(Line::raw(""));
-        lines.push(Line::styled(
+        crate::tui::cells::wrap_text(
             "States: ● streaming (grew lately), ○ idle (quiet for --idle-after), ⚠ FIRED DETECTOR (its first detection).",
             Style::default(),
-        ));
+            width.max(20),
+            &mut lines,
+        );
         f.render_widget(Paragraph::new(lines), area);
     }
 }

@@ -100,7 +100,8 @@ fn a_detection_marks_the_session_and_enter_opens_it() {
 fn the_help_lists_every_key() {
     let mut list = WatchList::default();
     list.key(KeyEvent::from(KeyCode::Char('?')), 10);
-    let mut t = Terminal::new(TestBackend::new(100, 16)).unwrap();
+    // (Rows for the descriptions wrapped under themselves.)
+    let mut t = Terminal::new(TestBackend::new(100, 24)).unwrap();
     t.draw(|f| list.render(f, &Theme::dark(), SystemTime::UNIX_EPOCH))
         .unwrap();
     let text = crate::render::to_text(t.backend().buffer());
@@ -209,6 +210,40 @@ fn names_keep_their_end_at_80_columns() {
     list.apply(WatchNews::Row(r));
     let text = screen_sized(&list, 200, (80, 12));
     let row = text.lines().find(|l| l.contains("● streaming")).unwrap();
-    assert!(row.contains("…f012345.jsonl "), "{text}");
+    assert!(row.contains('…') && row.contains("abcdef012345.jsonl "), "{text}");
     assert!(text.contains("…backend"), "{text}");
+}
+
+/// Issue 44, item 13: at 80 columns the help's lines were cut at the
+/// screen's edge; they wrap under themselves.
+#[test]
+fn the_help_wraps_at_80_columns() {
+    let mut list = WatchList::default();
+    list.key(KeyEvent::from(KeyCode::Char('?')), 10);
+    let text = screen_sized(&list, 0, (80, 30));
+    let joined: String = text.split_whitespace().collect::<Vec<_>>().join(" ");
+    for (_, what) in KEYS {
+        assert!(joined.contains(what), "{what:?} whole in:\n{text}");
+    }
+    assert!(joined.contains("⚠ FIRED DETECTOR (its first detection)."), "{text}");
+}
+
+/// Issue 44, item 13: at 80 columns session names were cut to 14 chars
+/// while the state column kept 26 for states of 11. The state column is
+/// as wide as the longest state shown; the name gets the rest.
+#[test]
+fn at_80_columns_the_name_gets_what_the_states_leave() {
+    let mut list = WatchList::default();
+    list.apply(WatchNews::CaughtUp);
+    list.apply(WatchNews::Row(row(
+        "/p/5f0c1d2e-0000-1111-2222-333344445555.jsonl",
+        100,
+        None,
+    )));
+    let text = screen_sized(&list, 200, (80, 12));
+    let row = text.lines().find(|l| l.contains("● streaming")).unwrap();
+    assert!(
+        row.contains("-2222-333344445555.jsonl "),
+        "at least 24 chars of the name: {text}"
+    );
 }
