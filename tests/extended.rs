@@ -493,3 +493,48 @@ fn a_long_run_whose_numbers_jump_is_no_loop() {
         assert!(found.is_none(), "sizes that jump by 320 are no counter: {found:?}");
     }
 }
+
+#[test]
+fn lines_of_one_shape_are_no_paraphrase_and_a_stray_bar_is_no_table() {
+    // Issue 41, from /work/shared/wild: a list of paths that differ in a
+    // folder or two (aider mozgoslav), dataclass fields inside a fence
+    // (aider luvatrix), and a model's doubled fence opening, ```` ```ts ````
+    // then ```` ```python ```` (aider supplychaintracker2), before lines of code.
+    let paths: String = ["jobs", "obsidian", "onboarding", "profiles", "recording"]
+        .iter()
+        .map(|s| format!("- `frontend/src/store/slices/{s}/types.ts`\n"))
+        .collect();
+    assert!(fires(&format!("Files to change:\n{paths}")).is_none(), "{:?}", fires(&paths));
+    let fields: String = ["enc", "txt", "ovl", "cmt"]
+        .iter()
+        .map(|s| format!("    _last_{s}_ms: float = field(default=0.0, init=False, repr=False)\n"))
+        .collect();
+    assert!(fires(&format!("```python\n{fields}```\n")).is_none());
+    let doubled = "```solidity\nsc/src/Counter.sol\n```python\n<<<<<<< SEARCH\n\
+                   require(msg.sender == admin, \"Only admin can set the stored number\");\n\
+                   require(msg.sender == admin, \"Only admin can increment the stored number\");\n\
+                   =======\n\
+                   require(msg.sender == admin, \"Only admin can set the stored number\");\n\
+                   require(msg.sender == admin, \"Only admin can increment the stored number\");\n\
+                   >>>>>>> REPLACE\n```\n";
+    assert!(fires(doubled).is_none(), "{:?}", fires(doubled));
+    // A one-word drift still fires once a word comes back.
+    let drift = "I think I should write the summary for the user now. I believe I should write the summary \
+                 for the user now. I guess I should write the summary for the user now. I think I should write \
+                 the summary for the user now. I believe I should write the summary for the user now.";
+    assert!(fires(drift).is_some());
+    // A long paragraph that holds a `||` is no table row: three copies, its list numbers counting.
+    let para: String = (0..3)
+        .map(|i| {
+            format!(
+                "### Step {}: check the guard again\nThe guard reads `if (this.phase !== \"recording\" || !this.sessionId) return;` \
+                 and it looks correct, but the bug must be somewhere in how the release handler is called, so I will \
+                 read the orchestrator once more and then the main process, where the hotkey is registered, and \
+                 compare both with the helper that emits the events before I write any fix at all.\n",
+                i + 6
+            )
+        })
+        .collect();
+    let d = fires(&format!("Let me think.\n{para}")).expect("a loop with a bar in it fires at three copies");
+    assert_eq!((&*d.detector, d.repeats), ("text-loop", Some(3)), "{d:?}");
+}

@@ -16,7 +16,8 @@ pub(crate) static MAX_TURNS: DetectorInfo = DetectorInfo {
     family: Family::AgentGuard,
     channel: Channel::Turns,
     rule: "more than `max_turns` requests since the last prompt",
-    profiles: &[Profile::Seed, Profile::Extended],
+    // A turn budget, not a loop: extended leaves it to `--detectors`.
+    profiles: &[Profile::Seed],
     params: &[ParamSpec::new(
         "max_turns",
         Kind::Count { min: 1 },
@@ -87,19 +88,33 @@ pub(crate) static ERROR_STREAK: DetectorInfo = DetectorInfo {
     id: "error-streak",
     family: Family::AgentGuard,
     channel: Channel::Tools,
-    rule: "`max_consecutive` tool results in a row have ok: false",
+    rule: "`max_consecutive` tool results in a row have ok: false (with `same_step`, the profile extended's \
+           default: each of the same call as the first, name and canonical arguments, or with the same output as \
+           the first: the same failing step)",
     profiles: &[Profile::Seed, Profile::Extended],
-    params: &[ParamSpec::new(
-        "max_consecutive",
-        Kind::Count { min: 1 },
-        Default::Count(5),
-        "failed results in a row that make a loop",
-    )],
+    params: &[
+        ParamSpec::new(
+            "max_consecutive",
+            Kind::Count { min: 1 },
+            Default::Count(5),
+            "failed results in a row that make a loop",
+        ),
+        ParamSpec::new(
+            "same_step",
+            Kind::Flag,
+            Default::Flag(false),
+            "only failures of the first failing call, or with its output, count: another failure starts a new streak",
+        )
+        .extended(Default::Flag(true)),
+    ],
     group: None,
     build: |p| {
         PromptScoped::boxed(ErrorStreak {
             max_consecutive: p.count("max_consecutive"),
+            same_step: p.flag("same_step"),
             streak: Vec::new(),
+            calls: VecDeque::new(),
+            step: None,
         })
     },
 };
@@ -109,7 +124,8 @@ pub(crate) static ERROR_TOTAL: DetectorInfo = DetectorInfo {
     family: Family::AgentGuard,
     channel: Channel::Tools,
     rule: "more than `max_total` tool results since the last prompt have ok: false",
-    profiles: &[Profile::Seed, Profile::Extended],
+    // An error budget, not a loop: extended leaves it to `--detectors`.
+    profiles: &[Profile::Seed],
     params: &[ParamSpec::new(
         "max_total",
         Kind::Count { min: 0 },
@@ -331,15 +347,68 @@ impl Rule for ActionCycle {
 #[derive(Clone, Debug)]
 struct ErrorStreak {
     max_consecutive: usize,
+    /// Only failures of one call make a streak (a loop, not bad luck).
+    same_step: bool,
     streak: Vec<usize>,
+    /// With `same_step`: calls waiting for their result (id, key), and the
+    /// key of the call the streak is about.
+    calls: VecDeque<(Option<String>, Option<std::sync::Arc<str>>)>,
+    /// The streak's first failure: its call's key and its output.
+    step: Option<(Option<std::sync::Arc<str>>, Option<serde_json::Value>)>,
+}
+
+impl ErrorStreak {
+    /// The key of the call a result answers (by id, else the oldest waiting).
+    fn answered(&mut self, obs: &Observation<'_>) -> Option<std::sync::Arc<str>> {
+        let id = match &obs.event.kind {
+            EventKind::ToolResult { id, .. } => id.clone(),
+            _ => None,
+        };
+        let at = id
+            .as_ref()
+            .and_then(|id| self.calls.iter().position(|(c, _)| c.as_ref() == Some(id)))
+            .or(if self.calls.is_empty() { None } else { Some(0) })?;
+        self.calls.remove(at).and_then(|(_, key)| key)
+    }
 }
 
 impl Rule for ErrorStreak {
     const ID: &'static str = "error-streak";
-    const KINDS: Kinds = Kinds::TOOL_RESULT;
+    const KINDS: Kinds = Kinds::TOOL_CALL.and(Kinds::TOOL_RESULT);
 
     fn observe(&mut self, obs: &Observation<'_>) -> Option<Detection> {
-        if !failed_result(obs)? {
+        if let EventKind::ToolCall { id, .. } = &obs.event.kind {
+            if self.same_step {
+                self.calls
+                    .push_back((id.clone(), obs.shared_call_key(KeyStyle::Canonical).cloned()));
+                if self.calls.len() > 64 {
+                    self.calls.pop_front();
+                }
+            }
+            return None;
+        }
+        let failed = failed_result(obs)?;
+        if self.same_step {
+            let key = self.answered(obs);
+            if !failed {
+                self.streak.clear();
+                self.step = None;
+                return None;
+            }
+            // The same call failing again, or another call failing the same
+            // way (`createdb`, `psql -c 'CREATE DATABASE'`, … each "could not
+            // connect to server"): the same failing step. Anything else
+            // starts a new streak, about it.
+            let output = obs.event.compared_output().cloned();
+            let same = match &self.step {
+                Some((k, o)) => (key.is_some() && *k == key) || (output.is_some() && *o == output),
+                None => false,
+            };
+            if !same {
+                self.streak.clear();
+                self.step = Some((key, output));
+            }
+        } else if !failed {
             self.streak.clear();
             return None;
         }
@@ -352,18 +421,30 @@ impl Rule for ErrorStreak {
         d.threshold = Some(self.max_consecutive);
         d.events = self.streak.clone();
         d.evidence = Evidence::Calls;
-        d.reason = format!(
-            "{} tool results in a row failed (max_consecutive {}), events {}..{}",
-            self.streak.len(),
-            self.max_consecutive,
-            self.streak[0],
-            obs.index
-        );
+        d.reason = if self.same_step {
+            format!(
+                "{} tool results in a row failed, each the same call or the same error (max_consecutive {}), events {}..{}",
+                self.streak.len(),
+                self.max_consecutive,
+                self.streak[0],
+                obs.index
+            )
+        } else {
+            format!(
+                "{} tool results in a row failed (max_consecutive {}), events {}..{}",
+                self.streak.len(),
+                self.max_consecutive,
+                self.streak[0],
+                obs.index
+            )
+        };
         Some(d)
     }
 
     fn reset(&mut self) {
         self.streak.clear();
+        self.calls.clear();
+        self.step = None;
     }
 
     fn progress(&self, _: &Buffers) -> Status {

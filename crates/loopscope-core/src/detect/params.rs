@@ -126,6 +126,9 @@ pub struct ParamSpec {
     pub seed: Default,
     /// The gemini-cli value where it differs from `seed`.
     pub gemini_cli: Option<Default>,
+    /// The extended value where it differs from `seed` (a seed guard that
+    /// extended keeps, made a loop detector: `error-streak.same_step`).
+    pub extended: Option<Default>,
 }
 
 impl ParamSpec {
@@ -137,7 +140,14 @@ impl ParamSpec {
             kind,
             seed,
             gemini_cli: None,
+            extended: None,
         }
+    }
+
+    /// The same parameter with another default under extended.
+    pub const fn extended(mut self, value: Default) -> ParamSpec {
+        self.extended = Some(value);
+        self
     }
 
     /// The same parameter with another default under gemini-cli.
@@ -150,8 +160,10 @@ impl ParamSpec {
     pub fn default_for(&self, profile: Profile) -> Value {
         let d = match profile {
             Profile::GeminiCli => self.gemini_cli.unwrap_or(self.seed),
-            // extended's detectors are its own: their one default is `seed`.
-            Profile::Seed | Profile::Extended => self.seed,
+            Profile::Seed => self.seed,
+            // extended's detectors are its own: their one default is `seed`,
+            // but for the seed guards it keeps and reads as loop detectors.
+            Profile::Extended => self.extended.unwrap_or(self.seed),
             // The compat profiles' detectors are their own: one default each.
             Profile::QwenCode | Profile::Openhands | Profile::RooCode | Profile::Cline | Profile::RooFork => self.seed,
         };

@@ -275,7 +275,13 @@ fn check(
             None => Vec::new(),
         };
         let exact = |p: usize| folded.len() == stretch.len() && folded.iter().skip(p).zip(&folded).all(|(x, y)| x == y);
-        if (1..=k).any(exact) || blockwise.iter().all(|&s| s == 100) {
+        // Any period up to half the stretch: two lines said in turn (A B A
+        // B, seen as a cycle of one) repeat exactly too.
+        if (1..=k.max(stretch.len() / 2)).any(exact) || blockwise.iter().all(|&s| s == 100) {
+            return None;
+        }
+        // Items of a list are no thought said again.
+        if folded.len() == stretch.len() && enumeration(&folded, k) {
             return None;
         }
         let mut d = Detection::new(INFO.id, obs.index, channel, Some(b.chars));
@@ -298,6 +304,60 @@ fn check(
         return Some(d);
     }
     None
+}
+
+/// Places at most where the copies of an item of a list differ (a path's
+/// last two folders, a field's name and type): three or more changed words
+/// are a paraphrase.
+const MAX_SLOTS: usize = 2;
+
+/// Whether the copies of every block of the cycle (`folded`: the stretch's
+/// blocks, white space folded) are the items of a list: the same words at
+/// the same places but for one or two places, where every copy says what
+/// no copy before it said there (`jobs/types`, `obsidian/types`,
+/// `profiles/types`; `touchesBegan`, `touchesMoved`, `touchesEnded`). A
+/// thought said again in other words reuses its words (or changes three or
+/// more, or moves them), and a drift of one word that keeps finding new
+/// ones is caught a copy later, when one comes back.
+fn enumeration(folded: &[String], k: usize) -> bool {
+    (0..k).all(|j| {
+        let copies: Vec<Vec<String>> = folded.iter().skip(j).step_by(k).map(|b| words(b)).collect();
+        let n = copies[0].len();
+        if n == 0 || copies.iter().any(|c| c.len() != n) {
+            return false;
+        }
+        let varying: Vec<usize> = (0..n).filter(|&i| copies.iter().any(|c| c[i] != copies[0][i])).collect();
+        if varying.is_empty() || varying.len() > MAX_SLOTS {
+            return false;
+        }
+        copies
+            .iter()
+            .enumerate()
+            .skip(1)
+            .all(|(x, c)| varying.iter().any(|&i| copies[..x].iter().all(|e| e[i] != c[i])))
+    })
+}
+
+/// A block's words in order, lowercased (a CJK char is a word).
+fn words(text: &str) -> Vec<String> {
+    let mut out = Vec::new();
+    let mut word = String::new();
+    for c in text.chars() {
+        if blocks::is_cjk(c) {
+            if !word.is_empty() {
+                out.push(std::mem::take(&mut word));
+            }
+            out.push(c.to_string());
+        } else if c.is_alphanumeric() {
+            word.extend(c.to_lowercase());
+        } else if !word.is_empty() {
+            out.push(std::mem::take(&mut word));
+        }
+    }
+    if !word.is_empty() {
+        out.push(word);
+    }
+    out
 }
 
 impl TextReader for ParaphraseLoop {

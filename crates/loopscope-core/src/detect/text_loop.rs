@@ -164,13 +164,23 @@ fn judge(
 }
 
 /// Whether a unit of period `p` (its chars by index, read cyclically: the
-/// text repeats it) is a table row: it has a `|` that separates cells. The
+/// text repeats it) is a table row: it has `|`s that separate cells. The
 /// bars of a chat-template marker (`<|im_start|>`, `<|eot_id|>`) touch its
-/// angle brackets and separate nothing.
+/// angle brackets and separate nothing. A row's cells are short: a unit
+/// with more than `ROW_CHARS_PER_BAR` chars per such bar is text that
+/// happens to hold a bar (a `||` in a paragraph of code, a type `A | B`
+/// in a long answer), not a row.
 pub(super) fn table_row(p: usize, unit: impl Fn(usize) -> u32) -> bool {
     let (bar, open, close) = (u32::from('|'), u32::from('<'), u32::from('>'));
-    (0..p).any(|k| unit(k) == bar && unit((k + p - 1) % p) != open && unit((k + 1) % p) != close)
+    let bars = (0..p)
+        .filter(|&k| unit(k) == bar && unit((k + p - 1) % p) != open && unit((k + 1) % p) != close)
+        .count();
+    bars > 0 && p <= ROW_CHARS_PER_BAR * bars
 }
+
+/// The most chars per cell bar a table row has (a row of three bars: 240
+/// chars).
+const ROW_CHARS_PER_BAR: usize = 80;
 
 /// The numbers of each copy, position by position, are all equal or count
 /// like a list or a counter: every column that changes steps by the number

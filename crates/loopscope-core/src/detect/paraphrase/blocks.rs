@@ -344,6 +344,10 @@ pub(super) struct Blocks {
     ticks: u8,
     tick_end: usize,
     in_code: bool,
+    /// Three backticks inside a fence: they close it only if no info
+    /// string follows (CommonMark: ```` ```python ```` opens a block, never
+    /// closes one), judged at the next char.
+    fence_closing: bool,
     /// The background: per shingle bucket, how many blocks that left the
     /// newest `keep` hold it (allocated when the first one leaves) and how
     /// many blocks those counts are over (both halved now and then, so a
@@ -434,6 +438,13 @@ impl Blocks {
         let bytes = text.as_bytes();
         let mut at = 0;
         while at < bytes.len() {
+            if self.fence_closing && bytes[at] != b'`' {
+                // Anything but white space right after the backticks is an
+                // info string: the fence opens a block (a model's doubled
+                // opening, ```` ```ts\npath\n```python ````), it does not close one.
+                self.fence_closing = false;
+                self.in_code = !crate::detect::is_ascii_space(bytes[at]);
+            }
             let ends = if bytes[at] < 0x80 {
                 let (read, stop) = self.open.feed_ascii(&bytes[at..], self.chars);
                 at += read;
@@ -473,7 +484,11 @@ impl Blocks {
         self.tick_end = at + 1;
         if self.ticks == 3 {
             self.ticks = 0;
-            self.in_code = !self.in_code;
+            if self.in_code {
+                self.fence_closing = true;
+            } else {
+                self.in_code = true;
+            }
         }
     }
 
@@ -498,7 +513,9 @@ impl Blocks {
             });
         }
         self.open.clear();
-        if shingles.len() < min_words {
+        // Code repeats the shape of its lines (fields, calls, cases) without
+        // re-saying a thought: its lines are no blocks.
+        if shingles.len() < min_words || self.in_code {
             self.spare.push(shingles);
             return what;
         }
@@ -584,7 +601,7 @@ fn bucket(x: u64) -> usize {
     (x >> 20) as usize & (DF - 1)
 }
 
-fn is_cjk(c: char) -> bool {
+pub(super) fn is_cjk(c: char) -> bool {
     matches!(c, '\u{3040}'..='\u{30ff}' | '\u{3400}'..='\u{4dbf}' | '\u{4e00}'..='\u{9fff}' | '\u{ac00}'..='\u{d7af}')
 }
 
