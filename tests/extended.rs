@@ -504,7 +504,11 @@ fn lines_of_one_shape_are_no_paraphrase_and_a_stray_bar_is_no_table() {
         .iter()
         .map(|s| format!("- `frontend/src/store/slices/{s}/types.ts`\n"))
         .collect();
-    assert!(fires(&format!("Files to change:\n{paths}")).is_none(), "{:?}", fires(&paths));
+    assert!(
+        fires(&format!("Files to change:\n{paths}")).is_none(),
+        "{:?}",
+        fires(&paths)
+    );
     let fields: String = ["enc", "txt", "ovl", "cmt"]
         .iter()
         .map(|s| format!("    _last_{s}_ms: float = field(default=0.0, init=False, repr=False)\n"))

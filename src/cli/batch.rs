@@ -496,7 +496,16 @@ pub fn describe_text(setup: &Setup) -> String {
         s += &format!("config {}\n", p.display());
     }
     for c in &setup.detectors {
-        let profiles = c.info.profiles.iter().map(|p| p.name()).collect::<Vec<_>>().join(", ");
+        let profiles = c
+            .info
+            .profiles
+            .iter()
+            .map(|&p| match loopscope::config::off_by_default(c.info.id, p) {
+                true => format!("{} when named", p.name()),
+                false => p.name().to_string(),
+            })
+            .collect::<Vec<_>>()
+            .join(", ");
         s += &format!(
             "\n{}  ({} · {} · profiles: {profiles})\n  {}\n",
             c.info.id,

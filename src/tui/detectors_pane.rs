@@ -425,8 +425,16 @@ pub fn detail_rows(
                 numbers.push(format!("period {p}"));
             }
             if let Some(m) = d.matches.or(d.repeats) {
-                let word = if d.matches.is_some() { "matches" } else { "repeats" };
-                let needs = d.threshold.map_or(String::new(), |t| format!(" (needs {t})"));
+                // A budget's count is what was spent, against its limit.
+                let budget = crate::detect::BUDGETS.contains(&d.detector);
+                let word = match (d.matches.is_some(), budget) {
+                    (true, _) => "matches",
+                    (false, true) => "spent",
+                    (false, false) => "repeats",
+                };
+                let needs = d.threshold.map_or(String::new(), |t| {
+                    format!(" ({} {t})", if budget { "limit" } else { "needs" })
+                });
                 numbers.push(format!("{word} {m}{needs}"));
             }
             if let Some(a) = d.avg_distance {

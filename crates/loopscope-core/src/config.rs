@@ -17,8 +17,19 @@ use crate::detect::params::{ParamSpec, Value};
 use crate::detect::{self, DetectorInfo, Params, Profile, DETECTORS};
 
 /// Detectors a profile offers but does not run unless named (`--detectors`,
-/// or `detectors` in the config): the judge costs calls to a model.
-const OFF_BY_DEFAULT: [(&str, Profile); 1] = [("llm-judge", Profile::Extended)];
+/// or `detectors` in the config): the judge costs calls to a model, and
+/// budgets are no loops.
+const OFF_BY_DEFAULT: [(&str, Profile); 3] = [
+    ("llm-judge", Profile::Extended),
+    // Budgets, not loops (extended is a loop detector): there when named.
+    ("max-turns", Profile::Extended),
+    ("error-total", Profile::Extended),
+];
+
+/// Whether `profile` offers detector `id` only when it is named.
+pub fn off_by_default(id: &str, profile: Profile) -> bool {
+    OFF_BY_DEFAULT.contains(&(id, profile))
+}
 
 pub use crate::detect::Configured;
 

@@ -16,8 +16,8 @@ pub(crate) static MAX_TURNS: DetectorInfo = DetectorInfo {
     family: Family::AgentGuard,
     channel: Channel::Turns,
     rule: "more than `max_turns` requests since the last prompt",
-    // A turn budget, not a loop: extended leaves it to `--detectors`.
-    profiles: &[Profile::Seed],
+    // A turn budget, not a loop: extended runs it only when `--detectors` names it.
+    profiles: &[Profile::Seed, Profile::Extended],
     params: &[ParamSpec::new(
         "max_turns",
         Kind::Count { min: 1 },
@@ -124,8 +124,8 @@ pub(crate) static ERROR_TOTAL: DetectorInfo = DetectorInfo {
     family: Family::AgentGuard,
     channel: Channel::Tools,
     rule: "more than `max_total` tool results since the last prompt have ok: false",
-    // An error budget, not a loop: extended leaves it to `--detectors`.
-    profiles: &[Profile::Seed],
+    // An error budget, not a loop: extended runs it only when `--detectors` names it.
+    profiles: &[Profile::Seed, Profile::Extended],
     params: &[ParamSpec::new(
         "max_total",
         Kind::Count { min: 0 },
@@ -196,7 +196,10 @@ impl Rule for MaxTurns {
         d.repeats = Some(n);
         d.threshold = Some(self.max_turns);
         d.events = self.requests.clone();
-        d.reason = format!("{n} requests since the prompt, more than max_turns {}", self.max_turns);
+        d.reason = format!(
+            "{n} requests since the prompt, more than max_turns {}: a turn budget, not a repetition (long work spends it too)",
+            self.max_turns
+        );
         Some(d)
     }
 
@@ -344,6 +347,10 @@ impl Rule for ActionCycle {
     }
 }
 
+/// The guards that count a budget (turns, failures) rather than a
+/// repetition: their count is a use of the budget, not copies of anything.
+pub const BUDGETS: [&str; 2] = [MAX_TURNS.id, ERROR_TOTAL.id];
+
 #[derive(Clone, Debug)]
 struct ErrorStreak {
     max_consecutive: usize,
@@ -431,7 +438,7 @@ impl Rule for ErrorStreak {
             )
         } else {
             format!(
-                "{} tool results in a row failed (max_consecutive {}), events {}..{}",
+                "{} tool results in a row failed (max_consecutive {}), events {}..{}, whichever calls they answered",
                 self.streak.len(),
                 self.max_consecutive,
                 self.streak[0],
@@ -482,7 +489,8 @@ impl Rule for ErrorTotal {
         d.events = self.failures.clone();
         d.evidence = Evidence::Calls;
         d.reason = format!(
-            "{n} tool results failed since the prompt, more than max_total {}",
+            "{n} tool results failed since the prompt, more than max_total {}: an error budget, whatever failed \
+             (debugging that fixes one failure after another spends it too)",
             self.max_total
         );
         Some(d)

@@ -10,6 +10,7 @@ mod content_classes;
 mod cycles;
 mod evidence;
 mod guards;
+pub use guards::BUDGETS;
 pub mod judge;
 pub mod keys;
 mod kinds;

@@ -326,7 +326,9 @@ fn enumeration(folded: &[String], k: usize) -> bool {
         if n == 0 || copies.iter().any(|c| c.len() != n) {
             return false;
         }
-        let varying: Vec<usize> = (0..n).filter(|&i| copies.iter().any(|c| c[i] != copies[0][i])).collect();
+        let varying: Vec<usize> = (0..n)
+            .filter(|&i| copies.iter().any(|c| c[i] != copies[0][i]))
+            .collect();
         if varying.is_empty() || varying.len() > MAX_SLOTS {
             return false;
         }
