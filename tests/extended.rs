@@ -540,5 +540,5 @@ fn lines_of_one_shape_are_no_paraphrase_and_a_stray_bar_is_no_table() {
         })
         .collect();
     let d = fires(&format!("Let me think.\n{para}")).expect("a loop with a bar in it fires at three copies");
-    assert_eq!((&*d.detector, d.repeats), ("text-loop", Some(3)), "{d:?}");
+    assert_eq!((d.detector, d.repeats), ("text-loop", Some(3)), "{d:?}");
 }
