@@ -263,35 +263,59 @@ fn the_guard_ends_a_looping_stream_in_each_apis_terms_and_the_upstream_stops() {
         let end = &got.body[cut..];
         let payloads = sse_payloads(end);
         let text = String::from_utf8_lossy(end);
-        match api {
+        // What loopscope stopped and why, as the answer's last text.
+        let said = match api {
             Api::Chat => {
                 assert_eq!(payloads.last().unwrap(), &json!("[DONE]"), "{text}");
-                assert_eq!(payloads[0]["choices"][0]["finish_reason"], "stop", "{text}");
+                assert_eq!(payloads[1]["choices"][0]["finish_reason"], "stop", "{text}");
                 assert_eq!(payloads[0]["id"], "chatcmpl-scripted");
+                payloads[0]["choices"][0]["delta"]["content"].clone()
             }
             Api::Responses => {
                 let last = payloads.last().unwrap();
                 assert_eq!(last["type"], "response.completed", "{text}");
                 assert_eq!(last["response"]["status"], "completed");
                 assert_eq!(last["response"]["id"], "resp_scripted");
+                let message = last["response"]["output"].as_array().unwrap().last().unwrap();
+                message["content"][0]["text"].clone()
             }
             Api::Anthropic => {
                 let kinds: Vec<&str> = payloads.iter().map(|v| v["type"].as_str().unwrap()).collect();
-                assert_eq!(kinds, ["content_block_stop", "message_delta", "message_stop"], "{text}");
-                assert_eq!(payloads[1]["delta"]["stop_reason"], "end_turn");
+                assert_eq!(
+                    kinds,
+                    [
+                        "content_block_stop",
+                        "content_block_start",
+                        "content_block_delta",
+                        "content_block_stop",
+                        "message_delta",
+                        "message_stop"
+                    ],
+                    "{text}"
+                );
+                assert_eq!(payloads[4]["delta"]["stop_reason"], "end_turn");
+                payloads[2]["delta"]["text"].clone()
             }
             Api::Gemini => {
                 assert_eq!(payloads.len(), 1, "{text}");
                 assert_eq!(payloads[0]["candidates"][0]["finishReason"], "STOP", "{text}");
+                payloads[0]["candidates"][0]["content"]["parts"][0]["text"].clone()
             }
-        }
-        // The session holds the stream up to the detection, and the guard's note.
+        };
+        // The session holds the stream up to the detection, and the guard's
+        // note: what the client was told.
         let session = p.session_of(&prompt);
         let recorded = events(&session);
         let note = recorded
             .iter()
             .find(|e| e["kind"] == "guard")
             .expect("the guard's note");
+        let told = note["text"].as_str().unwrap();
+        assert!(
+            told.starts_with("loopscope stopped a loop: the reasoning repeats"),
+            "{told}"
+        );
+        assert_eq!(said.as_str().unwrap().trim_start(), told, "{api:?}");
         let detector = note["detector"].as_str().unwrap();
         let at = note["detection_event"].as_u64().unwrap();
         let scanned = scan("extended", &session);
@@ -837,10 +861,7 @@ fn the_guards_detections_go_to_otlp_and_the_counts_to_metrics() {
     assert_eq!(ct, "application/x-protobuf");
     assert!(String::from_utf8_lossy(body).contains("gen_ai.evaluation.name"));
     let written = p.written();
-    assert!(
-        written.contains("--guard ended this response"),
-        "the guard still guards"
-    );
+    assert!(written.contains("loopscope stopped a loop"), "the guard still guards");
 }
 
 #[test]

@@ -14,11 +14,11 @@ use std::time::{Instant, SystemTime};
 
 use serde_json::{json, Value};
 
-use super::guard::Guard;
-use super::protocol::{Protocol, Request, Role};
+use super::conversation_guard::ConversationGuard;
+use super::guard::{Found, Guard, Stop};
+use super::protocol::{Protocol, Request, Role, Turn};
 use crate::detect::Detection;
-use crate::engine::Engine;
-use crate::event::{Event, EventKind, Ts};
+use crate::event::{Event, EventKind, Ts, STABLE_OUTPUT};
 use crate::files::FileId;
 use crate::formats::Item;
 
@@ -48,7 +48,57 @@ struct Entry {
     turns: usize,
     /// Its last response's id (for `previous_response_id`).
     last_response: Option<String>,
+    /// Its last request, as a retry of it would ask again.
+    last_ask: LastAsk,
     last_used: Instant,
+}
+
+/// A request as a retry would repeat it: its turns but the last (hashed),
+/// and the last one's words. Agents ask again as they asked, or with words
+/// added to their last message (Claude Code: "[Your previous response had
+/// no visible output…]"; gemini-cli: "[System: You previously generated
+/// thoughts but failed to provide a final user-facing response…]"); such a
+/// retry goes on in the same conversation.
+#[derive(Default)]
+struct LastAsk {
+    turns: usize,
+    before_last: u64,
+    last_words: String,
+}
+
+fn turns_hash(turns: &[Turn]) -> u64 {
+    use std::hash::{Hash, Hasher};
+    let mut h = std::collections::hash_map::DefaultHasher::new();
+    for t in turns {
+        (t.role, &t.text, &t.wrapped).hash(&mut h);
+        for r in &t.results {
+            (&r.id, r.ok, r.output.to_string()).hash(&mut h);
+        }
+    }
+    h.finish()
+}
+
+impl LastAsk {
+    fn of(req: &Request) -> LastAsk {
+        let n = req.turns.len();
+        LastAsk {
+            turns: n,
+            before_last: turns_hash(&req.turns[..n.saturating_sub(1)]),
+            last_words: req.turns.last().map(|t| t.text.clone()).unwrap_or_default(),
+        }
+    }
+
+    /// The words `req` adds to the last message when it asks this again.
+    fn added_by(&self, req: &Request) -> Option<String> {
+        let last = req.turns.last()?;
+        let asks_again = req.turns.len() == self.turns
+            && last.role == Role::User
+            && !self.last_words.is_empty()
+            && last.text.len() > self.last_words.len()
+            && last.text.starts_with(&self.last_words)
+            && turns_hash(&req.turns[..self.turns - 1]) == self.before_last;
+        asks_again.then(|| last.text[self.last_words.len()..].trim().to_string())
+    }
 }
 
 /// One conversation's session file and detectors.
@@ -60,7 +110,8 @@ pub struct Conversation {
     id: Option<FileId>,
     /// Writing failed (said once); the proxy goes on without it.
     broken: bool,
-    engine: Option<Engine>,
+    /// Its detectors under `--guard`.
+    guard: Option<ConversationGuard>,
     /// Its part in `--otlp` and `--metrics` (None without them).
     link: Option<crate::telemetry::SessionLink>,
     started: Instant,
@@ -103,8 +154,9 @@ impl Recorder {
     /// Starts recording one request: finds or starts its conversation and
     /// writes what is new in the request (a prompt, tool results, remarks).
     pub fn begin(&self, protocol: Protocol, req: &Request, upstream: &str) -> Exchange<'_> {
-        let (conv, start) = {
+        let (conv, start, added) = {
             let mut entries = lock(&self.entries);
+            let mut added = None;
             let chosen = match &req.previous_response {
                 Some(prev) => entries
                     .iter()
@@ -114,7 +166,13 @@ impl Recorder {
                     .enumerate()
                     .filter(|(_, e)| e.key == req.key && !e.busy && e.turns <= req.turns.len())
                     .max_by_key(|(_, e)| (e.turns, e.last_used))
-                    .map(|(i, _)| i),
+                    .map(|(i, _)| i)
+                    .or_else(|| {
+                        entries.iter().position(|e| {
+                            added = e.last_ask.added_by(req).filter(|_| !e.busy);
+                            added.is_some()
+                        })
+                    }),
             };
             let i = match chosen {
                 Some(i) => i,
@@ -126,6 +184,7 @@ impl Recorder {
                         busy: false,
                         turns: 0,
                         last_response: None,
+                        last_ask: LastAsk::default(),
                         last_used: Instant::now(),
                     });
                     entries.len() - 1
@@ -147,8 +206,11 @@ impl Recorder {
             };
             e.busy = true;
             e.turns = req.turns.len();
+            // A retry that added words: its next requests repeat them.
+            e.key = req.key;
+            e.last_ask = LastAsk::of(req);
             e.last_used = Instant::now();
-            (e.conv.clone(), start)
+            (e.conv.clone(), start, added)
         };
         let mut x = Exchange {
             recorder: self,
@@ -157,6 +219,9 @@ impl Recorder {
             response_id: None,
             released: false,
         };
+        if let Some(words) = added {
+            x.note(&words, Some("retry"), &[]);
+        }
         x.write_turns(req, start);
         x
     }
@@ -204,7 +269,7 @@ impl Recorder {
             broken: file.is_none(),
             file,
             path,
-            engine: self.guard.as_ref().map(|g| Engine::new(&g.setup)),
+            guard: self.guard.as_ref().map(|g| ConversationGuard::new(&g.setup)),
             started: Instant::now(),
             awaiting_prompt: true,
         };
@@ -293,8 +358,8 @@ impl Conversation {
             .saturating_duration_since(self.started)
             .as_secs_f64();
         event.ts = Some(Ts::Seconds((secs * 1000.0).round() / 1000.0));
-        let detections = match &mut self.engine {
-            Some(engine) => engine.push(&event),
+        let detections = match &mut self.guard {
+            Some(guard) => guard.push(&event),
             None => Vec::new(),
         };
         let mut line = event.to_json().to_string();
@@ -350,44 +415,71 @@ impl Exchange<'_> {
         self.conv().shown.clone()
     }
 
-    /// The request's new turns: tool results, and user texts. When the
-    /// conversation waits for a task (it is new, or its last answer called
-    /// no tool), the last new user text is the prompt and any before it
-    /// (context an agent sends first) are notes; otherwise all are notes.
+    /// The request's new turns: tool results, what the agent wrapped
+    /// around a user's words (notes), and the words. When the conversation
+    /// waits for a task (it is new, or its last answer called no tool), the
+    /// last new user words are the prompt and any before them (context an
+    /// agent sends first) are notes; otherwise all are notes. A detection
+    /// on them ends the response to this request (and to its retries).
     fn write_turns(&mut self, req: &Request, start: usize) {
-        let mut conv = self.conv();
         let new = req.turns.get(start..).unwrap_or_default();
-        let said = |t: &&super::protocol::Turn| t.role == Role::User && !t.text.trim().is_empty();
-        let prompt_at = match conv.awaiting_prompt {
-            true => new.iter().rposition(|t| said(&t)),
-            false => None,
-        };
-        for (i, turn) in new.iter().enumerate() {
-            if !matches!(turn.role, Role::User | Role::Tool) {
-                continue;
+        let said = |t: &&Turn| t.role == Role::User && !t.text.trim().is_empty();
+        let mut fired = Vec::new();
+        {
+            let mut conv = self.conv();
+            if new.is_empty() {
+                // Asked again: what ended the responses to it ends this one too.
+                return;
             }
-            for r in &turn.results {
-                conv.write(
-                    Event::new(EventKind::ToolResult {
+            if let Some(guard) = conv.guard.as_mut() {
+                guard.set_pending(None);
+            }
+            let prompt_at = match conv.awaiting_prompt {
+                true => new.iter().rposition(|t| said(&t)),
+                false => None,
+            };
+            for (i, turn) in new.iter().enumerate() {
+                if !matches!(turn.role, Role::User | Role::Tool) {
+                    continue;
+                }
+                for r in &turn.results {
+                    let mut result = Event::new(EventKind::ToolResult {
                         id: r.id.clone(),
                         ok: r.ok,
                         output: Some(r.output.clone()).filter(|o| !o.is_null()),
-                    }),
-                    None,
-                );
+                    });
+                    if let Some(stable) = &r.stable {
+                        result.extra.insert(STABLE_OUTPUT.into(), stable.clone());
+                    }
+                    fired.extend(conv.write(result, None));
+                }
+                for context in &turn.wrapped {
+                    fired.extend(conv.write(Event::note(context), None));
+                }
+                if !said(&turn) {
+                    continue;
+                }
+                let event = if prompt_at == Some(i) {
+                    conv.awaiting_prompt = false;
+                    Event::new(EventKind::Prompt {
+                        text: Some(turn.text.clone()),
+                    })
+                } else {
+                    Event::note(&turn.text)
+                };
+                fired.extend(conv.write(event, None));
             }
-            if !said(&turn) {
-                continue;
+            if let (Some(guard), Some(first)) = (conv.guard.as_mut(), fired.first()) {
+                guard.set_pending(Some(first.clone()));
             }
-            let event = if prompt_at == Some(i) {
-                conv.awaiting_prompt = false;
-                Event::new(EventKind::Prompt {
-                    text: Some(turn.text.clone()),
-                })
-            } else {
-                Event::note(&turn.text)
-            };
-            conv.write(event, None);
+        }
+        self.recorder.detections.fetch_add(fired.len(), Ordering::Relaxed);
+        if let Some(guard) = &self.recorder.guard {
+            let shown = self.shown();
+            for d in &fired {
+                let stop = Stop::new(d.clone(), Found::Request, None);
+                guard.announce(&shown, d, Some(&stop));
+            }
         }
     }
 
@@ -425,6 +517,63 @@ impl Exchange<'_> {
 }
 
 impl Exchange<'_> {
+    /// A guarded response begins: a response the guard ends is taken back
+    /// from the detectors from here.
+    pub fn response_begins(&mut self) {
+        if let Some(guard) = self.conv().guard.as_mut() {
+            guard.response_begins();
+        }
+    }
+
+    /// Whether the agent may get `held` (a complete tool call's payloads,
+    /// decoded); `Some`: why not.
+    pub fn judge(&self, held: &[Event]) -> Option<Stop> {
+        self.conv().guard.as_ref()?.judge(held)
+    }
+
+    /// A detection on the results this request brought back, which ends
+    /// its response before the model's first word.
+    pub fn pending_stop(&self) -> Option<Stop> {
+        let conv = self.conv();
+        let d = conv.guard.as_ref()?.pending()?;
+        Some(Stop::new(d.clone(), Found::Request, None))
+    }
+
+    /// The guard ended this response for `stop`: the session gets a note
+    /// of kind `guard` holding what the agent was told, the detectors
+    /// forget the response (see `ConversationGuard`), stderr and the hook
+    /// are told, and the conversation is free for its next request.
+    pub fn stopped(&mut self, stop: &Stop) {
+        let d = &stop.detection;
+        let mut extra = vec![("detector", json!(d.detector)), ("reason", json!(d.reason))];
+        if matches!(stop.found, Found::Stream | Found::Request) {
+            extra.push(("detection_event", json!(d.event)));
+        }
+        if let Some(call) = &stop.withheld {
+            extra.push(("withheld_call", json!({"name": call.name, "args": call.args})));
+        }
+        self.note(&stop.message(), Some("guard"), &extra);
+        {
+            let mut conv = self.conv();
+            if let Some(guard) = conv.guard.as_mut() {
+                guard.take_back_response();
+            }
+            if let Some(call) = &stop.withheld {
+                // Found on a call no file holds: counted here, and in telemetry.
+                self.recorder.detections.fetch_add(1, Ordering::Relaxed);
+                if let Some(link) = conv.link.as_mut() {
+                    let profile = link.info.profile.clone();
+                    link.detection(d, &Event::tool_call(&call.name, call.args.clone()), &profile);
+                }
+            }
+        }
+        self.release();
+        // Found on the request's results: said when they came.
+        if let (Some(guard), false) = (&self.recorder.guard, stop.found == Found::Request) {
+            guard.announce(&self.shown(), d, Some(stop));
+        }
+    }
+
     /// The answer is recorded: the conversation is free for its next request.
     pub fn release(&mut self) {
         if std::mem::replace(&mut self.released, true) {
@@ -526,11 +675,13 @@ mod tests {
             (Role::Tool, ""),
             (Role::User, "also this"),
         ]);
-        with_result.turns[2].results.push(super::super::protocol::ToolOutcome {
-            id: Some("c1".into()),
-            ok: false,
-            output: json!("boom"),
-        });
+        with_result.turns[2]
+            .results
+            .push(super::super::protocol::ToolOutcome::new(
+                Some("c1"),
+                false,
+                json!("boom"),
+            ));
         drop(rec.begin(Protocol::OpenaiChat, &with_result, "u"));
         let kinds: Vec<String> = lines(&path)
             .iter()

@@ -329,9 +329,22 @@ const LIMIT: Duration = Duration::from_secs(180);
 /// Runs `agent` once on `script`, with `settings` merged into its own
 /// configuration where it has one (a hook, a guard switched off).
 pub fn run(agent: Agent, program: &Path, script: Script, settings: Option<Value>) -> Run {
+    run_via(agent, program, script, settings, |model| model.url.clone())
+}
+
+/// [`run`], with the agent's model URL the one `via` gives for the
+/// scripted model (a proxy in between: `loopscope record`).
+pub fn run_via(
+    agent: Agent,
+    program: &Path,
+    script: Script,
+    settings: Option<Value>,
+    via: impl FnOnce(&AgentModel) -> String,
+) -> Run {
     let sandbox = Sandbox::new(agent.name());
     let model = AgentModel::start(script, agent.dialect(), &sandbox.work);
-    let cmd = command(agent, program, &sandbox, &model.url, settings.unwrap_or(json!({})));
+    let url = via(&model);
+    let cmd = command(agent, program, &sandbox, &url, settings.unwrap_or(json!({})));
     let out = run_for(cmd, LIMIT);
     Run {
         agent,
