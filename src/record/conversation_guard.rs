@@ -104,12 +104,12 @@ impl ConversationGuard {
                 self.forget_oldest();
             }
             EventKind::ToolResult { id, ok, output } => {
-                // By id; else (gemini-cli's results carry ids its calls did
-                // not) the oldest call still waiting.
-                let at = id
+                // By id; else the oldest call still waiting that has none
+                // (gemini-cli's results carry ids its calls did not).
+                let by_id = id
                     .as_ref()
-                    .and_then(|id| self.unanswered.iter().position(|(c, _)| c.as_ref() == Some(id)))
-                    .or(if self.unanswered.is_empty() { None } else { Some(0) });
+                    .and_then(|id| self.unanswered.iter().position(|(c, _)| c.as_ref() == Some(id)));
+                let at = by_id.or_else(|| self.unanswered.iter().position(|(c, _)| c.is_none()));
                 if let Some((_, key)) = at.and_then(|i| self.unanswered.remove(i)) {
                     if let Some(memory) = self.calls.get_mut(&key) {
                         memory.last = Some(Outcome {
@@ -275,11 +275,29 @@ mod tests {
     }
 
     #[test]
-    fn results_without_the_calls_id_go_to_the_oldest_call_waiting() {
+    fn results_go_to_their_call_by_id_or_to_the_oldest_call_without_one() {
         // gemini-cli: calls without ids, results with ids of its own.
         let mut guard = ConversationGuard::new(&setup("extended"));
-        looped(&mut guard, 2, |i| Some(format!("read_file_{i}")));
-        assert!(guard.judge(&[call("x")]).is_some());
+        guard.push(&Event::new(EventKind::Prompt {
+            text: Some("go".into()),
+        }));
+        for i in 0..2 {
+            guard.push(&Event::tool_call("read_file", json!({"path": "notes.txt"})));
+            guard.push(&result(Some(&format!("read_file_{i}")), "hello"));
+        }
+        assert!(guard
+            .judge(&[Event::tool_call("read_file", json!({"path": "notes.txt"}))])
+            .is_some());
+        // A result naming a call this conversation never made is another's.
+        let mut guard = ConversationGuard::new(&setup("extended"));
+        guard.push(&Event::new(EventKind::Prompt {
+            text: Some("go".into()),
+        }));
+        for i in 0..3 {
+            guard.push(&call(&format!("c{i}")));
+            guard.push(&result(Some(&format!("other{i}")), "hello"));
+        }
+        assert!(guard.judge(&[call("c3")]).is_none(), "no result is known for the call");
     }
 
     #[test]

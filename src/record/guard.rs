@@ -62,10 +62,12 @@ fn shorten(text: &str, max: usize) -> String {
     }
 }
 
-/// A reason without where in the session it begins (`, from char 2330`,
-/// `, from event 12`): places in a file the agent has never seen.
+/// A reason without where in the session it is (`, from char 2330`,
+/// `, events 8..36`, `, events [12, 25, 38]`): places in a file the agent
+/// has never seen.
 fn without_place(reason: &str) -> String {
-    let place = regex::Regex::new(r",? from (char|event) \d+$").expect("a valid pattern");
+    let place = regex::Regex::new(r",? (from (char|event) \d+|events \d+\.\.\d+|events \[[\d, ]*\])$")
+        .expect("a valid pattern");
     place.replace(reason, "").into_owned()
 }
 
@@ -171,6 +173,12 @@ mod tests {
         d.reason =
             "the reasoning repeats a 12-char unit \"Let me check\" 3 times in a row (needs 3), from char 40".into();
         let stop = Stop::new(d.clone(), Found::Stream, None);
+        let mut streak = d.clone();
+        streak.reason = "5 tool results in a row failed (max_consecutive 5), events 8..36".into();
+        assert_eq!(
+            Stop::new(streak, Found::Request, None).message(),
+            "loopscope stopped a loop: 5 tool results in a row failed (max_consecutive 5) (text-loop)."
+        );
         assert_eq!(
             stop.message(),
             "loopscope stopped a loop: the reasoning repeats a 12-char unit \"Let me check\" 3 times in a row (needs 3) (text-loop)."

@@ -1,9 +1,12 @@
 //! Conversations and their session files. Each request is matched to the
 //! conversation it continues (by its first messages, or the Responses
-//! API's `previous_response_id`); a conversation is answered one request
-//! at a time, so a request that finds its conversation busy (sub-agents
-//! started alike, in parallel) starts its own file and nothing interleaves.
-//! Each event is one `write` of one line: `tail` and `watch` see it at once.
+//! API's `previous_response_id`, or as a retry of its last request: see
+//! [`retry`]); a conversation is answered one request at a time, so a
+//! request that finds its conversation busy (sub-agents started alike, in
+//! parallel) starts its own file and nothing interleaves. A user message's
+//! prompt is the user's words; the context an agent wraps around them is
+//! noted. Each event is one `write` of one line: `tail` and `watch` see it
+//! at once.
 
 use std::fs::{self, File, OpenOptions};
 use std::io::{self, Write};
@@ -14,6 +17,8 @@ use std::time::{Instant, SystemTime};
 
 use serde_json::{json, Value};
 
+mod retry;
+
 use super::conversation_guard::ConversationGuard;
 use super::guard::{Found, Guard, Stop};
 use super::protocol::{Protocol, Request, Role, Turn};
@@ -21,6 +26,7 @@ use crate::detect::Detection;
 use crate::event::{Event, EventKind, Ts, STABLE_OUTPUT};
 use crate::files::FileId;
 use crate::formats::Item;
+use retry::LastAsk;
 
 /// Session files kept open at once; idle ones beyond this are closed and
 /// reopened (checked to be the same file) when their conversation goes on.
@@ -51,54 +57,6 @@ struct Entry {
     /// Its last request, as a retry of it would ask again.
     last_ask: LastAsk,
     last_used: Instant,
-}
-
-/// A request as a retry would repeat it: its turns but the last (hashed),
-/// and the last one's words. Agents ask again as they asked, or with words
-/// added to their last message (Claude Code: "[Your previous response had
-/// no visible output…]"; gemini-cli: "[System: You previously generated
-/// thoughts but failed to provide a final user-facing response…]"); such a
-/// retry goes on in the same conversation.
-#[derive(Default)]
-struct LastAsk {
-    turns: usize,
-    before_last: u64,
-    last_words: String,
-}
-
-fn turns_hash(turns: &[Turn]) -> u64 {
-    use std::hash::{Hash, Hasher};
-    let mut h = std::collections::hash_map::DefaultHasher::new();
-    for t in turns {
-        (t.role, &t.text, &t.wrapped).hash(&mut h);
-        for r in &t.results {
-            (&r.id, r.ok, r.output.to_string()).hash(&mut h);
-        }
-    }
-    h.finish()
-}
-
-impl LastAsk {
-    fn of(req: &Request) -> LastAsk {
-        let n = req.turns.len();
-        LastAsk {
-            turns: n,
-            before_last: turns_hash(&req.turns[..n.saturating_sub(1)]),
-            last_words: req.turns.last().map(|t| t.text.clone()).unwrap_or_default(),
-        }
-    }
-
-    /// The words `req` adds to the last message when it asks this again.
-    fn added_by(&self, req: &Request) -> Option<String> {
-        let last = req.turns.last()?;
-        let asks_again = req.turns.len() == self.turns
-            && last.role == Role::User
-            && !self.last_words.is_empty()
-            && last.text.len() > self.last_words.len()
-            && last.text.starts_with(&self.last_words)
-            && turns_hash(&req.turns[..self.turns - 1]) == self.before_last;
-        asks_again.then(|| last.text[self.last_words.len()..].trim().to_string())
-    }
 }
 
 /// One conversation's session file and detectors.
@@ -598,106 +556,4 @@ impl Drop for Exchange<'_> {
 }
 
 #[cfg(test)]
-mod tests {
-    use super::*;
-    use crate::record::protocol::{Role, Turn};
-
-    fn req(turns: &[(Role, &str)]) -> Request {
-        let turns = turns.iter().map(|(r, t)| Turn::new(*r, t.to_string())).collect();
-        Request::new(Some("gpt/4o mini".into()), "sys", turns)
-    }
-
-    fn lines(path: &Path) -> Vec<Value> {
-        fs::read_to_string(path)
-            .unwrap()
-            .lines()
-            .map(|l| serde_json::from_str(l).unwrap())
-            .collect()
-    }
-
-    #[test]
-    fn a_conversation_goes_on_in_one_file_and_a_busy_twin_gets_its_own() {
-        let dir = tempfile::tempdir().unwrap();
-        let rec = Recorder::new(dir.path(), None).unwrap();
-        let first = req(&[(Role::System, "sys"), (Role::User, "fix 测试 🎉")]);
-        let a = rec.begin(Protocol::OpenaiChat, &first, "http://up");
-        // The same first messages while `a` streams: a parallel sub-agent.
-        let b = rec.begin(Protocol::OpenaiChat, &first, "http://up");
-        let (pa, pb) = (a.conv().path.clone(), b.conv().path.clone());
-        assert_ne!(pa, pb);
-        assert!(
-            pa.file_name()
-                .unwrap()
-                .to_str()
-                .unwrap()
-                .ends_with("-gpt-4o-mini.jsonl"),
-            "{pa:?}"
-        );
-        drop(a);
-        drop(b);
-        let next = req(&[
-            (Role::System, "sys"),
-            (Role::User, "fix 测试 🎉"),
-            (Role::Assistant, ""),
-            (Role::User, "thanks; now the docs"),
-        ]);
-        let c = rec.begin(Protocol::OpenaiChat, &next, "http://up");
-        assert!(c.conv().path == pa || c.conv().path == pb);
-        let path = c.conv().path.clone();
-        drop(c);
-        let events = lines(&path);
-        let kinds: Vec<&str> = events.iter().map(|e| e["type"].as_str().unwrap()).collect();
-        assert_eq!(kinds, ["meta", "prompt", "prompt"]);
-        assert_eq!(events[1]["text"], "fix 测试 🎉");
-        assert_eq!(events[0]["api"], "openai-chat");
-        assert_eq!(rec.conversations.load(Ordering::Relaxed), 2);
-    }
-
-    #[test]
-    fn a_retried_request_adds_nothing_and_results_after_calls_are_not_prompts() {
-        let dir = tempfile::tempdir().unwrap();
-        let rec = Recorder::new(dir.path(), None).unwrap();
-        let first = req(&[(Role::User, "go")]);
-        let path = {
-            let x = rec.begin(Protocol::OpenaiChat, &first, "u");
-            let path = x.conv().path.clone();
-            path
-        };
-        drop(rec.begin(Protocol::OpenaiChat, &first, "u"));
-        {
-            let mut x = rec.begin(Protocol::OpenaiChat, &first, "u");
-            let mut items = vec![Item::Event(Event::tool_call("ls", json!({})), 1)];
-            x.items(&mut items, Instant::now());
-        }
-        let mut with_result = req(&[
-            (Role::User, "go"),
-            (Role::Assistant, ""),
-            (Role::Tool, ""),
-            (Role::User, "also this"),
-        ]);
-        with_result.turns[2]
-            .results
-            .push(super::super::protocol::ToolOutcome::new(
-                Some("c1"),
-                false,
-                json!("boom"),
-            ));
-        drop(rec.begin(Protocol::OpenaiChat, &with_result, "u"));
-        let kinds: Vec<String> = lines(&path)
-            .iter()
-            .map(|e| e["type"].as_str().unwrap().to_string())
-            .collect();
-        assert_eq!(kinds, ["meta", "prompt", "tool_call", "tool_result", "note"]);
-    }
-
-    #[test]
-    fn file_names_are_safe_and_never_reuse_a_file() {
-        assert_eq!(file_safe("../../etc/passwd"), "etc-passwd");
-        assert_eq!(file_safe("模型"), "unknown-model");
-        let dir = tempfile::tempdir().unwrap();
-        fs::write(dir.path().join("x.jsonl"), "mine").unwrap();
-        let (p, _) = create_new(dir.path(), "x").unwrap();
-        assert!(p.ends_with("x-2.jsonl"));
-        assert_eq!(fs::read_to_string(dir.path().join("x.jsonl")).unwrap(), "mine");
-    }
-}
+mod tests;
