@@ -89,8 +89,14 @@ impl Stop {
     }
 
     /// What the agent reads as the end of the answer: what loopscope
-    /// stopped and why, in a sentence.
+    /// stopped and why, in a sentence on one line (the agent shows it to
+    /// its user as the model's words: what the model sent in it, a call's
+    /// arguments, has its control characters shown as placeholders).
     pub fn message(&self) -> String {
+        crate::sanitize::line(&self.sentence())
+    }
+
+    fn sentence(&self) -> String {
         let detector = self.detection.detector;
         match (&self.withheld, self.found) {
             // The detector's count: the steps of the loop, this one with
@@ -170,6 +176,13 @@ mod tests {
     #[test]
     fn a_stop_says_what_was_stopped_in_words_and_quotes_a_long_call_short() {
         let mut d = Detection::new("text-loop", 9, Channel::Reasoning, Some(40));
+        let escape = Withheld {
+            name: "bash".into(),
+            args: json!({"command": "printf '\u{1b}[2J'\nls"}),
+            asked: 3,
+        };
+        let message = Stop::new(d.clone(), Found::Call, Some(escape)).message();
+        assert!(!message.contains(['\u{1b}', '\n']), "{message}");
         d.reason =
             "the reasoning repeats a 12-char unit \"Let me check\" 3 times in a row (needs 3), from char 40".into();
         let stop = Stop::new(d.clone(), Found::Stream, None);
