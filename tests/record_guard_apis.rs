@@ -162,6 +162,10 @@ fn the_guard_ends_a_looping_stream_in_each_apis_terms_and_the_upstream_stops() {
         let notes: Vec<Value> = events(&session).into_iter().filter(|e| e["kind"] == "guard").collect();
         assert_eq!(notes.len(), 2, "{api:?}");
         assert_eq!(notes[1]["text"], notes[0]["text"]);
+        // The retry's detection is where the file has it.
+        let recorded = events(&session);
+        let second = recorded.iter().rposition(|e| e["kind"] == "guard").unwrap();
+        assert_eq!(recorded[second]["detection_event"], json!(second - 1), "{api:?}");
     }
     let printed = p.printed().join("\n");
     assert_eq!(printed.matches("loopscope: guard: ").count(), 8, "{printed}");
