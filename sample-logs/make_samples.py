@@ -694,13 +694,20 @@ def cline_task():
     os.makedirs(d, exist_ok=True)
     ts = 1760000000000
     msgs = [{"ts": ts, "type": "say", "say": "text", "text": "Fix the failing lint step in CI.", "images": [], "conversationHistoryIndex": -1}]
-    for i in range(5):
+    # Each request's text holds the result of the call before it (Cline
+    # reads it back into the next request), then Cline's environment.
+    lint = "[execute_command for 'npm run lint'] Result:\n\nCommand executed.\nOutput:\nerror  Unexpected console statement  no-console"
+    env = "\n\n<environment_details>\n# Current Time\n2025/10/9 8:53:%02d AM (UTC)\n</environment_details>"
+    for i in range(6):
         ts += 4000
-        msgs.append({"ts": ts, "type": "say", "say": "api_req_started", "text": dumps({"request": "…", "tokensIn": 1200, "tokensOut": 80, "cost": 0.002}), "conversationHistoryIndex": i})
+        said = "<task>\nFix the failing lint step in CI.\n</task>" if i == 0 else lint
+        msgs.append({"ts": ts, "type": "say", "say": "api_req_started", "text": dumps({"request": said + env % (ts // 1000 % 60), "tokensIn": 1200, "tokensOut": 80, "cost": 0.002}), "conversationHistoryIndex": i})
+        if i == 5:
+            break
         msgs.append({"ts": ts + 800, "type": "say", "say": "reasoning", "text": "Running the linter again to see the exact error.", "partial": False, "conversationHistoryIndex": i})
         msgs.append({"ts": ts + 1500, "type": "ask", "ask": "command", "text": "npm run lint", "partial": False, "conversationHistoryIndex": i})
         msgs.append({"ts": ts + 2500, "type": "say", "say": "command_output", "text": "error  Unexpected console statement  no-console", "conversationHistoryIndex": i})
-    msgs.append({"ts": ts + 3500, "type": "ask", "ask": "mistake_limit_reached", "text": "Cline is having trouble. Would you like to continue the task?", "conversationHistoryIndex": 5})
+    msgs.append({"ts": ts + 1000, "type": "ask", "ask": "mistake_limit_reached", "text": "Cline is having trouble. Would you like to continue the task?", "conversationHistoryIndex": 5})
     with open(os.path.join(d, "ui_messages.json"), "w") as f:
         f.write(dumps(msgs))
 

@@ -37,6 +37,10 @@ loopscope screenshot sample-logs/identical-tool-calls.jsonl --profile seed,gemin
 # the agent streamed (a scripted Anthropic stream of sentence-loop-en.jsonl's thinking, sent
 # through the proxy), text-loop's detection, and the guard's note as the last event.
 loopscope screenshot tests/fixtures/record/guarded-loop.jsonl --profile extended --select text-loop -o screenshots/record-guard.svg
+# `loopscope hook claude-code` refused the third identical Read: the transcript Claude Code
+# 2.1.197 wrote (tests/hook_agents.rs, kept with LOOPSCOPE_KEEP_RUNS), the refused call in the
+# inspector with the reason the model read.
+loopscope screenshot tests/fixtures/hook/claude-code-refused.jsonl --at 16 --profile extended --size 140x32 --keys '<Tab><Tab>o' -o screenshots/hook-refused.svg
 # `loopscope watch`: every agent's sessions in a made-up home, newest first,
 # a sub-agent under its parent, fired / streaming / idle.
 home=$(mktemp -d)

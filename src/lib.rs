@@ -34,6 +34,7 @@ macro_rules! eprint {
 
 pub mod convert;
 pub mod files;
+pub mod hook;
 pub mod judge;
 pub mod record;
 pub mod redirect;

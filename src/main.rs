@@ -40,7 +40,9 @@ fn main() -> ExitCode {
         Some(Command::Watch(a)) => Some(a.input),
         Some(Command::Tune(a)) => Some(a.input),
         Some(Command::Judge(a)) => Some(a.input),
-        Some(Command::Detectors(_) | Command::Record(_) | Command::Completions { .. } | Command::Man) => None,
+        Some(
+            Command::Detectors(_) | Command::Record(_) | Command::Hook(_) | Command::Completions { .. } | Command::Man,
+        ) => None,
         None => Some(cli.input),
     };
     if let Some(i) = input {
@@ -74,6 +76,7 @@ fn main() -> ExitCode {
         Some(Command::Tune(args)) => run_tune(args),
         Some(Command::Judge(args)) => run_judge(&args),
         Some(Command::Record(args)) => cli::record::run_record(&args),
+        Some(Command::Hook(args)) => cli::hook::run_hook(&args),
         Some(Command::Completions { shell }) => print_generated(|out| {
             clap_complete::generate(shell, &mut Cli::command(), "loopscope", out);
             Ok(())
@@ -110,5 +113,21 @@ fn usage_error(e: clap::Error) -> ExitCode {
         "{}",
         loopscope::sanitize::text(&loopscope::sanitize::cut_lines(&e.render().to_string()))
     );
+    // An agent reads a hook's exit status 2 as a refusal of its call (Claude
+    // Code): a hook whose flags are wrong allows the call instead.
+    if running_as_a_hook() {
+        cli::hook::allow("its flags are wrong");
+        return ExitCode::SUCCESS;
+    }
     ExitCode::from(2)
+}
+
+/// `loopscope hook AGENT …` (not `hook install`, `uninstall` or `status`).
+fn running_as_a_hook() -> bool {
+    let args: Vec<String> = std::env::args().skip(1).collect();
+    args.first().map(String::as_str) == Some("hook")
+        && !matches!(
+            args.get(1).map(String::as_str),
+            Some("install" | "uninstall" | "status" | "help" | "--help" | "-h") | None
+        )
 }

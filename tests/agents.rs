@@ -116,7 +116,7 @@ fn every_fixture_is_listed_in_meta_with_its_source_commit() {
             "{name}: no source commit in {schema}"
         );
     }
-    assert_eq!(meta().len(), 21);
+    assert_eq!(meta().len(), 22);
 }
 
 /// Each format's story: the Chinese prompt, requests, the five failed

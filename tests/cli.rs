@@ -650,13 +650,13 @@ fn completions_offer_agents_and_detector_ids() {
     let script = String::from_utf8(out.stdout).unwrap();
     assert!(
         script.contains(
-            "claude-code codex gemini-cli qwen-code cline roo-code pi opencode kilo copilot openhands goose crush all"
+            "claude-code codex gemini-cli qwen-code cline roo-code pi opencode kilo copilot openhands goose crush openclaw all"
         ),
         "--agent"
     );
     assert!(
         script.contains(
-            "claude-code codex gemini-cli qwen-code cline roo-code pi opencode kilo copilot openhands goose crush\""
+            "claude-code codex gemini-cli qwen-code cline roo-code pi opencode kilo copilot openhands goose crush openclaw\""
         ),
         "--latest"
     );

@@ -318,6 +318,10 @@ pub enum Command {
     /// has with its model API becomes a live session file (`tail`/`watch`
     /// follow it); with --guard, a response that loops is ended there.
     Record(RecordArgs),
+    /// Be an agent's hook: refuse a tool call that would make a loop
+    /// detector fire, with a reason the model reads (`hook install AGENT`
+    /// puts it into the agent's settings).
+    Hook(super::hook::HookArgs),
     /// Print a shell completion script (e.g. `loopscope completions bash > ~/.local/share/bash-completion/completions/loopscope`).
     Completions {
         #[arg(value_enum)]

@@ -5,6 +5,7 @@ pub mod batch;
 pub mod complete;
 pub mod export;
 pub mod flags;
+pub mod hook;
 pub mod live;
 pub mod man;
 pub mod record;

@@ -395,9 +395,11 @@ fn edits_in(body: &str) -> Vec<Edit> {
                 search: within[..d].join("\n"),
                 replace: Some(within[d + 1..e].join("\n")),
             }),
-            (d, _) => edits.push(Edit {
+            // No divider (or none before the end): what it searched for
+            // runs to the divider, the end marker, or the fence.
+            (d, e) => edits.push(Edit {
                 path,
-                search: within[..d.unwrap_or(within.len())].join("\n"),
+                search: within[..d.or(e).unwrap_or(within.len())].join("\n"),
                 replace: None,
             }),
         }

@@ -159,7 +159,13 @@ impl ClaudeCode {
         let meta = v.get("isMeta").and_then(Value::as_bool) == Some(true);
         if v.get("isCompactSummary").and_then(Value::as_bool) == Some(true) {
             out.note("context compacted (summary of the conversation so far)");
-        } else if meta || text.starts_with("<command-") || text.starts_with("<local-command") {
+        } else if meta
+            || text.starts_with("<command-")
+            || text.starts_with("<local-command")
+            // Claude Code's own word that a background task ended: not the
+            // person's, and no new task (detectors are not reset by it).
+            || text.starts_with("<task-notification>")
+        {
             out.note(text.trim().to_string());
         } else if text.starts_with("[Request interrupted") {
             out.note(text);

@@ -40,13 +40,74 @@ pub fn api_decoder() -> WholeDecoder<ApiHistory> {
     WholeDecoder::new(ApiHistory::default(), parse_json, Format::Cline)
 }
 
-/// `ui_messages.json`: `ClineMessage`s keyed by `ts`.
+/// `ui_messages.json`: `ClineMessage`s keyed by `ts`. A call is shown
+/// once (a tool, a command, an MCP tool); its result is what Cline sent
+/// back, in the text of the next request (`api_req_started`'s `request`),
+/// as in the API history: the command's output chunks and an MCP server's
+/// response on the panel are what the person watched, not the result.
 #[derive(Debug, Default)]
 pub struct UiMessages {
     /// Chars of text already emitted, by message `ts`; -1 for one-shot messages.
     emitted: HashMap<i64, usize>,
     first: bool,
+    /// The calls shown since the last request, in order (their ids).
+    open: Vec<String>,
 }
+
+/// Tools whose answer the panel shows as text (a question, the plan, the
+/// completion), never as a call: their results in a request answer no
+/// call of the panel's.
+const NOT_CALLS_IN_THE_PANEL: [&str; 6] = [
+    "attempt_completion",
+    "ask_followup_question",
+    "plan_mode_respond",
+    "load_mcp_documentation",
+    "new_task",
+    "condense",
+];
+
+/// What Cline adds after the results in a request's text, each after a
+/// blank line: where a result's body ends (the environment holds the time
+/// of day, which would make every result differ).
+const AFTER_RESULTS: [&str; 5] = [
+    "\n\n<environment_details>",
+    "\n\n# Todo List",
+    "\n\n# task_progress",
+    "\n\n# TODO LIST",
+    "\n\n# TASK",
+];
+
+/// The `[NAME…] Result: BODY` blocks of a request's text, each starting a
+/// line, with its body up to the next block or Cline's own context.
+fn request_results(request: &str) -> Vec<(&str, &str)> {
+    let mut starts = Vec::new();
+    let mut at = 0;
+    for line in request.split_inclusive('\n') {
+        if line.starts_with('[') {
+            if let UserBlock::Result { .. } = user_block(line) {
+                starts.push(at);
+            }
+        }
+        at += line.len();
+    }
+    let mut out = Vec::with_capacity(starts.len());
+    for (i, &start) in starts.iter().enumerate() {
+        let end = starts.get(i + 1).copied().unwrap_or(request.len());
+        let block = &request[start..end];
+        let block = AFTER_RESULTS
+            .iter()
+            .filter_map(|m| block.find(m))
+            .min()
+            .map_or(block, |cut| &block[..cut]);
+        if let UserBlock::Result { name, body } = user_block(block) {
+            out.push((name, body.trim_end()));
+        }
+    }
+    out
+}
+
+/// Cline marks a command that asks for approval with this after its text.
+const APPROVAL_MARK: &str = "REQ_APP";
 
 impl UiMessages {
     /// Emits the part of a growing text message not emitted yet.
@@ -94,8 +155,20 @@ impl UiMessages {
                 out.content(str_of(&q, "question").unwrap_or(text));
             }
             (_, "api_req_started") if self.once(ts, false) => {
-                out.request(Some(&id));
                 let info = json_text();
+                for (name, body) in request_results(str_of(&info, "request").unwrap_or_default()) {
+                    if NOT_CALLS_IN_THE_PANEL.contains(&name) {
+                        continue;
+                    }
+                    let call = (!self.open.is_empty()).then(|| self.open.remove(0));
+                    out.tool_result(
+                        call.as_deref(),
+                        !result_failed(body),
+                        Some(Value::String(body.to_string())),
+                    );
+                }
+                self.open.clear();
+                out.request(Some(&id));
                 if let Some(why) = str_of(&info, "cancelReason").or(str_of(&info, "streamingFailedMessage")) {
                     out.note(format!("request ended early: {why}"));
                 }
@@ -104,19 +177,18 @@ impl UiMessages {
                 let args = json_text();
                 let name = str_of(&args, "tool").unwrap_or("tool").to_string();
                 out.tool_call(Some(&id), &name, Args::Json(args));
+                self.open.push(id);
             }
             (_, "command") if self.once(ts, partial) => {
-                out.tool_call(Some(&id), "execute_command", Args::Json(json!({ "command": text })));
+                let command = text.strip_suffix(APPROVAL_MARK).unwrap_or(text);
+                out.tool_call(Some(&id), "execute_command", Args::Json(json!({ "command": command })));
+                self.open.push(id);
             }
-            (_, "use_mcp_server") | (_, "mcp_server_request_started") if self.once(ts, partial) => {
+            (_, "use_mcp_server") if self.once(ts, partial) => {
                 out.tool_call(Some(&id), "use_mcp_server", Args::Json(json_text()));
+                self.open.push(id);
             }
-            (_, "command_output") | (_, "mcp_server_response") if self.once(ts, partial) => {
-                out.tool_result(None, true, Some(Value::String(text.to_string())));
-            }
-            (_, "diff_error") if self.once(ts, partial) => {
-                out.tool_result(None, false, Some(Value::String(text.to_string())))
-            }
+            (_, "diff_error") if self.once(ts, partial) => out.note(format!("diff error: {text}")),
             (_, "error") if self.once(ts, partial) => out.note(format!("error: {text}")),
             (_, "api_req_failed") if self.once(ts, partial) => out.note(format!("request failed: {text}")),
             (_, "mistake_limit_reached") if self.once(ts, partial) => {
@@ -206,7 +278,7 @@ fn user_block(text: &str) -> UserBlock<'_> {
 /// diagnostics are listed ("New problems detected after saving the file")
 /// was saved: that is success.
 fn result_failed(body: &str) -> bool {
-    const FAILED: [&str; 7] = [
+    const FAILED: [&str; 8] = [
         "The tool execution failed",
         "Command failed with exit code",
         "The user denied this operation",
@@ -214,6 +286,8 @@ fn result_failed(body: &str) -> bool {
         "Missing value for required parameter",
         "Error executing",
         "Tool execution failed",
+        // An MCP tool's error: Cline puts `Error:` before what the server said.
+        "Error:",
     ];
     let first = body.trim_start();
     FAILED.iter().any(|f| first.starts_with(f))
@@ -326,6 +400,23 @@ mod tests {
             user_block("[TASK RESUMPTION] This task was interrupted"),
             UserBlock::Note("[TASK RESUMPTION] This task was interrupted")
         );
+    }
+
+    #[test]
+    fn a_request_holds_the_results_up_to_clines_own_context() {
+        let request = "[execute_command for 'ls'] Result:\n\nCommand executed.\nOutput:\na\n\nb\n\n\n\n# Todo List (Optional)\nx\n\n<environment_details>\n# Current Time\n9:16\n</environment_details>";
+        assert_eq!(
+            request_results(request),
+            vec![("execute_command", "Command executed.\nOutput:\na\n\nb")]
+        );
+        let two = "[read_file for 'a'] Result:\n\n1\n[use_mcp_server for 'x'] Result:\n\nError:\nError: not connected";
+        let got = request_results(two);
+        assert_eq!(
+            got,
+            vec![("read_file", "1"), ("use_mcp_server", "Error:\nError: not connected")]
+        );
+        assert!(result_failed(got[1].1));
+        assert!(request_results("<task>\n[x] is no result\n</task>").is_empty());
     }
 
     #[test]

@@ -85,6 +85,19 @@ fn exec_output(text: &str) -> Option<(Option<i64>, String)> {
 /// What a hook that refused a call leaves as its output.
 const HOOK_BLOCKED: &str = "Command blocked by ";
 
+/// How 0.4x words a call that failed before or around its command, in
+/// plain text where a finished command leaves JSON with an exit code: the
+/// sandbox refused it (`failed in sandbox Seatbelt with execution error: …,
+/// exit code: 1, …`), it could not start (`execution error: No such file or
+/// directory`), or the person said no.
+const FAILED_IN_WORDS: [&str; 5] = [
+    HOOK_BLOCKED,
+    "failed in sandbox ",
+    "execution error: ",
+    "patch rejected by user",
+    "exec command rejected by user",
+];
+
 fn texts(items: Option<&Value>, kinds: &[&str]) -> String {
     items
         .and_then(Value::as_array)
@@ -205,8 +218,10 @@ impl Codex {
                     let at = self.exits.iter().position(|(c, _)| c == id)?;
                     Some(self.exits.remove(at).1)
                 });
-                let blocked = output.as_str().is_some_and(|t| t.starts_with(HOOK_BLOCKED));
-                let ok = !blocked && recorded.or(stated).is_none_or(|c| c == 0);
+                let said_failed = output
+                    .as_str()
+                    .is_some_and(|t| FAILED_IN_WORDS.iter().any(|w| t.starts_with(w)));
+                let ok = !said_failed && recorded.or(stated).is_none_or(|c| c == 0);
                 match stable {
                     Some(stable) => out.tool_result_varying(call_id, ok, output.clone(), stable),
                     None => out.tool_result(call_id, ok, Some(output.clone())),

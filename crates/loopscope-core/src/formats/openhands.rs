@@ -159,7 +159,10 @@ impl V0 {
                 "condensation" => out.condensation("context condensed"),
                 "finish" => {
                     out.request(None);
-                    out.content(str_of(args, "final_thought").unwrap_or_default());
+                    // `final_thought` since 0.2x; the trajectories before it
+                    // keep the closing words in `thought`.
+                    let words = str_of(args, "final_thought").filter(|t| !t.is_empty());
+                    out.content(words.or(str_of(args, "thought")).unwrap_or_default());
                 }
                 _ if source == "agent" => {
                     let rid = str_of(response, "id").unwrap_or_default();
