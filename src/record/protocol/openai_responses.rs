@@ -346,6 +346,25 @@ mod tests {
         assert_eq!(r.previous_response.as_deref(), Some("resp_0"));
     }
 
+    #[test]
+    fn codexs_command_output_fails_by_its_exit_code_and_compares_without_its_chunk_id() {
+        let output = |chunk: &str, code: u8| {
+            json!({"type": "function_call_output", "call_id": "c1", "output": format!(
+                "Chunk ID: {chunk}\nWall time: 0.0000 seconds\nProcess exited with code {code}\nOriginal token count: 11\nOutput:\ncat: missing.txt: No such file or directory\n"
+            )})
+        };
+        let outcome = |item: Value| request(&json!({"input": [item]})).turns[0].results[0].clone();
+        let (a, b) = (outcome(output("5fab01", 1)), outcome(output("130f5b", 1)));
+        assert!(!a.ok && !b.ok, "exit code 1 failed");
+        assert_ne!(a.output, b.output);
+        assert_eq!(a.stable, b.stable, "the same but for the chunk id");
+        assert!(a.stable.as_ref().unwrap().as_str().unwrap().contains("No such file"));
+        assert!(outcome(output("5fab01", 0)).ok);
+        // Another tool's output is compared whole.
+        let plain = outcome(json!({"type": "function_call_output", "call_id": "c1", "output": "done"}));
+        assert!(plain.ok && plain.stable.is_none());
+    }
+
     fn events(bytes: &[u8]) -> Vec<Value> {
         String::from_utf8(bytes.to_vec())
             .unwrap()
