@@ -136,7 +136,7 @@ impl Guard {
                 found: Found::Request, ..
             }) => (
                 format!("at event {} ({})", d.event, crate::scan::position(d)),
-                "ended the response to the results that made it fire",
+                "the answer to these results ends at its first word (a streamed one)",
             ),
             Some(_) => (
                 format!("at event {} ({})", d.event, crate::scan::position(d)),
@@ -150,7 +150,7 @@ impl Guard {
         eprintln!(
             "loopscope: guard: {} fired in {file} {}; {outcome}: {}",
             d.detector,
-            crate::sanitize::text(&place),
+            crate::sanitize::line(&place),
             crate::sanitize::text(&d.reason)
         );
         if let Some(command) = &self.hook {

@@ -112,6 +112,7 @@ impl Recorder {
     /// Starts recording one request: finds or starts its conversation and
     /// writes what is new in the request (a prompt, tool results, remarks).
     pub fn begin(&self, protocol: Protocol, req: &Request, upstream: &str) -> Exchange<'_> {
+        let ask = LastAsk::of(req);
         let (conv, start, added) = {
             let mut entries = lock(&self.entries);
             let mut added = None;
@@ -127,7 +128,7 @@ impl Recorder {
                     .map(|(i, _)| i)
                     .or_else(|| {
                         entries.iter().position(|e| {
-                            added = e.last_ask.added_by(req).filter(|_| !e.busy);
+                            added = e.last_ask.added_by(&ask).filter(|_| !e.busy);
                             added.is_some()
                         })
                     }),
@@ -164,9 +165,11 @@ impl Recorder {
             };
             e.busy = true;
             e.turns = req.turns.len();
-            // A retry that added words: its next requests repeat them.
-            e.key = req.key;
-            e.last_ask = LastAsk::of(req);
+            if added.is_some() {
+                // The conversation's next requests repeat the words added.
+                e.key = req.key;
+            }
+            e.last_ask = ask;
             e.last_used = Instant::now();
             (e.conv.clone(), start, added)
         };

@@ -14,6 +14,7 @@ use super::super::protocol::{Request, Role, Turn};
 pub(super) struct LastAsk {
     turns: usize,
     before_last: u64,
+    last_role: Option<Role>,
     last_words: String,
 }
 
@@ -35,19 +36,19 @@ impl LastAsk {
         LastAsk {
             turns: n,
             before_last: turns_hash(&req.turns[..n.saturating_sub(1)]),
+            last_role: req.turns.last().map(|t| t.role),
             last_words: req.turns.last().map(|t| t.text.clone()).unwrap_or_default(),
         }
     }
 
-    /// The words `req` adds to the last message when it asks this again.
-    pub(super) fn added_by(&self, req: &Request) -> Option<String> {
-        let last = req.turns.last()?;
-        let asks_again = req.turns.len() == self.turns
-            && last.role == Role::User
+    /// The words `again` adds to the last message when it asks this again.
+    pub(super) fn added_by(&self, again: &LastAsk) -> Option<String> {
+        let asks_again = again.turns == self.turns
+            && again.last_role == Some(Role::User)
             && !self.last_words.is_empty()
-            && last.text.len() > self.last_words.len()
-            && last.text.starts_with(&self.last_words)
-            && turns_hash(&req.turns[..self.turns - 1]) == self.before_last;
-        asks_again.then(|| last.text[self.last_words.len()..].trim().to_string())
+            && again.last_words.len() > self.last_words.len()
+            && again.last_words.starts_with(&self.last_words)
+            && again.before_last == self.before_last;
+        asks_again.then(|| again.last_words[self.last_words.len()..].trim().to_string())
     }
 }
