@@ -16,65 +16,7 @@ use std::time::{Duration, Instant};
 
 use proxy::{detections, events, request, scan, Proxy};
 use serde_json::{json, Value};
-use upstream::{Api, Upstream, LOOP_REPEATS, LOOP_WORDS};
-
-const KEY: &str = "sk-test-SECRET-0123456789";
-
-/// A proxy with one route per API to `up`.
-fn proxy_to(up: &Upstream, dir: &Path, extra: &[&str]) -> Proxy {
-    let routes = [
-        format!("openai={}/v1", up.url),
-        format!("anthropic={}", up.url),
-        format!("gemini={}", up.url),
-    ];
-    let mut args: Vec<&str> = Vec::new();
-    for r in &routes {
-        args.extend(["--upstream", r.as_str()]);
-    }
-    args.extend(extra);
-    Proxy::start(dir, &args)
-}
-
-/// The path, headers and body an SDK of `api` sends for `prompt`.
-fn call(api: Api, prompt: &str, stream: bool) -> (String, Vec<(&'static str, String)>, Value) {
-    let auth = vec![
-        ("Authorization", format!("Bearer {KEY}")),
-        ("Content-Type", "application/json".to_string()),
-    ];
-    match api {
-        Api::Chat => (
-            "/openai/chat/completions".into(),
-            auth,
-            json!({"model": "gpt-test", "stream": stream, "messages": [{"role": "system", "content": "Be brief."}, {"role": "user", "content": prompt}]}),
-        ),
-        Api::Responses => (
-            "/openai/responses".into(),
-            auth,
-            json!({"model": "gpt-5-test", "stream": stream, "instructions": "Be brief.", "input": [{"role": "user", "content": [{"type": "input_text", "text": prompt}]}]}),
-        ),
-        Api::Anthropic => (
-            "/anthropic/v1/messages".into(),
-            vec![
-                ("x-api-key", KEY.to_string()),
-                ("anthropic-version", "2023-06-01".into()),
-                ("Content-Type", "application/json".into()),
-            ],
-            json!({"model": "claude-test", "max_tokens": 1024, "stream": stream, "system": "Be brief.", "messages": [{"role": "user", "content": prompt}]}),
-        ),
-        Api::Gemini => (
-            if stream {
-                format!("/gemini/v1beta/models/gemini-test:streamGenerateContent?alt=sse&key={KEY}")
-            } else {
-                format!("/gemini/v1beta/models/gemini-test:generateContent?key={KEY}")
-            },
-            vec![
-                ("x-goog-api-key", KEY.to_string()),
-                ("Content-Type", "application/json".into()),
-            ],
-            json!({"systemInstruction": {"parts": [{"text": "Be brief."}]}, "contents": [{"role": "user", "parts": [{"text": prompt}]}]}),
-        ),
-    }
-}
+use upstream::{call, Api, Upstream, KEY, LOOP_REPEATS, LOOP_WORDS};
 
 fn send(p: &Proxy, api: Api, prompt: &str, stream: bool) -> proxy::Response {
     let (path, headers, body) = call(api, prompt, stream);
@@ -88,7 +30,7 @@ const APIS: [Api; 4] = [Api::Chat, Api::Responses, Api::Anthropic, Api::Gemini];
 fn every_api_passes_the_upstreams_bytes_and_the_session_replays_to_the_same_detections() {
     let up = Upstream::start();
     let dir = tempfile::tempdir().unwrap();
-    let p = proxy_to(&up, dir.path(), &[]);
+    let p = Proxy::to_apis(&up.url, dir.path(), &[]);
     let scratch = tempfile::tempdir().unwrap();
     for api in APIS {
         for scenario in ["clean", "tool", "loop", "error"] {
@@ -194,7 +136,7 @@ fn gemini_array(p: &Proxy, prompt: &str) -> proxy::Response {
 fn gemini_json_array_streams_pass_and_record_too() {
     let up = Upstream::start();
     let dir = tempfile::tempdir().unwrap();
-    let p = proxy_to(&up, dir.path(), &[]);
+    let p = Proxy::to_apis(&up.url, dir.path(), &[]);
     let got = gemini_array(&p, "tool call as an array");
     let served = up.wait_for("tool call as an array");
     assert_eq!(got.body, served.script());
@@ -212,147 +154,13 @@ fn gemini_json_array_streams_pass_and_record_too() {
 }
 
 /// The events of an SSE body, as JSON (`[DONE]` as a string).
-fn sse_payloads(body: &[u8]) -> Vec<Value> {
-    String::from_utf8_lossy(body)
-        .split("\n\n")
-        .filter_map(|e| {
-            let data: Vec<&str> = e.lines().filter_map(|l| l.trim_end().strip_prefix("data: ")).collect();
-            (!data.is_empty()).then(|| serde_json::from_str(&data.join("\n")).unwrap_or(Value::String(data.join("\n"))))
-        })
-        .collect()
-}
-
-#[test]
-fn the_guard_ends_a_looping_stream_in_each_apis_terms_and_the_upstream_stops() {
-    let up = Upstream::start();
-    let dir = tempfile::tempdir().unwrap();
-    // Paced as a model streams, so stopping early means something.
-    *up.pause.lock().unwrap() = Duration::from_millis(1);
-    let hooks = tempfile::tempdir().unwrap();
-    let hook = format!(
-        "echo \"$LOOPSCOPE_DETECTOR $LOOPSCOPE_EVENT $LOOPSCOPE_FILE\" >> {}/hook.log",
-        hooks.path().display()
-    );
-    let p = proxy_to(&up, dir.path(), &["--guard", "extended", "--guard-hook", &hook]);
-    let loop_events = LOOP_REPEATS * LOOP_WORDS.len();
-    for api in APIS {
-        // A clean stream passes the guard unchanged.
-        let clean = format!("clean under guard {api:?}");
-        let got = send(&p, api, &clean, true);
-        assert_eq!(got.body, up.wait_for(&clean).script(), "{api:?}");
-
-        let prompt = format!("loop under guard {api:?}");
-        let got = send(&p, api, &prompt, true);
-        assert_eq!(got.status, 200);
-        let served = up.wait_for(&prompt);
-        // The upstream was stopped long before the end of its loop…
-        assert!(!served.complete, "{api:?}: the upstream request was not closed");
-        assert!(
-            served.sent_events < loop_events / 2,
-            "{api:?}: sent {} events",
-            served.sent_events
-        );
-        // …and the client got whole events of it, then the API's own end.
-        let script = served.script();
-        let cut = (0..=served.events.len())
-            .map(|n| served.events[..n].concat().len())
-            .filter(|&len| got.body.starts_with(&script[..len]))
-            .max()
-            .unwrap();
-        assert!(cut > 0 && cut < script.len(), "{api:?}");
-        let end = &got.body[cut..];
-        let payloads = sse_payloads(end);
-        let text = String::from_utf8_lossy(end);
-        match api {
-            Api::Chat => {
-                assert_eq!(payloads.last().unwrap(), &json!("[DONE]"), "{text}");
-                assert_eq!(payloads[0]["choices"][0]["finish_reason"], "stop", "{text}");
-                assert_eq!(payloads[0]["id"], "chatcmpl-scripted");
-            }
-            Api::Responses => {
-                let last = payloads.last().unwrap();
-                assert_eq!(last["type"], "response.completed", "{text}");
-                assert_eq!(last["response"]["status"], "completed");
-                assert_eq!(last["response"]["id"], "resp_scripted");
-            }
-            Api::Anthropic => {
-                let kinds: Vec<&str> = payloads.iter().map(|v| v["type"].as_str().unwrap()).collect();
-                assert_eq!(kinds, ["content_block_stop", "message_delta", "message_stop"], "{text}");
-                assert_eq!(payloads[1]["delta"]["stop_reason"], "end_turn");
-            }
-            Api::Gemini => {
-                assert_eq!(payloads.len(), 1, "{text}");
-                assert_eq!(payloads[0]["candidates"][0]["finishReason"], "STOP", "{text}");
-            }
-        }
-        // The session holds the stream up to the detection, and the guard's note.
-        let session = p.session_of(&prompt);
-        let recorded = events(&session);
-        let note = recorded
-            .iter()
-            .find(|e| e["kind"] == "guard")
-            .expect("the guard's note");
-        let detector = note["detector"].as_str().unwrap();
-        let at = note["detection_event"].as_u64().unwrap();
-        let scanned = scan("extended", &session);
-        assert_eq!(scanned[0]["detector"], detector, "{api:?}");
-        assert_eq!(scanned[0]["event"], at, "{api:?}");
-        assert_eq!(
-            at as usize,
-            recorded.len() - 2,
-            "{api:?}: the detection is the last event before the note"
-        );
-    }
-    let printed = p.printed().join("\n");
-    assert_eq!(printed.matches("loopscope: guard: ").count(), 4, "{printed}");
-    assert!(printed.contains("ended the response"), "{printed}");
-    // --guard-hook ran once per detection, told which detector, event and session.
-    let until = Instant::now() + Duration::from_secs(10);
-    let log = loop {
-        let log = std::fs::read_to_string(hooks.path().join("hook.log")).unwrap_or_default();
-        if log.lines().count() >= 4 || Instant::now() > until {
-            break log;
-        }
-        std::thread::sleep(Duration::from_millis(20));
-    };
-    assert_eq!(log.lines().count(), 4, "{log}");
-    for line in log.lines() {
-        let fields: Vec<&str> = line.split(' ').collect();
-        let note = events(Path::new(fields[2]))
-            .into_iter()
-            .find(|e| e["kind"] == "guard")
-            .unwrap();
-        assert_eq!(
-            (fields[0], fields[1]),
-            (
-                note["detector"].as_str().unwrap(),
-                note["detection_event"].to_string().as_str()
-            )
-        );
-    }
-}
-
-#[test]
-fn a_guarded_gemini_array_stays_a_json_array() {
-    let up = Upstream::start();
-    let dir = tempfile::tempdir().unwrap();
-    *up.pause.lock().unwrap() = Duration::from_millis(1);
-    let p = proxy_to(&up, dir.path(), &["--guard", "extended"]);
-    let got = gemini_array(&p, "loop as an array");
-    let served = up.wait_for("loop as an array");
-    assert!(!served.complete);
-    let chunks: Vec<Value> = serde_json::from_slice(&got.body).expect("a complete JSON array");
-    assert!(chunks.len() < LOOP_REPEATS * LOOP_WORDS.len());
-    assert_eq!(chunks.last().unwrap()["candidates"][0]["finishReason"], "STOP");
-}
-
 #[test]
 fn sixty_four_concurrent_streams_each_get_their_own_file() {
     let up = Upstream::start();
     // Slow enough that all 64 are streaming at once.
     *up.pause.lock().unwrap() = Duration::from_millis(5);
     let dir = tempfile::tempdir().unwrap();
-    let p = proxy_to(&up, dir.path(), &[]);
+    let p = Proxy::to_apis(&up.url, dir.path(), &[]);
     let threads: Vec<_> = (0..64)
         .map(|i| {
             let addr = p.addr.clone();
@@ -402,7 +210,7 @@ fn sixty_four_concurrent_streams_each_get_their_own_file() {
 fn a_conversation_goes_on_in_its_file_with_the_tool_results_of_its_next_request() {
     let up = Upstream::start();
     let dir = tempfile::tempdir().unwrap();
-    let p = proxy_to(&up, dir.path(), &[]);
+    let p = Proxy::to_apis(&up.url, dir.path(), &[]);
     let first = json!({"model": "claude-test", "max_tokens": 100, "stream": true, "system": "sys",
         "messages": [{"role": "user", "content": "use a tool please"}]});
     let headers = [("Content-Type", "application/json")];
@@ -445,7 +253,7 @@ fn a_conversation_goes_on_in_its_file_with_the_tool_results_of_its_next_request(
 fn it_is_not_an_open_proxy_and_listens_on_loopback_unless_told() {
     let up = Upstream::start();
     let dir = tempfile::tempdir().unwrap();
-    let p = proxy_to(&up, dir.path(), &[]);
+    let p = Proxy::to_apis(&up.url, dir.path(), &[]);
     let refused = |head: &str| -> String {
         let mut s = TcpStream::connect(&p.addr).unwrap();
         s.write_all(head.as_bytes()).unwrap();
@@ -738,7 +546,7 @@ fn watch_follows_a_recorded_folder_while_the_agent_streams() {
     let up = Upstream::start();
     *up.pause.lock().unwrap() = Duration::from_millis(1);
     let dir = tempfile::tempdir().unwrap();
-    let p = proxy_to(&up, dir.path(), &[]);
+    let p = Proxy::to_apis(&up.url, dir.path(), &[]);
     let mut watch = std::process::Command::new(env!("CARGO_BIN_EXE_loopscope"))
         .args(["watch", "--no-tui", "--json", "--profile", "extended"])
         .arg(dir.path())
@@ -774,7 +582,7 @@ fn watch_follows_a_recorded_folder_while_the_agent_streams() {
 fn the_proxy_alone_stops_on_ctrl_c_and_a_missing_command_is_one_line() {
     let up = Upstream::start();
     let dir = tempfile::tempdir().unwrap();
-    let mut p = proxy_to(&up, dir.path(), &[]);
+    let mut p = Proxy::to_apis(&up.url, dir.path(), &[]);
     send(&p, Api::Chat, "clean before stopping", true);
     common::interrupt(&p.child);
     let status = p.child.wait().unwrap();
@@ -813,8 +621,8 @@ fn the_guards_detections_go_to_otlp_and_the_counts_to_metrics() {
         .unwrap()
         .port();
     let metrics = format!("127.0.0.1:{port}");
-    let p = proxy_to(
-        &up,
+    let p = Proxy::to_apis(
+        &up.url,
         dir.path(),
         &["--guard", "extended", "--otlp", &sink.url, "--metrics", &metrics],
     );
@@ -837,10 +645,7 @@ fn the_guards_detections_go_to_otlp_and_the_counts_to_metrics() {
     assert_eq!(ct, "application/x-protobuf");
     assert!(String::from_utf8_lossy(body).contains("gen_ai.evaluation.name"));
     let written = p.written();
-    assert!(
-        written.contains("--guard ended this response"),
-        "the guard still guards"
-    );
+    assert!(written.contains("loopscope stopped a loop"), "the guard still guards");
 }
 
 #[test]

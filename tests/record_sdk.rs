@@ -228,3 +228,42 @@ fn with_the_guard_a_looping_stream_ends_at_the_detection_and_the_sdk_sees_a_norm
         assert_eq!(recorded.last().unwrap()["kind"], "guard", "{prompt}");
     }
 }
+
+#[test]
+fn with_the_guard_an_sdks_tool_loop_ends_with_loopscopes_words_and_no_call_to_run() {
+    let Some(python) = python_with_sdks() else { return };
+    let up = Upstream::start();
+    let dir = tempfile::tempdir().unwrap();
+    let p = proxy_to(&up, dir.path(), &["--guard", "extended"]);
+    let jobs: Vec<Value> = ["chat", "responses", "anthropic"]
+        .iter()
+        .map(|api| job(&p, api, "tools", &format!("tool calls via {api}")))
+        .collect();
+    let results = run_clients(&python, &jobs);
+    for (job, result) in jobs.iter().zip(&results) {
+        let prompt = job["prompt"].as_str().unwrap();
+        assert!(result.get("error").is_none(), "{prompt}: the SDK raised {result}");
+        // Two rounds ran; the third call would repeat the step a third
+        // time, and the SDK got no call to run, only an ordinary end.
+        assert_eq!(result["ran"], 2, "{prompt}: {result}");
+        let normal = match job["api"].as_str().unwrap() {
+            "chat" => "stop",
+            "responses" => "completed",
+            _ => "end_turn",
+        };
+        assert_eq!(result["finish"], normal, "{prompt}: {result}");
+        let text = result["text"].as_str().unwrap();
+        assert!(
+            text.ends_with(
+                "called 3 times with the same arguments and the same result (tool-loop); this call was not run."
+            ),
+            "{prompt}: {text}"
+        );
+        assert!(
+            text.contains("loopscope stopped a loop: read_file {"),
+            "{prompt}: {text}"
+        );
+        up.wait_for_asks(prompt, 3);
+        assert_eq!(up.served().iter().filter(|s| s.prompt == prompt).count(), 3, "{prompt}");
+    }
+}

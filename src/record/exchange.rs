@@ -1,28 +1,22 @@
 //! One request through the proxy: sent upstream, its answer passed to the
-//! client piece by piece as it arrives (each piece written before it is
-//! decoded), recorded into its conversation, and, under `--guard`, ended
-//! in the API's own terms when a detector fires.
+//! client piece by piece as it arrives (see [`super::answer`]), recorded
+//! into its conversation, and, under `--guard`, ended in the API's own
+//! terms when a detector fires.
 
 use std::io::{self, Write};
 use std::net::{Shutdown, TcpStream};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
-use serde_json::{json, Value};
+use serde_json::Value;
 
+use super::answer::{recording_for, Ending, Pass};
 use super::conversations::Exchange;
-use super::guard::{payload_of, Units};
 use super::http::{self, BodyReader, BodyWriter, Framing, RequestHead, ResponseHead};
-use super::protocol::{Protocol, Shape, Terminator};
+use super::protocol::Protocol;
 use super::upstream::{Connection, Upstream};
 use super::{Context, Route};
-use crate::detect::Detection;
-use crate::formats::detect::Kind;
-use crate::formats::{Decoder, Item};
-
-/// The most of an error body or a whole answer kept to record it.
-const MAX_ERROR_BODY: usize = 1 << 20;
 
 /// Watches the client while its request is answered: if it goes away,
 /// the upstream connection is shut down, so the upstream stops too.
@@ -148,38 +142,6 @@ fn client_head(resp: &ResponseHead, framing: Framing, close: bool) -> Vec<u8> {
     h
 }
 
-/// How an answer is recorded.
-enum Recording {
-    Off,
-    /// A stream: decoded as it passes; guarded if `guard` is set.
-    Stream {
-        decoder: Box<dyn Decoder>,
-        guard: Option<Guarded>,
-    },
-    /// A whole JSON answer, decoded at its end.
-    Whole(Vec<u8>),
-    /// An error status: its body becomes a note.
-    Error(Vec<u8>),
-}
-
-/// A guarded stream's state: payloads held until complete, and the end.
-struct Guarded {
-    units: Units,
-    shape: Shape,
-    pending: Vec<u8>,
-    end: Box<dyn Terminator>,
-}
-
-/// How the passing of an answer ended.
-enum Ending {
-    /// The upstream's answer ended; the client has all of it.
-    Complete,
-    /// The guard ended it.
-    Guarded,
-    ClientGone,
-    UpstreamBroke(io::Error),
-}
-
 /// A short reason for an upstream failure: TLS errors say what was wrong
 /// with the certificate or the handshake.
 fn reason(e: &io::Error) -> String {
@@ -222,7 +184,7 @@ pub fn forward(ctx: &Context, client: &TcpStream, req: &RequestHead, body: &[u8]
     };
     let up_framing = http::response_framing(&resp, &req.method);
     let recording = recording_for(ctx, protocol, exchange.is_some(), &resp, path);
-    let guarded = matches!(recording, Recording::Stream { guard: Some(_), .. });
+    let guarded = recording.is_guarded();
     let framing = match up_framing {
         Framing::Empty => Framing::Empty,
         _ if req.version == 0 => Framing::Close,
@@ -244,7 +206,7 @@ pub fn forward(ctx: &Context, client: &TcpStream, req: &RequestHead, body: &[u8]
         recording,
         exchange: exchange.as_mut(),
     };
-    let ending = pass.run(&mut conn, client, &watcher);
+    let ending = pass.run(&mut conn, client, || watcher.gone());
     let reader_done = pass.reader.is_done();
     drop(pass);
     drop(watcher);
@@ -335,311 +297,6 @@ fn send(
     }
 }
 
-/// How the answer is recorded.
-fn recording_for(
-    ctx: &Context,
-    protocol: Option<Protocol>,
-    recorded: bool,
-    resp: &ResponseHead,
-    path: &str,
-) -> Recording {
-    let Some(protocol) = protocol.filter(|_| recorded) else {
-        return Recording::Off;
-    };
-    if resp.status >= 400 {
-        return Recording::Error(Vec::new());
-    }
-    if !(200..300).contains(&resp.status) {
-        return Recording::Off;
-    }
-    let content_type = http::header(&resp.headers, "content-type")
-        .unwrap_or_default()
-        .to_ascii_lowercase();
-    let json = content_type.contains("json") && !content_type.contains("ndjson") && !content_type.contains("jsonl");
-    let (kind, shape) = if json && protocol == Protocol::Gemini && path.ends_with(":streamGenerateContent") {
-        (Kind::GeminiArray, Shape::Array)
-    } else if json {
-        return Recording::Whole(Vec::new());
-    } else if content_type.contains("event-stream") {
-        (protocol.kind(), Shape::Sse)
-    } else {
-        (protocol.kind(), Shape::Lines)
-    };
-    let guard = ctx.recorder.guard.as_ref().map(|_| Guarded {
-        units: Units::new(shape),
-        shape,
-        pending: Vec::new(),
-        end: protocol.terminator(),
-    });
-    Recording::Stream {
-        decoder: kind.build(),
-        guard,
-    }
-}
-
-/// An answer on its way from the upstream to the client.
-struct Pass<'a, 'b> {
-    ctx: &'a Context,
-    resp: &'a ResponseHead,
-    protocol: Option<Protocol>,
-    reader: BodyReader,
-    writer: BodyWriter,
-    recording: Recording,
-    exchange: Option<&'a mut Exchange<'b>>,
-}
-
-/// Writes decoded events into the conversation; returns the guard's detections.
-fn record(exchange: &mut Option<&mut Exchange<'_>>, items: &mut Vec<Item>, at: Instant) -> Vec<Detection> {
-    match exchange.as_mut() {
-        Some(x) => x.items(items, at),
-        None => {
-            items.clear();
-            Vec::new()
-        }
-    }
-}
-
-impl Pass<'_, '_> {
-    fn run(&mut self, conn: &mut Connection, client: &TcpStream, watcher: &Watcher) -> Ending {
-        let mut out = client;
-        let mut buf = vec![0u8; 64 * 1024];
-        let mut items = Vec::new();
-        loop {
-            let n = match conn.read_body(&mut self.reader, &mut buf) {
-                Ok(n) => n,
-                Err(_) if watcher.gone() => return Ending::ClientGone,
-                Err(e) => {
-                    // What was held back is passed on: the client sees the break where it was.
-                    let held = self.take_held(&mut items);
-                    record(&mut self.exchange, &mut items, Instant::now());
-                    let _ = self.writer.write(&mut out, &held);
-                    return Ending::UpstreamBroke(e);
-                }
-            };
-            let at = Instant::now();
-            let data = &buf[..n];
-            let last = n == 0 || self.reader.is_done();
-            let mut tail = Vec::new();
-            if matches!(self.recording, Recording::Stream { guard: Some(_), .. }) {
-                let (mut ready, fired) = self.pass_guarded(data, at, &mut items);
-                if let Some(d) = fired {
-                    return self.stop(&mut out, ready, d);
-                }
-                self.unguard_if_unsplittable(&mut ready, &mut items);
-                if !last {
-                    if self.writer.write(&mut out, &ready).is_err() {
-                        return Ending::ClientGone;
-                    }
-                    continue;
-                }
-                tail = ready;
-            } else {
-                // Passed on first, recorded after: the client never waits for the recording.
-                if !last && self.writer.write(&mut out, data).is_err() {
-                    return Ending::ClientGone;
-                }
-                self.keep(data, at, &mut items);
-                if last {
-                    tail = data.to_vec();
-                }
-            }
-            if last {
-                // The conversation is recorded and free before the client has
-                // the answer's last byte: its next request may come at once.
-                tail.extend(self.take_held(&mut items));
-                record(&mut self.exchange, &mut items, Instant::now());
-                self.complete(&mut items);
-                if let Some(x) = self.exchange.as_mut() {
-                    x.release();
-                }
-                // A client that left after the last byte has the whole answer.
-                let _ = self
-                    .writer
-                    .write(&mut out, &tail)
-                    .and_then(|()| self.writer.finish(&mut out));
-                return Ending::Complete;
-            }
-        }
-    }
-
-    /// Records a piece of an answer that is not guarded.
-    fn keep(&mut self, data: &[u8], at: Instant, items: &mut Vec<Item>) {
-        match &mut self.recording {
-            Recording::Off => {}
-            Recording::Stream { decoder, .. } => {
-                decoder.feed(data, items);
-                record(&mut self.exchange, items, at);
-            }
-            Recording::Whole(b) | Recording::Error(b) => {
-                let limit = crate::formats::max_record().max(MAX_ERROR_BODY);
-                if b.len() + data.len() <= limit {
-                    b.extend_from_slice(data);
-                }
-            }
-        }
-    }
-
-    /// Checks the complete payloads of what arrived, each decoded and
-    /// pushed through the detectors in turn; returns the bytes to pass on
-    /// (up to and including the payload that fired, if one did).
-    fn pass_guarded(&mut self, data: &[u8], at: Instant, items: &mut Vec<Item>) -> (Vec<u8>, Option<Detection>) {
-        let Recording::Stream {
-            decoder,
-            guard: Some(g),
-        } = &mut self.recording
-        else {
-            return (data.to_vec(), None);
-        };
-        g.pending.extend_from_slice(data);
-        let mut passed = 0;
-        let mut fired = None;
-        while let Some(end) = g.units.next_end(&g.pending[passed..]) {
-            let unit = &g.pending[passed..passed + end];
-            if let Some((event, value)) = payload_of(unit, g.shape) {
-                g.end.saw(event.as_deref(), &value);
-            }
-            decoder.feed(unit, items);
-            passed += end;
-            if let Some(d) = record(&mut self.exchange, items, at).into_iter().next() {
-                fired = Some(d);
-                break;
-            }
-        }
-        (g.pending.drain(..passed).collect(), fired)
-    }
-
-    /// A stream with no payload boundary in more than a record's length
-    /// (not the API's framing after all) is passed on unguarded from here,
-    /// so nothing is held without bound.
-    fn unguard_if_unsplittable(&mut self, ready: &mut Vec<u8>, items: &mut Vec<Item>) {
-        let Recording::Stream { guard, .. } = &mut self.recording else {
-            return;
-        };
-        if guard
-            .as_ref()
-            .is_some_and(|g| g.pending.len() > crate::formats::max_record())
-        {
-            ready.extend(self.take_held(items));
-            record(&mut self.exchange, items, Instant::now());
-            if let Recording::Stream { guard, .. } = &mut self.recording {
-                *guard = None;
-            }
-        }
-    }
-
-    /// The guard fired: the session is told, then the client gets what
-    /// came before and the API's own end of the answer.
-    fn stop(&mut self, out: &mut &TcpStream, ready: Vec<u8>, d: Detection) -> Ending {
-        let Recording::Stream { guard: Some(g), .. } = &mut self.recording else {
-            return Ending::Complete;
-        };
-        let end = g.end.end(g.shape);
-        if let Some(x) = self.exchange.as_mut() {
-            let text = format!(
-                "loopscope record --guard ended this response: {} fired at event {}: {}",
-                d.detector, d.event, d.reason
-            );
-            x.note(
-                &text,
-                Some("guard"),
-                &[("detector", json!(d.detector)), ("detection_event", json!(d.event))],
-            );
-            x.release();
-            if let Some(guard) = &self.ctx.recorder.guard {
-                guard.announce(&x.shown(), &d, true);
-            }
-        }
-        let wrote = self
-            .writer
-            .write(out, &ready)
-            .and_then(|()| self.writer.write(out, &end))
-            .and_then(|()| self.writer.finish(out));
-        match wrote {
-            Ok(()) => Ending::Guarded,
-            Err(_) => Ending::ClientGone,
-        }
-    }
-
-    /// What a guarded stream held back (an unfinished payload), decoded.
-    fn take_held(&mut self, items: &mut Vec<Item>) -> Vec<u8> {
-        match &mut self.recording {
-            Recording::Stream {
-                decoder,
-                guard: Some(g),
-            } => {
-                let held = std::mem::take(&mut g.pending);
-                decoder.feed(&held, items);
-                held
-            }
-            _ => Vec::new(),
-        }
-    }
-
-    /// The answer is all in: the stream's decoder finished, a whole answer
-    /// or an error recorded; detections this late are only said.
-    fn complete(&mut self, items: &mut Vec<Item>) {
-        let (Some(x), Some(protocol)) = (self.exchange.as_mut(), self.protocol) else {
-            return;
-        };
-        let now = Instant::now();
-        let detections = match std::mem::replace(&mut self.recording, Recording::Off) {
-            Recording::Stream { mut decoder, .. } => {
-                decoder.finish(items);
-                x.items(items, now)
-            }
-            Recording::Whole(body) => match serde_json::from_slice::<Value>(&body) {
-                Ok(value) => {
-                    let mut decoder = protocol.kind().build();
-                    for payload in protocol.whole_payloads(&value) {
-                        decoder.feed(format!("data: {payload}\n\n").as_bytes(), items);
-                    }
-                    decoder.finish(items);
-                    x.items(items, now)
-                }
-                Err(_) => x.note("the answer was not JSON loopscope could read; not recorded", None, &[]),
-            },
-            Recording::Error(body) => x.note(
-                &error_note(self.resp, &body),
-                None,
-                &[("status", json!(self.resp.status))],
-            ),
-            Recording::Off => Vec::new(),
-        };
-        if let Some(g) = &self.ctx.recorder.guard {
-            for d in &detections {
-                g.announce(&x.shown(), d, false);
-            }
-        }
-    }
-}
-
-/// `API error (HTTP 429 Too Many Requests): <the API's message>`.
-fn error_note(resp: &ResponseHead, body: &[u8]) -> String {
-    let value: Option<Value> = serde_json::from_slice(body).ok();
-    let message = value.as_ref().and_then(|v| {
-        let e = v.get("error").unwrap_or(v);
-        e.get("message")
-            .and_then(Value::as_str)
-            .or_else(|| e.as_str())
-            .map(str::to_string)
-    });
-    let message = message.unwrap_or_else(|| {
-        let text = String::from_utf8_lossy(body);
-        let text = text.trim();
-        let mut cut: String = text.chars().take(300).collect();
-        if cut.len() < text.len() {
-            cut.push('…');
-        }
-        cut
-    });
-    let status = format!("HTTP {} {}", resp.status, resp.reason);
-    if message.is_empty() {
-        format!("API error ({})", status.trim())
-    } else {
-        format!("API error ({}): {message}", status.trim())
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -685,15 +342,6 @@ mod tests {
         assert_eq!(
             head,
             "HTTP/1.1 429 Too Many Requests\r\nRetry-After: 3\r\nx-request-id: r1\r\nTransfer-Encoding: chunked\r\n\r\n"
-        );
-        let body = br#"{"error":{"message":"Rate limit reached for gpt-4o","type":"requests"}}"#;
-        assert_eq!(
-            error_note(&resp, body),
-            "API error (HTTP 429 Too Many Requests): Rate limit reached for gpt-4o"
-        );
-        assert_eq!(
-            error_note(&resp, b"upstream connect error"),
-            "API error (HTTP 429 Too Many Requests): upstream connect error"
         );
     }
 }

@@ -1,11 +1,12 @@
-//! `--guard`: the detectors run on every conversation as it streams. A
-//! guarded response is passed on payload by payload (an SSE event, a line,
-//! an array element), so that when a detector fires the client has
-//! received whole payloads only and the API's own end can follow.
+//! `--guard`: the detectors run on every conversation as it streams (see
+//! `conversation_guard`); when one fires, the response is ended in the
+//! API's own terms, and a tool call that would make one fire never reaches
+//! the agent. What the guard ended, and why, in words for the agent, the
+//! session and stderr.
 
 use serde_json::Value;
 
-use super::protocol::Shape;
+use crate::detect::readable::call_text;
 use crate::detect::Detection;
 use crate::tail::OnDetect;
 use crate::Setup;
@@ -17,20 +18,139 @@ pub struct Guard {
     pub hook: Option<String>,
 }
 
+/// Where a detection fired.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Found {
+    /// On what the client received (the text that loops).
+    Stream,
+    /// On a tool call, before the agent got it.
+    Call,
+    /// On the result the call would get: the one it got last time.
+    Result { ok: bool },
+    /// On the results the agent sent back in its request.
+    Request,
+}
+
+/// A tool call the model asked for that the agent did not get.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Withheld {
+    pub name: String,
+    pub args: Value,
+    /// How often the model asked for it since the prompt, this time included.
+    pub asked: usize,
+}
+
+impl Withheld {
+    /// `read_file {path: notes.txt}`, at most so long.
+    pub fn shown(&self) -> String {
+        let raw = format!("{}:{}", self.name, self.args);
+        let text = call_text(&raw).unwrap_or(raw);
+        shorten(&text, MAX_SHOWN_CALL)
+    }
+}
+
+/// The most of a call's text a stop message quotes (a write's content can
+/// be the size of a file).
+const MAX_SHOWN_CALL: usize = 200;
+/// The most of a detection's reason a stop message quotes.
+const MAX_SHOWN_REASON: usize = 300;
+
+fn shorten(text: &str, max: usize) -> String {
+    match text.char_indices().nth(max) {
+        Some((cut, _)) => format!("{}…", &text[..cut]),
+        None => text.to_string(),
+    }
+}
+
+/// A reason without where in the session it is (`, from char 2330`,
+/// `, events 8..36`, `, events [12, 25, 38]`): places in a file the agent
+/// has never seen.
+fn without_place(reason: &str) -> String {
+    let place = regex::Regex::new(r",? (from (char|event) \d+|events \d+\.\.\d+|events \[[\d, ]*\])$")
+        .expect("a valid pattern");
+    place.replace(reason, "").into_owned()
+}
+
+/// Why the guard ended a response.
+#[derive(Clone, Debug)]
+pub struct Stop {
+    pub detection: Detection,
+    pub found: Found,
+    pub withheld: Option<Withheld>,
+}
+
+impl Stop {
+    pub fn new(detection: Detection, found: Found, withheld: Option<Withheld>) -> Stop {
+        Stop {
+            detection,
+            found,
+            withheld,
+        }
+    }
+
+    /// What the agent reads as the end of the answer: what loopscope
+    /// stopped and why, in a sentence on one line (the agent shows it to
+    /// its user as the model's words: what the model sent in it, a call's
+    /// arguments, has its control characters shown as placeholders).
+    pub fn message(&self) -> String {
+        crate::sanitize::line(&self.sentence())
+    }
+
+    fn sentence(&self) -> String {
+        let detector = self.detection.detector;
+        match (&self.withheld, self.found) {
+            // The detector's count: the steps of the loop, this one with
+            // the result it would get included.
+            (Some(call), Found::Result { ok }) => format!(
+                "loopscope stopped a loop: {} called {} times with the same arguments and the same {} ({detector}); this call was not run.",
+                call.shown(),
+                self.detection.repeats.unwrap_or(call.asked),
+                if ok { "result" } else { "error" },
+            ),
+            (Some(call), _) => format!(
+                "loopscope stopped a loop: {} called {} times with the same arguments ({detector}); this call was not run.",
+                call.shown(),
+                call.asked,
+            ),
+            (None, _) => format!(
+                "loopscope stopped a loop: {} ({detector}).",
+                shorten(&without_place(&self.detection.readable_reason()), MAX_SHOWN_REASON)
+            ),
+        }
+    }
+}
+
 impl Guard {
-    /// Says a detection on stderr and runs the hook; `stopped` when the
-    /// response it fired in was ended there.
-    pub fn announce(&self, file: &str, d: &Detection, stopped: bool) {
-        let what = if stopped {
-            "ended the response"
-        } else {
-            "the response had already ended"
+    /// Says a detection on stderr and runs the hook: where it fired
+    /// (`found`; `None`: in a response that had already ended, which only
+    /// the recording could see).
+    pub fn announce(&self, file: &str, d: &Detection, found: Option<&Stop>) {
+        let (place, outcome) = match found {
+            Some(Stop {
+                withheld: Some(call), ..
+            }) => (
+                format!("on the call {}", call.shown()),
+                "kept the call from the agent and ended the response",
+            ),
+            Some(Stop {
+                found: Found::Request, ..
+            }) => (
+                format!("at event {} ({})", d.event, crate::scan::position(d)),
+                "the answer to these results ends at its first word (a streamed one)",
+            ),
+            Some(_) => (
+                format!("at event {} ({})", d.event, crate::scan::position(d)),
+                "ended the response",
+            ),
+            None => (
+                format!("at event {} ({})", d.event, crate::scan::position(d)),
+                "the response had already ended",
+            ),
         };
         eprintln!(
-            "loopscope: guard: {} fired in {file} at event {} ({}); {what}: {}",
+            "loopscope: guard: {} fired in {file} {}; {outcome}: {}",
             d.detector,
-            d.event,
-            crate::scan::position(d),
+            crate::sanitize::line(&place),
             crate::sanitize::text(&d.reason)
         );
         if let Some(command) = &self.hook {
@@ -47,149 +167,50 @@ impl Guard {
     }
 }
 
-/// Finds where each payload of a stream ends, across reads.
-#[derive(Debug)]
-pub struct Units {
-    shape: Shape,
-    /// Bytes of the buffer already looked at.
-    scanned: usize,
-    /// SSE: non-blank bytes in the current line.
-    line_len: usize,
-    /// Array: JSON nesting depth, and string state.
-    depth: u32,
-    in_string: bool,
-    escaped: bool,
-}
-
-impl Units {
-    pub fn new(shape: Shape) -> Units {
-        Units {
-            shape,
-            scanned: 0,
-            line_len: 0,
-            depth: 0,
-            in_string: false,
-            escaped: false,
-        }
-    }
-
-    /// The end (exclusive) of the first complete payload in `buf`, which
-    /// starts where the previous payload ended; the caller then drops those
-    /// bytes. `None`: more bytes are needed.
-    pub fn next_end(&mut self, buf: &[u8]) -> Option<usize> {
-        for (i, &b) in buf.iter().enumerate().skip(self.scanned) {
-            if self.boundary_after(b) {
-                self.scanned = 0;
-                return Some(i + 1);
-            }
-        }
-        self.scanned = buf.len();
-        None
-    }
-
-    fn boundary_after(&mut self, b: u8) -> bool {
-        match self.shape {
-            Shape::Sse => match b {
-                b'\n' => std::mem::replace(&mut self.line_len, 0) == 0,
-                b'\r' => false,
-                _ => {
-                    self.line_len += 1;
-                    false
-                }
-            },
-            Shape::Lines => b == b'\n',
-            Shape::Array => {
-                if self.in_string {
-                    match (self.escaped, b) {
-                        (true, _) => self.escaped = false,
-                        (false, b'\\') => self.escaped = true,
-                        (false, b'"') => self.in_string = false,
-                        _ => {}
-                    }
-                    return false;
-                }
-                match b {
-                    b'"' => self.in_string = true,
-                    b'{' | b'[' => self.depth += 1,
-                    b'}' | b']' => {
-                        self.depth = self.depth.saturating_sub(1);
-                        return self.depth <= 1;
-                    }
-                    _ => {}
-                }
-                false
-            }
-        }
-    }
-}
-
-/// The payload a unit carries: its SSE event name and its JSON data.
-pub fn payload_of(unit: &[u8], shape: Shape) -> Option<(Option<String>, Value)> {
-    let text = String::from_utf8_lossy(unit);
-    match shape {
-        Shape::Sse => {
-            let mut event = None;
-            let mut data = String::new();
-            for line in text.lines() {
-                if let Some(v) = line.strip_prefix("event:") {
-                    event = Some(v.trim().to_string());
-                } else if let Some(v) = line.strip_prefix("data:") {
-                    if !data.is_empty() {
-                        data.push('\n');
-                    }
-                    data.push_str(v.strip_prefix(' ').unwrap_or(v));
-                }
-            }
-            let value = serde_json::from_str(&data).ok()?;
-            Some((event, value))
-        }
-        Shape::Lines | Shape::Array => {
-            let t = text.trim().trim_start_matches(['[', ',']).trim_end_matches(']').trim();
-            serde_json::from_str(t).ok().map(|v| (None, v))
-        }
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    fn split(shape: Shape, input: &[u8], step: usize) -> Vec<String> {
-        let mut units = Units::new(shape);
-        let mut buf = Vec::new();
-        let mut out = Vec::new();
-        for piece in input.chunks(step) {
-            buf.extend_from_slice(piece);
-            while let Some(end) = units.next_end(&buf) {
-                out.push(String::from_utf8(buf.drain(..end).collect()).unwrap());
-            }
-        }
-        out
-    }
+    use crate::event::Channel;
+    use serde_json::json;
 
     #[test]
-    fn sse_events_split_at_blank_lines_however_the_bytes_come() {
-        let input = b"event: a\r\ndata: {\"x\":1}\r\n\r\ndata: {\"y\":\"\\n\\n\"}\n\ndata: [DONE]\n\n";
-        for step in [1, 3, 100] {
-            let got = split(Shape::Sse, input, step);
-            assert_eq!(got.len(), 3, "{got:?}");
-            assert_eq!(
-                payload_of(got[0].as_bytes(), Shape::Sse).unwrap().0.as_deref(),
-                Some("a")
-            );
-            assert!(payload_of(got[2].as_bytes(), Shape::Sse).is_none());
-        }
-    }
-
-    #[test]
-    fn array_elements_split_after_each_closing_brace() {
-        let input = b"[{\"a\":\"}{\\\"\",\"b\":[1,{\"c\":2}]}\r\n,\r\n{\"d\":\"\xe6\x80\x9d\"}\r\n]";
-        for step in [1, 4, 1000] {
-            let got = split(Shape::Array, input, step);
-            assert_eq!(got.len(), 3, "{got:?}");
-            assert_eq!(payload_of(got[0].as_bytes(), Shape::Array).unwrap().1["b"][1]["c"], 2);
-            assert_eq!(payload_of(got[1].as_bytes(), Shape::Array).unwrap().1["d"], "思");
-            assert!(payload_of(got[2].as_bytes(), Shape::Array).is_none());
-        }
+    fn a_stop_says_what_was_stopped_in_words_and_quotes_a_long_call_short() {
+        let mut d = Detection::new("text-loop", 9, Channel::Reasoning, Some(40));
+        let escape = Withheld {
+            name: "bash".into(),
+            args: json!({"command": "printf '\u{1b}[2J'\nls"}),
+            asked: 3,
+        };
+        let message = Stop::new(d.clone(), Found::Call, Some(escape)).message();
+        assert!(!message.contains(['\u{1b}', '\n']), "{message}");
+        d.reason =
+            "the reasoning repeats a 12-char unit \"Let me check\" 3 times in a row (needs 3), from char 40".into();
+        let stop = Stop::new(d.clone(), Found::Stream, None);
+        let mut streak = d.clone();
+        streak.reason = "5 tool results in a row failed (max_consecutive 5), events 8..36".into();
+        assert_eq!(
+            Stop::new(streak, Found::Request, None).message(),
+            "loopscope stopped a loop: 5 tool results in a row failed (max_consecutive 5) (text-loop)."
+        );
+        assert_eq!(
+            stop.message(),
+            "loopscope stopped a loop: the reasoning repeats a 12-char unit \"Let me check\" 3 times in a row (needs 3) (text-loop)."
+        );
+        let write = Withheld {
+            name: "write_file".into(),
+            args: json!({"path": "a.txt", "content": "x".repeat(1000)}),
+            asked: 4,
+        };
+        d.repeats = Some(3);
+        let stop = Stop::new(d, Found::Result { ok: false }, Some(write));
+        let message = stop.message();
+        assert!(
+            message.starts_with("loopscope stopped a loop: write_file {path: a.txt, content: xxx"),
+            "{message}"
+        );
+        assert!(message.contains("…") && message.len() < 400, "{message}");
+        assert!(message.ends_with(
+            "called 3 times with the same arguments and the same error (text-loop); this call was not run."
+        ));
     }
 }

@@ -5,16 +5,23 @@
 //!
 //! The pieces: [`server`] (the client side, HTTP/1.1 on std threads),
 //! [`upstream`] (connections to the APIs, TLS by rustls), [`exchange`]
-//! (one request and its answer), [`protocol`] (what each API's requests
-//! say and how its streams end), [`conversations`] (the session files),
-//! [`guard`] (the detectors on the way), [`agents`] (the variables that
-//! point agents at the proxy).
+//! (one request), [`answer`] (its answer on the way back), [`payloads`]
+//! (a stream cut into its payloads), [`guarded`] (a guarded stream: tool
+//! calls held until judged), [`protocol`] (what each API's requests say
+//! and how its streams end), [`conversations`] (the session files),
+//! [`conversation_guard`] (one conversation's detectors), [`guard`] (what
+//! the guard stopped, in words), [`agents`] (the variables that point
+//! agents at the proxy).
 
 pub mod agents;
+pub mod answer;
+pub mod conversation_guard;
 pub mod conversations;
 pub mod exchange;
 pub mod guard;
+pub mod guarded;
 pub mod http;
+pub mod payloads;
 pub mod protocol;
 pub mod server;
 pub mod upstream;

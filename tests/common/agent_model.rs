@@ -263,8 +263,12 @@ fn serve(stream: TcpStream, log: &Mutex<Vec<Asked>>, play: &Play) {
                     answer.status,
                     data.len()
                 );
+                // A HEAD (Claude Code's first request) gets the head alone:
+                // a body after it would be read as the next answer on a
+                // kept connection (a proxy sends its next request again).
+                let body = if req.method == "HEAD" { "" } else { data.as_str() };
                 w.write_all(head.as_bytes())
-                    .and_then(|()| w.write_all(data.as_bytes()))
+                    .and_then(|()| w.write_all(body.as_bytes()))
                     .and_then(|()| w.flush())
                     .is_ok()
             }

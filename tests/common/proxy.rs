@@ -57,6 +57,22 @@ impl Proxy {
         }
     }
 
+    /// `record` with a route per API to the upstream at `url`: `/openai`
+    /// (to its `/v1`), `/anthropic` and `/gemini`.
+    pub fn to_apis(url: &str, dir: &Path, extra: &[&str]) -> Proxy {
+        let routes = [
+            format!("openai={url}/v1"),
+            format!("anthropic={url}"),
+            format!("gemini={url}"),
+        ];
+        let mut args: Vec<&str> = Vec::new();
+        for r in &routes {
+            args.extend(["--upstream", r.as_str()]);
+        }
+        args.extend(extra);
+        Proxy::start(dir, &args)
+    }
+
     /// What it printed on stderr so far.
     pub fn printed(&self) -> Vec<String> {
         self.stderr.try_iter().collect()

@@ -329,7 +329,7 @@ const LIMIT: Duration = Duration::from_secs(180);
 /// Runs `agent` once on `script`, with `settings` merged into its own
 /// configuration where it has one (a hook, a guard switched off).
 pub fn run(agent: Agent, program: &Path, script: Script, settings: Option<Value>) -> Run {
-    run_prepared(agent, program, script, settings, |_| {})
+    run_with(agent, program, script, settings, |model| model.url.clone(), |_| {})
 }
 
 /// [`run`], with `prepare` run on the sandbox once the agent's own
@@ -341,9 +341,33 @@ pub fn run_prepared(
     settings: Option<Value>,
     prepare: impl FnOnce(&Sandbox),
 ) -> Run {
+    run_with(agent, program, script, settings, |model| model.url.clone(), prepare)
+}
+
+/// [`run`], with the agent's model URL the one `via` gives for the
+/// scripted model (a proxy in between: `loopscope record`).
+pub fn run_via(
+    agent: Agent,
+    program: &Path,
+    script: Script,
+    settings: Option<Value>,
+    via: impl FnOnce(&AgentModel) -> String,
+) -> Run {
+    run_with(agent, program, script, settings, via, |_| {})
+}
+
+fn run_with(
+    agent: Agent,
+    program: &Path,
+    script: Script,
+    settings: Option<Value>,
+    via: impl FnOnce(&AgentModel) -> String,
+    prepare: impl FnOnce(&Sandbox),
+) -> Run {
     let sandbox = Sandbox::new(agent.name());
     let model = AgentModel::start(script, agent.dialect(), &sandbox.work);
-    let cmd = command(agent, program, &sandbox, &model.url, settings.unwrap_or(json!({})));
+    let url = via(&model);
+    let cmd = command(agent, program, &sandbox, &url, settings.unwrap_or(json!({})));
     prepare(&sandbox);
     let out = run_for(cmd, LIMIT);
     Run {

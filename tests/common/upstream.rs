@@ -333,6 +333,65 @@ fn scenario_of(prompt: &str) -> Scenario {
     Scenario::Clean
 }
 
+/// The key the record tests' clients send.
+pub const KEY: &str = "sk-test-SECRET-0123456789";
+
+impl Upstream {
+    /// Waits until `n` requests with `prompt` have been answered (at most 30 s).
+    pub fn wait_for_asks(&self, prompt: &str, n: usize) {
+        let until = Instant::now() + Duration::from_secs(30);
+        while self.served().iter().filter(|s| s.prompt == prompt).count() < n {
+            assert!(
+                Instant::now() < until,
+                "the upstream never answered {prompt:?} {n} times"
+            );
+            std::thread::sleep(Duration::from_millis(20));
+        }
+    }
+}
+
+/// The path (under a proxy's routes `/openai`, `/anthropic`, `/gemini`; see
+/// `Proxy::to_apis`), headers and body an SDK of `api` sends for `prompt`.
+pub fn call(api: Api, prompt: &str, stream: bool) -> (String, Vec<(&'static str, String)>, Value) {
+    let auth = vec![
+        ("Authorization", format!("Bearer {KEY}")),
+        ("Content-Type", "application/json".to_string()),
+    ];
+    match api {
+        Api::Chat => (
+            "/openai/chat/completions".into(),
+            auth,
+            json!({"model": "gpt-test", "stream": stream, "messages": [{"role": "system", "content": "Be brief."}, {"role": "user", "content": prompt}]}),
+        ),
+        Api::Responses => (
+            "/openai/responses".into(),
+            auth,
+            json!({"model": "gpt-5-test", "stream": stream, "instructions": "Be brief.", "input": [{"role": "user", "content": [{"type": "input_text", "text": prompt}]}]}),
+        ),
+        Api::Anthropic => (
+            "/anthropic/v1/messages".into(),
+            vec![
+                ("x-api-key", KEY.to_string()),
+                ("anthropic-version", "2023-06-01".into()),
+                ("Content-Type", "application/json".into()),
+            ],
+            json!({"model": "claude-test", "max_tokens": 1024, "stream": stream, "system": "Be brief.", "messages": [{"role": "user", "content": prompt}]}),
+        ),
+        Api::Gemini => (
+            if stream {
+                format!("/gemini/v1beta/models/gemini-test:streamGenerateContent?alt=sse&key={KEY}")
+            } else {
+                format!("/gemini/v1beta/models/gemini-test:generateContent?key={KEY}")
+            },
+            vec![
+                ("x-goog-api-key", KEY.to_string()),
+                ("Content-Type", "application/json".into()),
+            ],
+            json!({"systemInstruction": {"parts": [{"text": "Be brief."}]}, "contents": [{"role": "user", "parts": [{"text": prompt}]}]}),
+        ),
+    }
+}
+
 /// The last user message's text, in any of the four APIs.
 pub fn last_user_text(body: &Value) -> String {
     let text = |c: &Value| -> String {

@@ -2,7 +2,8 @@
 SDKs talking to `loopscope record`. Reads a JSON list of jobs on stdin,
 prints a JSON list of results: for each job the raw bytes of the streamed
 body (`raw`), or what the SDK made of the answer (`sdk` streamed through the
-SDK's own stream helpers, `whole` not streamed), or the error it raised."""
+SDK's own stream helpers, `whole` not streamed; `tools`: a tool loop run as
+an agent runs it, and how many calls it ran), or the error it raised."""
 
 import json
 import sys
@@ -81,17 +82,92 @@ def messages(client, job):
     }
 
 
+RESULT = "fn main() {}"
+TURNS = 6
+
+
+def chat_tools(client, job):
+    """A tool loop as an agent runs it: each call answered, up to TURNS
+    rounds, until an answer calls no tool; counts the calls it ran."""
+    messages = [{"role": "system", "content": SYSTEM}, {"role": "user", "content": job["prompt"]}]
+    ran, text, finish = 0, "", None
+    for _ in range(TURNS):
+        text, finish, calls = "", None, {}
+        for chunk in client.chat.completions.create(model="gpt-test", messages=messages, stream=True):
+            for ch in chunk.choices:
+                d = ch.delta
+                text += d.content or ""
+                for t in d.tool_calls or []:
+                    call = calls.setdefault(t.index, {"id": "", "name": "", "args": ""})
+                    call["id"] = call["id"] or t.id or ""
+                    call["name"] += (t.function.name or "") if t.function else ""
+                    call["args"] += (t.function.arguments or "") if t.function else ""
+                if ch.finish_reason:
+                    finish = ch.finish_reason
+        if not calls:
+            break
+        messages.append({"role": "assistant", "content": text or None, "tool_calls": [
+            {"id": c["id"], "type": "function", "function": {"name": c["name"], "arguments": c["args"]}}
+            for c in calls.values()]})
+        for c in calls.values():
+            messages.append({"role": "tool", "tool_call_id": c["id"], "content": RESULT})
+            ran += 1
+    return {"text": text, "finish": finish, "ran": ran}
+
+
+def responses_tools(client, job):
+    items = [{"role": "user", "content": job["prompt"]}]
+    ran, final = 0, None
+    for _ in range(TURNS):
+        with client.responses.stream(model="gpt-5-test", instructions=SYSTEM, input=items) as s:
+            for _ev in s:
+                pass
+            final = s.get_final_response()
+        calls = [o for o in final.output if o.type == "function_call"]
+        if not calls:
+            break
+        for o in calls:
+            items.append({"type": "function_call", "call_id": o.call_id, "name": o.name, "arguments": o.arguments})
+            items.append({"type": "function_call_output", "call_id": o.call_id, "output": RESULT})
+            ran += 1
+    return {"text": final.output_text, "finish": final.status, "ran": ran}
+
+
+def messages_tools(client, job):
+    messages = [{"role": "user", "content": job["prompt"]}]
+    ran, final = 0, None
+    for _ in range(TURNS):
+        with client.messages.stream(model="claude-test", max_tokens=1024, system=SYSTEM, messages=messages) as s:
+            for _ev in s:
+                pass
+            final = s.get_final_message()
+        uses = [b for b in final.content if b.type == "tool_use"]
+        if not uses:
+            break
+        messages.append({"role": "assistant", "content": [
+            {"type": "tool_use", "id": b.id, "name": b.name, "input": b.input} for b in uses]})
+        messages.append({"role": "user", "content": [
+            {"type": "tool_result", "tool_use_id": b.id, "content": RESULT} for b in uses]})
+        ran += len(uses)
+    text = "".join(b.text for b in final.content if b.type == "text")
+    return {"text": text, "finish": final.stop_reason, "ran": ran}
+
+
 def main():
     jobs = json.load(sys.stdin)
     results = []
     for job in jobs:
         try:
+            tools = job["mode"] == "tools"
             if job["api"] == "anthropic":
                 client = anthropic.Anthropic(base_url=job["base"], api_key=job["key"], max_retries=0, timeout=60)
-                results.append(messages(client, job))
+                results.append((messages_tools if tools else messages)(client, job))
             else:
                 client = openai.OpenAI(base_url=job["base"], api_key=job["key"], max_retries=0, timeout=60)
-                results.append((chat if job["api"] == "chat" else responses)(client, job))
+                if job["api"] == "chat":
+                    results.append((chat_tools if tools else chat)(client, job))
+                else:
+                    results.append((responses_tools if tools else responses)(client, job))
         except (openai.APIStatusError, anthropic.APIStatusError) as e:
             results.append({"error": {"class": type(e).__name__, "status": e.status_code, "message": str(e)}})
     json.dump(results, sys.stdout)

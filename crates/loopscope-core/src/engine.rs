@@ -79,6 +79,14 @@ impl Engine {
         found
     }
 
+    /// Moves past `n` events the detectors are not to see (events the
+    /// caller recorded and then took back from the detectors, as
+    /// `loopscope record --guard` does with a response it ended), so later
+    /// events keep the indexes they have in the stream.
+    pub fn skip(&mut self, n: usize) {
+        self.position += n;
+    }
+
     /// Lets every detector drop what it can work out again (see
     /// [`crate::detect::Detector::compact`]): `watch` does it to a quiet session.
     pub fn compact(&mut self) {

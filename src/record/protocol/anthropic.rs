@@ -6,7 +6,7 @@ use std::collections::BTreeSet;
 
 use serde_json::{json, Value};
 
-use super::{frame, text_of, Request, Role, Shape, Terminator, ToolOutcome, Turn};
+use super::{after, frame, text_of, text_parts, CallTracker, Request, Role, Shape, Terminator, ToolOutcome, Turn};
 use crate::formats::str_of;
 
 pub fn request(body: &Value) -> Request {
@@ -18,15 +18,15 @@ pub fn request(body: &Value) -> Request {
             Some("assistant") => Role::Assistant,
             _ => Role::User,
         };
-        let mut turn = Turn::new(role, text_of(content));
+        let mut turn = Turn::message(role, &text_parts(content));
         if role == Role::User {
             for b in content.and_then(Value::as_array).into_iter().flatten() {
                 if str_of(b, "type") == Some("tool_result") {
-                    turn.results.push(ToolOutcome {
-                        id: str_of(b, "tool_use_id").map(str::to_string),
-                        ok: b.get("is_error").and_then(Value::as_bool) != Some(true),
-                        output: b.get("content").cloned().unwrap_or(Value::Null),
-                    });
+                    turn.results.push(ToolOutcome::new(
+                        str_of(b, "tool_use_id"),
+                        b.get("is_error").and_then(Value::as_bool) != Some(true),
+                        b.get("content").cloned().unwrap_or(Value::Null),
+                    ));
                 }
             }
         }
@@ -65,10 +65,15 @@ pub fn whole(body: &Value) -> Vec<Value> {
     out
 }
 
-/// Blocks still open, and whether the message was already ended.
+/// Blocks the client has, those still open, and whether the message was
+/// already ended.
 #[derive(Default)]
 pub struct End {
     open: BTreeSet<u64>,
+    /// The index the next block gets (blocks are numbered as they start).
+    next_index: u64,
+    /// A text block was passed on: loopscope's words start a new paragraph.
+    texted: bool,
     output_tokens: u64,
     delta_sent: bool,
     stop_sent: bool,
@@ -86,6 +91,9 @@ impl Terminator for End {
             }
             "content_block_start" => {
                 self.open.insert(index);
+                self.next_index = self.next_index.max(index + 1);
+                let block = data.get("content_block");
+                self.texted |= block.and_then(|b| str_of(b, "type")) == Some("text");
             }
             "content_block_stop" => {
                 self.open.remove(&index);
@@ -101,13 +109,23 @@ impl Terminator for End {
         }
     }
 
-    fn end(&mut self, shape: Shape) -> Vec<u8> {
+    fn end(&mut self, shape: Shape, text: &str) -> Vec<u8> {
         let mut out = Vec::new();
         for index in std::mem::take(&mut self.open) {
             let stop = json!({"type": "content_block_stop", "index": index});
             out.extend(frame(shape, Some("content_block_stop"), &stop));
         }
         if !self.delta_sent {
+            // A text block of its own after the blocks the client has: the
+            // SDKs number blocks by their start, so it takes the next index.
+            let index = self.next_index;
+            let start =
+                json!({"type": "content_block_start", "index": index, "content_block": {"type": "text", "text": ""}});
+            let delta = json!({"type": "content_block_delta", "index": index, "delta": {"type": "text_delta", "text": after(self.texted, text)}});
+            let stop = json!({"type": "content_block_stop", "index": index});
+            out.extend(frame(shape, Some("content_block_start"), &start));
+            out.extend(frame(shape, Some("content_block_delta"), &delta));
+            out.extend(frame(shape, Some("content_block_stop"), &stop));
             let delta = json!({
                 "type": "message_delta",
                 "delta": {"stop_reason": "end_turn", "stop_sequence": null},
@@ -119,6 +137,35 @@ impl Terminator for End {
             out.extend(frame(shape, Some("message_stop"), &json!({"type": "message_stop"})));
         }
         out
+    }
+}
+
+/// The tool-use blocks started and not yet stopped.
+#[derive(Default)]
+pub struct Calls {
+    open: BTreeSet<u64>,
+}
+
+impl CallTracker for Calls {
+    fn saw(&mut self, event: Option<&str>, data: &Value) {
+        let index = data.get("index").and_then(Value::as_u64).unwrap_or(0);
+        match str_of(data, "type").or(event).unwrap_or_default() {
+            "content_block_start" => {
+                let kind = data.get("content_block").and_then(|b| str_of(b, "type"));
+                if matches!(kind, Some("tool_use" | "server_tool_use" | "mcp_tool_use")) {
+                    self.open.insert(index);
+                }
+            }
+            "content_block_stop" => {
+                self.open.remove(&index);
+            }
+            "message_start" | "message_stop" => self.open.clear(),
+            _ => {}
+        }
+    }
+
+    fn open(&self) -> bool {
+        !self.open.is_empty()
     }
 }
 
@@ -143,19 +190,100 @@ mod tests {
         assert!(!r.turns[3].results[0].ok);
     }
 
+    /// The payloads of SSE bytes, with their event names.
+    fn events(bytes: &[u8]) -> Vec<(String, Value)> {
+        String::from_utf8(bytes.to_vec())
+            .unwrap()
+            .split("\n\n")
+            .filter(|e| !e.is_empty())
+            .map(|e| {
+                let event = e.lines().find_map(|l| l.strip_prefix("event: ")).unwrap().to_string();
+                let data = e.lines().find_map(|l| l.strip_prefix("data: ")).unwrap();
+                (event, serde_json::from_str(data).unwrap())
+            })
+            .collect()
+    }
+
     #[test]
-    fn a_clean_end_closes_open_blocks_first() {
+    fn a_clean_end_closes_open_blocks_and_says_why_in_a_text_block_of_its_own() {
         let mut end = End::default();
         end.saw(
             Some("message_start"),
             &json!({"type": "message_start", "message": {"usage": {"output_tokens": 1}}}),
         );
-        end.saw(None, &json!({"type": "content_block_start", "index": 0}));
+        end.saw(
+            None,
+            &json!({"type": "content_block_start", "index": 0, "content_block": {"type": "thinking"}}),
+        );
         end.saw(None, &json!({"type": "content_block_stop", "index": 0}));
-        end.saw(None, &json!({"type": "content_block_start", "index": 1}));
-        let text = String::from_utf8(end.end(Shape::Sse)).unwrap();
-        let kinds: Vec<&str> = text.lines().filter_map(|l| l.strip_prefix("event: ")).collect();
-        assert_eq!(kinds, ["content_block_stop", "message_delta", "message_stop"]);
-        assert!(text.contains("\"index\":1") && text.contains("\"stop_reason\":\"end_turn\""));
+        end.saw(
+            None,
+            &json!({"type": "content_block_start", "index": 1, "content_block": {"type": "text"}}),
+        );
+        let got = events(&end.end(Shape::Sse, "loopscope stopped a loop: 试验 🧪"));
+        let kinds: Vec<&str> = got.iter().map(|(e, _)| e.as_str()).collect();
+        assert_eq!(
+            kinds,
+            [
+                "content_block_stop",
+                "content_block_start",
+                "content_block_delta",
+                "content_block_stop",
+                "message_delta",
+                "message_stop"
+            ]
+        );
+        assert_eq!(got[0].1["index"], 1);
+        assert_eq!(got[1].1["index"], 2);
+        assert_eq!(got[1].1["content_block"]["type"], "text");
+        // After the answer's own text, loopscope's words are a paragraph of their own.
+        assert_eq!(got[2].1["delta"]["text"], "\n\nloopscope stopped a loop: 试验 🧪");
+        assert_eq!(got[4].1["delta"]["stop_reason"], "end_turn");
+        assert_eq!(got[4].1["usage"]["output_tokens"], 1);
+    }
+
+    #[test]
+    fn a_held_back_tool_use_block_leaves_no_trace_and_its_index_goes_to_the_text() {
+        // The client got a thinking block; the tool_use block after it was held back.
+        let mut end = End::default();
+        let mut calls = Calls::default();
+        let passed = [
+            json!({"type": "message_start", "message": {"usage": {"output_tokens": 1}}}),
+            json!({"type": "content_block_start", "index": 0, "content_block": {"type": "thinking"}}),
+            json!({"type": "content_block_stop", "index": 0}),
+        ];
+        for p in &passed {
+            end.saw(None, p);
+            calls.saw(None, p);
+        }
+        assert!(!calls.open());
+        calls.saw(
+            None,
+            &json!({"type": "content_block_start", "index": 1, "content_block": {"type": "tool_use", "name": "Read"}}),
+        );
+        assert!(calls.open(), "a tool_use block streams its input");
+        calls.saw(
+            None,
+            &json!({"type": "content_block_delta", "index": 1, "delta": {"type": "input_json_delta"}}),
+        );
+        assert!(calls.open());
+        calls.saw(None, &json!({"type": "content_block_stop", "index": 1}));
+        assert!(!calls.open(), "the call is complete");
+        let got = events(&end.end(Shape::Sse, "stopped"));
+        assert_eq!(got[0].0, "content_block_start");
+        assert_eq!(got[0].1["index"], 1);
+        assert_eq!(got[1].1["delta"]["text"], "stopped");
+        assert!(got.iter().all(|(_, v)| v["content_block"]["type"] != "tool_use"));
+    }
+
+    #[test]
+    fn a_message_already_ended_gets_nothing_more() {
+        let mut end = End::default();
+        end.saw(
+            None,
+            &json!({"type": "message_delta", "delta": {"stop_reason": "end_turn"}}),
+        );
+        end.saw(None, &json!({"type": "message_stop"}));
+        assert!(end.end(Shape::Sse, "stopped").is_empty());
     }
 }

@@ -7,6 +7,7 @@ pub mod anthropic;
 pub mod gemini;
 pub mod openai_chat;
 pub mod openai_responses;
+pub mod wrappers;
 
 use std::hash::{Hash, Hasher};
 
@@ -85,10 +86,20 @@ impl Protocol {
             Protocol::Gemini => Box::<gemini::End>::default(),
         }
     }
+
+    /// A fresh tracker of the tool calls of one guarded response.
+    pub fn call_tracker(self) -> Box<dyn CallTracker> {
+        match self {
+            Protocol::OpenaiChat => Box::<openai_chat::Calls>::default(),
+            Protocol::OpenaiResponses => Box::<openai_responses::Calls>::default(),
+            Protocol::Anthropic => Box::<anthropic::Calls>::default(),
+            Protocol::Gemini => Box::<gemini::Calls>::default(),
+        }
+    }
 }
 
 /// Who said a turn of the conversation a request carries.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub enum Role {
     System,
     User,
@@ -104,14 +115,32 @@ pub struct ToolOutcome {
     pub id: Option<String>,
     pub ok: bool,
     pub output: Value,
+    /// What detectors compare instead of `output`, where parts of it change
+    /// on every call whatever the call did (Codex's chunk id and wall time).
+    pub stable: Option<Value>,
+}
+
+impl ToolOutcome {
+    pub fn new(id: Option<&str>, ok: bool, output: Value) -> ToolOutcome {
+        ToolOutcome {
+            id: id.map(str::to_string),
+            ok,
+            output,
+            stable: None,
+        }
+    }
 }
 
 /// One message (or input item) of a request.
 #[derive(Clone, Debug, PartialEq)]
 pub struct Turn {
     pub role: Role,
-    /// Its text (for a user: what they typed).
+    /// Its text (for a user: what they wrote, without what the agent
+    /// wrapped around it).
     pub text: String,
+    /// A user message's context that the agent wrapped in tags of its own
+    /// (see [`wrappers`]).
+    pub wrapped: Vec<String>,
     pub results: Vec<ToolOutcome>,
 }
 
@@ -120,7 +149,21 @@ impl Turn {
         Turn {
             role,
             text,
+            wrapped: Vec::new(),
             results: Vec::new(),
+        }
+    }
+
+    /// A message of these text parts; a user's has what the agent wrapped
+    /// apart from what the user wrote.
+    pub fn message(role: Role, parts: &[&str]) -> Turn {
+        if role != Role::User {
+            return Turn::new(role, parts.join("\n"));
+        }
+        let (text, wrapped) = wrappers::split(parts);
+        Turn {
+            wrapped,
+            ..Turn::new(role, text)
         }
     }
 }
@@ -141,11 +184,11 @@ impl Request {
     /// A request of `turns`, keyed by its system text and the user
     /// messages before the model's first answer (the task as first given).
     pub fn new(model: Option<String>, system: &str, turns: Vec<Turn>) -> Request {
-        let first: Vec<&str> = turns
+        let first: Vec<(&str, &[String])> = turns
             .iter()
             .take_while(|t| t.role != Role::Assistant)
             .filter(|t| t.role == Role::User)
-            .map(|t| t.text.as_str())
+            .map(|t| (t.text.as_str(), t.wrapped.as_slice()))
             .collect();
         let mut h = std::collections::hash_map::DefaultHasher::new();
         (system, first).hash(&mut h);
@@ -170,12 +213,34 @@ pub enum Shape {
 }
 
 /// Ends a guarded response cleanly: it sees each payload passed to the
-/// client, then writes what the API sends at a normal end.
+/// client, then writes what the API sends at a normal end, loopscope's
+/// words as the last text of the answer and a stop reason the SDKs take
+/// for an ordinary end (never a tool call: the agent would run it).
 pub trait Terminator: Send {
     /// A payload the client received (its SSE event name, its data).
     fn saw(&mut self, event: Option<&str>, data: &Value);
-    /// The bytes that end the response.
-    fn end(&mut self, shape: Shape) -> Vec<u8>;
+    /// The bytes that end the response, with `text` (what loopscope
+    /// stopped and why) as its last text, where the answer is still open.
+    fn end(&mut self, shape: Shape, text: &str) -> Vec<u8>;
+}
+
+/// Follows the tool calls of a guarded response as its payloads arrive
+/// (passed on or held back), so a call is held until it is complete: its
+/// arguments come in pieces, and the agent must get all of a call or none.
+pub trait CallTracker: Send {
+    /// A payload of the response (its SSE event name, its data).
+    fn saw(&mut self, event: Option<&str>, data: &Value);
+    /// A call has begun and is not complete yet.
+    fn open(&self) -> bool;
+}
+
+/// `text` after what the answer already said, on a paragraph of its own.
+pub fn after(said: bool, text: &str) -> String {
+    if said {
+        format!("\n\n{text}")
+    } else {
+        text.to_string()
+    }
 }
 
 /// One payload's bytes in a stream of this shape (an SSE event with an
@@ -197,15 +262,19 @@ pub fn frame(shape: Shape, event: Option<&str>, data: &Value) -> Vec<u8> {
 
 /// The text of a message's content: a string, or its text parts joined.
 pub fn text_of(content: Option<&Value>) -> String {
+    text_parts(content).join("\n")
+}
+
+/// The text parts of a message's content (a string is one).
+pub fn text_parts(content: Option<&Value>) -> Vec<&str> {
     match content {
-        Some(Value::String(s)) => s.clone(),
+        Some(Value::String(s)) => vec![s.as_str()],
         Some(Value::Array(parts)) => parts
             .iter()
             .filter(|p| matches!(str_of(p, "type"), None | Some("text" | "input_text" | "output_text")))
             .filter_map(|p| p.as_str().or_else(|| str_of(p, "text")))
-            .collect::<Vec<_>>()
-            .join("\n"),
-        _ => String::new(),
+            .collect(),
+        _ => Vec::new(),
     }
 }
 

@@ -4,14 +4,15 @@
 
 use serde_json::{json, Value};
 
-use super::{frame, text_of, Request, Role, Shape, Terminator, ToolOutcome, Turn};
+use super::{after, frame, text_parts, CallTracker, Request, Role, Shape, Terminator, ToolOutcome, Turn};
 use crate::formats::str_of;
 
 pub fn request(body: &Value) -> Request {
     let mut system = String::new();
     let mut turns = Vec::new();
     for m in body.get("messages").and_then(Value::as_array).into_iter().flatten() {
-        let text = text_of(m.get("content"));
+        let parts = text_parts(m.get("content"));
+        let text = parts.join("\n");
         let turn = match str_of(m, "role").unwrap_or_default() {
             "system" | "developer" => {
                 if system.is_empty() {
@@ -23,16 +24,16 @@ pub fn request(body: &Value) -> Request {
             "tool" | "function" => Turn {
                 role: Role::Tool,
                 text: String::new(),
-                results: vec![ToolOutcome {
-                    id: str_of(m, "tool_call_id")
+                results: vec![ToolOutcome::new(
+                    str_of(m, "tool_call_id")
                         .or_else(|| str_of(m, "tool_name"))
-                        .or_else(|| str_of(m, "name"))
-                        .map(str::to_string),
-                    ok: true,
-                    output: m.get("content").cloned().unwrap_or(Value::Null),
-                }],
+                        .or_else(|| str_of(m, "name")),
+                    true,
+                    m.get("content").cloned().unwrap_or(Value::Null),
+                )],
+                ..Turn::new(Role::Tool, String::new())
             },
-            _ => Turn::new(Role::User, text),
+            _ => Turn::message(Role::User, &parts),
         };
         turns.push(turn);
     }
@@ -78,7 +79,11 @@ pub struct End {
     id: Value,
     model: Value,
     created: Value,
-    /// A choice already got its finish_reason.
+    /// A choice was passed on: the client knows the message's role.
+    started: bool,
+    /// Answer text was passed on: loopscope's words start a new paragraph.
+    texted: bool,
+    /// A choice already got its finish_reason (Ollama: `done`).
     finished: bool,
     /// Ollama's NDJSON (whole `message` objects).
     ollama: bool,
@@ -86,9 +91,11 @@ pub struct End {
 
 impl Terminator for End {
     fn saw(&mut self, _event: Option<&str>, data: &Value) {
-        if data.get("message").is_some() && data.get("done").is_some() {
+        if let (Some(message), Some(done)) = (data.get("message"), data.get("done")) {
             self.ollama = true;
             self.model = data.get("model").cloned().unwrap_or(Value::Null);
+            self.texted |= str_of(message, "content").is_some_and(|c| !c.is_empty());
+            self.finished |= done.as_bool() == Some(true);
             return;
         }
         for (field, slot) in [
@@ -100,33 +107,74 @@ impl Terminator for End {
                 *slot = v.clone();
             }
         }
-        let finished = data
-            .get("choices")
-            .and_then(Value::as_array)
-            .is_some_and(|c| c.iter().any(|c| c.get("finish_reason").is_some_and(|f| !f.is_null())));
-        self.finished |= finished;
+        for choice in data.get("choices").and_then(Value::as_array).into_iter().flatten() {
+            self.started = true;
+            let content = choice.get("delta").and_then(|d| str_of(d, "content"));
+            self.texted |= content.is_some_and(|c| !c.is_empty());
+            self.finished |= choice.get("finish_reason").is_some_and(|f| !f.is_null());
+        }
     }
 
-    fn end(&mut self, shape: Shape) -> Vec<u8> {
+    fn end(&mut self, shape: Shape, text: &str) -> Vec<u8> {
+        let text = after(self.texted, text);
         if self.ollama {
-            let last = json!({"model": self.model, "message": {"role": "assistant", "content": ""}, "done": true, "done_reason": "stop"});
+            if self.finished {
+                return Vec::new();
+            }
+            let last = json!({"model": self.model, "message": {"role": "assistant", "content": text}, "done": true, "done_reason": "stop"});
             return frame(Shape::Lines, None, &last);
         }
         let mut out = Vec::new();
         if !self.finished {
-            let chunk = json!({
-                "id": self.id,
-                "object": "chat.completion.chunk",
-                "created": if self.created.is_null() { json!(0) } else { self.created.clone() },
-                "model": self.model,
-                "choices": [{"index": 0, "delta": {}, "finish_reason": "stop"}],
-            });
-            out.extend(frame(shape, None, &chunk));
+            let chunk = |delta: Value, finish: Value| {
+                json!({
+                    "id": self.id,
+                    "object": "chat.completion.chunk",
+                    "created": if self.created.is_null() { json!(0) } else { self.created.clone() },
+                    "model": self.model,
+                    "choices": [{"index": 0, "delta": delta, "finish_reason": finish}],
+                })
+            };
+            let delta = match self.started {
+                true => json!({"content": text}),
+                false => json!({"role": "assistant", "content": text}),
+            };
+            out.extend(frame(shape, None, &chunk(delta, Value::Null)));
+            out.extend(frame(shape, None, &chunk(json!({}), json!("stop"))));
+            self.finished = true;
         }
         if shape == Shape::Sse {
             out.extend_from_slice(b"data: [DONE]\n\n");
         }
         out
+    }
+}
+
+/// Whether a tool call has begun streaming and its choice has not finished
+/// (the Chat API sends a call's arguments in pieces and says it is whole
+/// only with the choice's `finish_reason`). Ollama sends calls whole.
+#[derive(Default)]
+pub struct Calls {
+    open: bool,
+}
+
+impl CallTracker for Calls {
+    fn saw(&mut self, _event: Option<&str>, data: &Value) {
+        for choice in data.get("choices").and_then(Value::as_array).into_iter().flatten() {
+            let delta = choice.get("delta");
+            let calls = delta
+                .and_then(|d| d.get("tool_calls"))
+                .and_then(Value::as_array)
+                .is_some_and(|c| !c.is_empty());
+            self.open |= calls || delta.and_then(|d| d.get("function_call")).is_some_and(|f| !f.is_null());
+            if choice.get("finish_reason").is_some_and(|f| !f.is_null()) {
+                self.open = false;
+            }
+        }
+    }
+
+    fn open(&self) -> bool {
+        self.open
     }
 }
 
@@ -149,20 +197,72 @@ mod tests {
         assert_eq!(r.turns[3].results[0].id.as_deref(), Some("c1"));
     }
 
+    /// The data of each SSE event.
+    fn payloads(bytes: &[u8]) -> Vec<String> {
+        String::from_utf8(bytes.to_vec())
+            .unwrap()
+            .lines()
+            .filter_map(|l| l.strip_prefix("data: ").map(str::to_string))
+            .collect()
+    }
+
     #[test]
-    fn a_clean_end_finishes_once_then_says_done() {
+    fn a_clean_end_says_why_finishes_with_stop_then_says_done() {
         let mut end = End::default();
         end.saw(None, &json!({"id": "c", "model": "m", "created": 5, "choices": [{"index": 0, "delta": {"content": "x"}, "finish_reason": null}]}));
-        let text = String::from_utf8(end.end(Shape::Sse)).unwrap();
-        assert!(
-            text.contains("\"finish_reason\":\"stop\"") && text.contains("\"id\":\"c\""),
-            "{text}"
+        let got = payloads(&end.end(Shape::Sse, "loopscope stopped a loop: 试验"));
+        assert_eq!(got.len(), 3, "{got:?}");
+        let text: Value = serde_json::from_str(&got[0]).unwrap();
+        assert_eq!(
+            text["choices"][0]["delta"],
+            json!({"content": "\n\nloopscope stopped a loop: 试验"})
         );
-        assert!(text.ends_with("data: [DONE]\n\n"));
-        end.saw(
+        assert_eq!(text["id"], "c");
+        let last: Value = serde_json::from_str(&got[1]).unwrap();
+        assert_eq!(last["choices"][0]["finish_reason"], "stop");
+        assert_eq!((last["created"].clone(), last["model"].clone()), (json!(5), json!("m")));
+        assert_eq!(got[2], "[DONE]");
+        // Once finished, only the end of the stream is left to say.
+        assert_eq!(end.end(Shape::Sse, "again"), b"data: [DONE]\n\n");
+    }
+
+    #[test]
+    fn a_call_is_open_from_its_first_piece_to_the_finish_and_a_held_one_leaves_no_trace() {
+        let mut calls = Calls::default();
+        let mut end = End::default();
+        let first = json!({"id": "c", "choices": [{"index": 0, "delta": {"role": "assistant", "tool_calls": [{"index": 0, "id": "t1", "function": {"name": "ls", "arguments": "{"}}]}, "finish_reason": null}]});
+        calls.saw(None, &first);
+        assert!(calls.open());
+        calls.saw(None, &json!({"choices": [{"index": 0, "delta": {"tool_calls": [{"index": 0, "function": {"arguments": "}"}}]}, "finish_reason": null}]}));
+        assert!(calls.open());
+        calls.saw(
             None,
             &json!({"choices": [{"index": 0, "delta": {}, "finish_reason": "tool_calls"}]}),
         );
-        assert_eq!(end.end(Shape::Sse), b"data: [DONE]\n\n");
+        assert!(!calls.open());
+        // None of it reached the client: the answer gets its role from the text chunk.
+        let got = payloads(&end.end(Shape::Sse, "stopped"));
+        let text: Value = serde_json::from_str(&got[0]).unwrap();
+        assert_eq!(
+            text["choices"][0]["delta"],
+            json!({"role": "assistant", "content": "stopped"})
+        );
+        assert!(got.iter().all(|p| !p.contains("tool_calls")));
+    }
+
+    #[test]
+    fn ollama_ends_with_a_done_message_holding_the_text() {
+        let mut end = End::default();
+        end.saw(
+            None,
+            &json!({"model": "qwen3", "message": {"role": "assistant", "content": ""}, "done": false}),
+        );
+        let line = String::from_utf8(end.end(Shape::Lines, "stopped")).unwrap();
+        let last: Value = serde_json::from_str(line.trim()).unwrap();
+        assert_eq!(last["message"]["content"], "stopped");
+        assert_eq!(
+            (last["done"].clone(), last["done_reason"].clone()),
+            (json!(true), json!("stop"))
+        );
     }
 }

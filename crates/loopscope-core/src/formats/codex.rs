@@ -114,7 +114,7 @@ fn texts(items: Option<&Value>, kinds: &[&str]) -> String {
 /// string `{"output":…,"metadata":{"exit_code":…,"duration_seconds":…}}`
 /// (the duration changes on every call); 0.17x a header of its own before
 /// the output (see [`exec_output`]).
-fn call_output(output: &Value) -> (Option<i64>, Option<Value>) {
+pub fn call_output(output: &Value) -> (Option<i64>, Option<Value>) {
     let Some(text) = output.as_str() else {
         return (None, None);
     };

@@ -52,6 +52,10 @@ use serde_json::{Map, Value};
 
 use crate::event::{Event, EventKind, Ts};
 
+/// A Codex function-call output's exit code and what detectors compare it
+/// by (`loopscope record` reads the outputs Codex sends back to its model).
+pub use codex::call_output as codex_call_output;
+
 /// The longest record (a line, an SSE event, an array element, a whole
 /// document) held in memory; a longer one is reported as a bad line and
 /// skipped as it streams past, so no input can make memory grow without bound.

@@ -1,9 +1,12 @@
 //! Conversations and their session files. Each request is matched to the
 //! conversation it continues (by its first messages, or the Responses
-//! API's `previous_response_id`); a conversation is answered one request
-//! at a time, so a request that finds its conversation busy (sub-agents
-//! started alike, in parallel) starts its own file and nothing interleaves.
-//! Each event is one `write` of one line: `tail` and `watch` see it at once.
+//! API's `previous_response_id`, or as a retry of its last request: see
+//! [`retry`]); a conversation is answered one request at a time, so a
+//! request that finds its conversation busy (sub-agents started alike, in
+//! parallel) starts its own file and nothing interleaves. A user message's
+//! prompt is the user's words; the context an agent wraps around them is
+//! noted. Each event is one `write` of one line: `tail` and `watch` see it
+//! at once.
 
 use std::fs::{self, File, OpenOptions};
 use std::io::{self, Write};
@@ -14,13 +17,16 @@ use std::time::{Instant, SystemTime};
 
 use serde_json::{json, Value};
 
-use super::guard::Guard;
-use super::protocol::{Protocol, Request, Role};
+mod retry;
+
+use super::conversation_guard::ConversationGuard;
+use super::guard::{Found, Guard, Stop};
+use super::protocol::{Protocol, Request, Role, Turn};
 use crate::detect::Detection;
-use crate::engine::Engine;
-use crate::event::{Event, EventKind, Ts};
+use crate::event::{Event, EventKind, Ts, STABLE_OUTPUT};
 use crate::files::FileId;
 use crate::formats::Item;
+use retry::LastAsk;
 
 /// Session files kept open at once; idle ones beyond this are closed and
 /// reopened (checked to be the same file) when their conversation goes on.
@@ -48,6 +54,8 @@ struct Entry {
     turns: usize,
     /// Its last response's id (for `previous_response_id`).
     last_response: Option<String>,
+    /// Its last request, as a retry of it would ask again.
+    last_ask: LastAsk,
     last_used: Instant,
 }
 
@@ -60,7 +68,8 @@ pub struct Conversation {
     id: Option<FileId>,
     /// Writing failed (said once); the proxy goes on without it.
     broken: bool,
-    engine: Option<Engine>,
+    /// Its detectors under `--guard`.
+    guard: Option<ConversationGuard>,
     /// Its part in `--otlp` and `--metrics` (None without them).
     link: Option<crate::telemetry::SessionLink>,
     started: Instant,
@@ -103,8 +112,10 @@ impl Recorder {
     /// Starts recording one request: finds or starts its conversation and
     /// writes what is new in the request (a prompt, tool results, remarks).
     pub fn begin(&self, protocol: Protocol, req: &Request, upstream: &str) -> Exchange<'_> {
-        let (conv, start) = {
+        let ask = LastAsk::of(req);
+        let (conv, start, added) = {
             let mut entries = lock(&self.entries);
+            let mut added = None;
             let chosen = match &req.previous_response {
                 Some(prev) => entries
                     .iter()
@@ -114,7 +125,13 @@ impl Recorder {
                     .enumerate()
                     .filter(|(_, e)| e.key == req.key && !e.busy && e.turns <= req.turns.len())
                     .max_by_key(|(_, e)| (e.turns, e.last_used))
-                    .map(|(i, _)| i),
+                    .map(|(i, _)| i)
+                    .or_else(|| {
+                        entries.iter().position(|e| {
+                            added = e.last_ask.added_by(&ask).filter(|_| !e.busy);
+                            added.is_some()
+                        })
+                    }),
             };
             let i = match chosen {
                 Some(i) => i,
@@ -126,6 +143,7 @@ impl Recorder {
                         busy: false,
                         turns: 0,
                         last_response: None,
+                        last_ask: LastAsk::default(),
                         last_used: Instant::now(),
                     });
                     entries.len() - 1
@@ -147,8 +165,13 @@ impl Recorder {
             };
             e.busy = true;
             e.turns = req.turns.len();
+            if added.is_some() {
+                // The conversation's next requests repeat the words added.
+                e.key = req.key;
+            }
+            e.last_ask = ask;
             e.last_used = Instant::now();
-            (e.conv.clone(), start)
+            (e.conv.clone(), start, added)
         };
         let mut x = Exchange {
             recorder: self,
@@ -157,6 +180,9 @@ impl Recorder {
             response_id: None,
             released: false,
         };
+        if let Some(words) = added {
+            x.note(&words, Some("retry"), &[]);
+        }
         x.write_turns(req, start);
         x
     }
@@ -204,7 +230,7 @@ impl Recorder {
             broken: file.is_none(),
             file,
             path,
-            engine: self.guard.as_ref().map(|g| Engine::new(&g.setup)),
+            guard: self.guard.as_ref().map(|g| ConversationGuard::new(&g.setup)),
             started: Instant::now(),
             awaiting_prompt: true,
         };
@@ -293,8 +319,8 @@ impl Conversation {
             .saturating_duration_since(self.started)
             .as_secs_f64();
         event.ts = Some(Ts::Seconds((secs * 1000.0).round() / 1000.0));
-        let detections = match &mut self.engine {
-            Some(engine) => engine.push(&event),
+        let detections = match &mut self.guard {
+            Some(guard) => guard.push(&event),
             None => Vec::new(),
         };
         let mut line = event.to_json().to_string();
@@ -350,44 +376,71 @@ impl Exchange<'_> {
         self.conv().shown.clone()
     }
 
-    /// The request's new turns: tool results, and user texts. When the
-    /// conversation waits for a task (it is new, or its last answer called
-    /// no tool), the last new user text is the prompt and any before it
-    /// (context an agent sends first) are notes; otherwise all are notes.
+    /// The request's new turns: tool results, what the agent wrapped
+    /// around a user's words (notes), and the words. When the conversation
+    /// waits for a task (it is new, or its last answer called no tool), the
+    /// last new user words are the prompt and any before them (context an
+    /// agent sends first) are notes; otherwise all are notes. A detection
+    /// on them ends the response to this request (and to its retries).
     fn write_turns(&mut self, req: &Request, start: usize) {
-        let mut conv = self.conv();
         let new = req.turns.get(start..).unwrap_or_default();
-        let said = |t: &&super::protocol::Turn| t.role == Role::User && !t.text.trim().is_empty();
-        let prompt_at = match conv.awaiting_prompt {
-            true => new.iter().rposition(|t| said(&t)),
-            false => None,
-        };
-        for (i, turn) in new.iter().enumerate() {
-            if !matches!(turn.role, Role::User | Role::Tool) {
-                continue;
+        let said = |t: &&Turn| t.role == Role::User && !t.text.trim().is_empty();
+        let mut fired = Vec::new();
+        {
+            let mut conv = self.conv();
+            if new.is_empty() {
+                // Asked again: what ended the responses to it ends this one too.
+                return;
             }
-            for r in &turn.results {
-                conv.write(
-                    Event::new(EventKind::ToolResult {
+            if let Some(guard) = conv.guard.as_mut() {
+                guard.set_pending(None);
+            }
+            let prompt_at = match conv.awaiting_prompt {
+                true => new.iter().rposition(|t| said(&t)),
+                false => None,
+            };
+            for (i, turn) in new.iter().enumerate() {
+                if !matches!(turn.role, Role::User | Role::Tool) {
+                    continue;
+                }
+                for r in &turn.results {
+                    let mut result = Event::new(EventKind::ToolResult {
                         id: r.id.clone(),
                         ok: r.ok,
                         output: Some(r.output.clone()).filter(|o| !o.is_null()),
-                    }),
-                    None,
-                );
+                    });
+                    if let Some(stable) = &r.stable {
+                        result.extra.insert(STABLE_OUTPUT.into(), stable.clone());
+                    }
+                    fired.extend(conv.write(result, None));
+                }
+                for context in &turn.wrapped {
+                    fired.extend(conv.write(Event::note(context), None));
+                }
+                if !said(&turn) {
+                    continue;
+                }
+                let event = if prompt_at == Some(i) {
+                    conv.awaiting_prompt = false;
+                    Event::new(EventKind::Prompt {
+                        text: Some(turn.text.clone()),
+                    })
+                } else {
+                    Event::note(&turn.text)
+                };
+                fired.extend(conv.write(event, None));
             }
-            if !said(&turn) {
-                continue;
+            if let (Some(guard), Some(first)) = (conv.guard.as_mut(), fired.first()) {
+                guard.set_pending(Some(first.clone()));
             }
-            let event = if prompt_at == Some(i) {
-                conv.awaiting_prompt = false;
-                Event::new(EventKind::Prompt {
-                    text: Some(turn.text.clone()),
-                })
-            } else {
-                Event::note(&turn.text)
-            };
-            conv.write(event, None);
+        }
+        self.recorder.detections.fetch_add(fired.len(), Ordering::Relaxed);
+        if let Some(guard) = &self.recorder.guard {
+            let shown = self.shown();
+            for d in &fired {
+                let stop = Stop::new(d.clone(), Found::Request, None);
+                guard.announce(&shown, d, Some(&stop));
+            }
         }
     }
 
@@ -425,6 +478,63 @@ impl Exchange<'_> {
 }
 
 impl Exchange<'_> {
+    /// A guarded response begins: a response the guard ends is taken back
+    /// from the detectors from here.
+    pub fn response_begins(&mut self) {
+        if let Some(guard) = self.conv().guard.as_mut() {
+            guard.response_begins();
+        }
+    }
+
+    /// Whether the agent may get `held` (a complete tool call's payloads,
+    /// decoded); `Some`: why not.
+    pub fn judge(&self, held: &[Event]) -> Option<Stop> {
+        self.conv().guard.as_ref()?.judge(held)
+    }
+
+    /// A detection on the results this request brought back, which ends
+    /// its response before the model's first word.
+    pub fn pending_stop(&self) -> Option<Stop> {
+        let conv = self.conv();
+        let d = conv.guard.as_ref()?.pending()?;
+        Some(Stop::new(d.clone(), Found::Request, None))
+    }
+
+    /// The guard ended this response for `stop`: the session gets a note
+    /// of kind `guard` holding what the agent was told, the detectors
+    /// forget the response (see `ConversationGuard`), stderr and the hook
+    /// are told, and the conversation is free for its next request.
+    pub fn stopped(&mut self, stop: &Stop) {
+        let d = &stop.detection;
+        let mut extra = vec![("detector", json!(d.detector)), ("reason", json!(d.reason))];
+        if matches!(stop.found, Found::Stream | Found::Request) {
+            extra.push(("detection_event", json!(d.event)));
+        }
+        if let Some(call) = &stop.withheld {
+            extra.push(("withheld_call", json!({"name": call.name, "args": call.args})));
+        }
+        self.note(&stop.message(), Some("guard"), &extra);
+        {
+            let mut conv = self.conv();
+            if let Some(guard) = conv.guard.as_mut() {
+                guard.take_back_response();
+            }
+            if let Some(call) = &stop.withheld {
+                // Found on a call no file holds: counted here, and in telemetry.
+                self.recorder.detections.fetch_add(1, Ordering::Relaxed);
+                if let Some(link) = conv.link.as_mut() {
+                    let profile = link.info.profile.clone();
+                    link.detection(d, &Event::tool_call(&call.name, call.args.clone()), &profile);
+                }
+            }
+        }
+        self.release();
+        // Found on the request's results: said when they came.
+        if let (Some(guard), false) = (&self.recorder.guard, stop.found == Found::Request) {
+            guard.announce(&self.shown(), d, Some(stop));
+        }
+    }
+
     /// The answer is recorded: the conversation is free for its next request.
     pub fn release(&mut self) {
         if std::mem::replace(&mut self.released, true) {
@@ -449,104 +559,4 @@ impl Drop for Exchange<'_> {
 }
 
 #[cfg(test)]
-mod tests {
-    use super::*;
-    use crate::record::protocol::{Role, Turn};
-
-    fn req(turns: &[(Role, &str)]) -> Request {
-        let turns = turns.iter().map(|(r, t)| Turn::new(*r, t.to_string())).collect();
-        Request::new(Some("gpt/4o mini".into()), "sys", turns)
-    }
-
-    fn lines(path: &Path) -> Vec<Value> {
-        fs::read_to_string(path)
-            .unwrap()
-            .lines()
-            .map(|l| serde_json::from_str(l).unwrap())
-            .collect()
-    }
-
-    #[test]
-    fn a_conversation_goes_on_in_one_file_and_a_busy_twin_gets_its_own() {
-        let dir = tempfile::tempdir().unwrap();
-        let rec = Recorder::new(dir.path(), None).unwrap();
-        let first = req(&[(Role::System, "sys"), (Role::User, "fix 测试 🎉")]);
-        let a = rec.begin(Protocol::OpenaiChat, &first, "http://up");
-        // The same first messages while `a` streams: a parallel sub-agent.
-        let b = rec.begin(Protocol::OpenaiChat, &first, "http://up");
-        let (pa, pb) = (a.conv().path.clone(), b.conv().path.clone());
-        assert_ne!(pa, pb);
-        assert!(
-            pa.file_name()
-                .unwrap()
-                .to_str()
-                .unwrap()
-                .ends_with("-gpt-4o-mini.jsonl"),
-            "{pa:?}"
-        );
-        drop(a);
-        drop(b);
-        let next = req(&[
-            (Role::System, "sys"),
-            (Role::User, "fix 测试 🎉"),
-            (Role::Assistant, ""),
-            (Role::User, "thanks; now the docs"),
-        ]);
-        let c = rec.begin(Protocol::OpenaiChat, &next, "http://up");
-        assert!(c.conv().path == pa || c.conv().path == pb);
-        let path = c.conv().path.clone();
-        drop(c);
-        let events = lines(&path);
-        let kinds: Vec<&str> = events.iter().map(|e| e["type"].as_str().unwrap()).collect();
-        assert_eq!(kinds, ["meta", "prompt", "prompt"]);
-        assert_eq!(events[1]["text"], "fix 测试 🎉");
-        assert_eq!(events[0]["api"], "openai-chat");
-        assert_eq!(rec.conversations.load(Ordering::Relaxed), 2);
-    }
-
-    #[test]
-    fn a_retried_request_adds_nothing_and_results_after_calls_are_not_prompts() {
-        let dir = tempfile::tempdir().unwrap();
-        let rec = Recorder::new(dir.path(), None).unwrap();
-        let first = req(&[(Role::User, "go")]);
-        let path = {
-            let x = rec.begin(Protocol::OpenaiChat, &first, "u");
-            let path = x.conv().path.clone();
-            path
-        };
-        drop(rec.begin(Protocol::OpenaiChat, &first, "u"));
-        {
-            let mut x = rec.begin(Protocol::OpenaiChat, &first, "u");
-            let mut items = vec![Item::Event(Event::tool_call("ls", json!({})), 1)];
-            x.items(&mut items, Instant::now());
-        }
-        let mut with_result = req(&[
-            (Role::User, "go"),
-            (Role::Assistant, ""),
-            (Role::Tool, ""),
-            (Role::User, "also this"),
-        ]);
-        with_result.turns[2].results.push(super::super::protocol::ToolOutcome {
-            id: Some("c1".into()),
-            ok: false,
-            output: json!("boom"),
-        });
-        drop(rec.begin(Protocol::OpenaiChat, &with_result, "u"));
-        let kinds: Vec<String> = lines(&path)
-            .iter()
-            .map(|e| e["type"].as_str().unwrap().to_string())
-            .collect();
-        assert_eq!(kinds, ["meta", "prompt", "tool_call", "tool_result", "note"]);
-    }
-
-    #[test]
-    fn file_names_are_safe_and_never_reuse_a_file() {
-        assert_eq!(file_safe("../../etc/passwd"), "etc-passwd");
-        assert_eq!(file_safe("模型"), "unknown-model");
-        let dir = tempfile::tempdir().unwrap();
-        fs::write(dir.path().join("x.jsonl"), "mine").unwrap();
-        let (p, _) = create_new(dir.path(), "x").unwrap();
-        assert!(p.ends_with("x-2.jsonl"));
-        assert_eq!(fs::read_to_string(dir.path().join("x.jsonl")).unwrap(), "mine");
-    }
-}
+mod tests;
