@@ -144,7 +144,7 @@ fn a_folder_with_its_list_of_loops_gives_a_table_and_a_suggestion() {
         assert_eq!(row, want, "{out}");
     }
     assert!(
-        out.contains("  * 5: suggested; it keeps the 2 clean sessions quiet and catches all 2 loops; of the 2 values that do as well, the closest to the current 5\n"),
+        out.contains("  * 5: suggested; it keeps the 2 clean sessions quiet and catches both loops; of the 2 values that do as well, the closest to the current 5\n"),
         "{out}"
     );
     assert!(out.contains("latency: events from the labelled onset"), "{out}");
@@ -290,7 +290,7 @@ fn json_gives_the_same_numbers_per_value_and_the_choice() {
         recs[8],
         serde_json::json!({
             "type": "choice", "schema": 1, "param": "tool-repeat.threshold", "current": "5", "value": "5", "picked": false,
-            "why": "keeps the 2 clean sessions quiet and catches all 2 loops; of the 2 values that do as well, the closest to the current 5"
+            "why": "keeps the 2 clean sessions quiet and catches both loops; of the 2 values that do as well, the closest to the current 5"
         })
     );
     assert_eq!(recs[11]["param"], "tool-repeat.max_cycle");

@@ -191,6 +191,7 @@ fn count(n: usize, what: &str) -> String {
 fn catches(caught: usize, loops: usize) -> String {
     match (caught, loops) {
         (1, 1) => "catches the loop".to_string(),
+        (2, 2) => "catches both loops".to_string(),
         (c, l) if c == l => format!("catches all {l} loops"),
         (c, l) => format!("catches {c} of the {}", count(l, "loop")),
     }
