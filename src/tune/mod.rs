@@ -94,9 +94,10 @@ enum Tried {
     Skipped,
 }
 
-/// `ID.PARAM=VALUE` taken apart: the detector and parameter as the
-/// registry names them, and the value as the detector reads it.
-fn typed(base: &Setup, set: &str, flag: &str) -> Result<(&'static str, &'static str, Value), String> {
+/// `ID.PARAM=VALUE` applied to `base`: the setup, the detector and
+/// parameter as the registry names them, and the value as the detector
+/// reads it. `flag` names the option in an error.
+fn typed(base: &Setup, set: &str, flag: &str) -> Result<(Setup, &'static str, &'static str, Value), String> {
     let mut s = base.clone();
     s.apply_set(set).map_err(|e| e.replacen("--set", flag, 1))?;
     let (target, _) = set.split_once('=').unwrap_or_default();
@@ -107,7 +108,8 @@ fn typed(base: &Setup, set: &str, flag: &str) -> Result<(&'static str, &'static 
         .find(|c| c.info.id == id)
         .expect("apply_set found it");
     let (name, value) = c.params.iter().find(|(n, _)| *n == name).expect("apply_set found it");
-    Ok((c.info.id, name, value.clone()))
+    let (id, value) = (c.info.id, value.clone());
+    Ok((s, id, name, value))
 }
 
 /// The parameters to vary, each with its values (a `--pick` not among
@@ -121,8 +123,7 @@ fn plan(opts: &TuneOptions, base: &Setup) -> Result<(Vec<Varied>, Vec<Setup>), S
             .ok_or_else(|| format!("--vary expects ID.PARAM=VALUES, got {vary:?}"))?;
         let target = target.trim().to_string();
         let mut values = vary_values(spec)?;
-        let first = typed(base, &format!("{target}={}", values[0]), "--vary")?;
-        let (detector, param) = (first.0, first.1);
+        let (_, detector, param, _) = typed(base, &format!("{target}={}", values[0]), "--vary")?;
         if varied.iter().any(|v| v.detector == detector && v.param == param) {
             return Err(format!("--vary {target} is given twice; give its values in one --vary"));
         }
@@ -135,22 +136,19 @@ fn plan(opts: &TuneOptions, base: &Setup) -> Result<(Vec<Varied>, Vec<Setup>), S
             .filter(|p| p.split_once('=').is_some_and(|(t, _)| t.trim() == target))
         {
             let (_, value) = p.split_once('=').unwrap_or_default();
-            let (_, _, typed_pick) = typed(base, p, "--pick")?;
+            let (.., typed_pick) = typed(base, p, "--pick")?;
             if pick.replace(typed_pick).is_some() {
                 return Err(format!("--pick {target} is given twice"));
             }
             values.push(value.trim().to_string());
         }
         for value in values {
-            let set = format!("{target}={value}");
-            let (_, _, typed_value) = typed(base, &set, "--vary")?;
+            let (setup, _, _, typed_value) = typed(base, &format!("{target}={value}"), "--vary")?;
             // A pick already among the values is not tried twice.
             if trials.iter().any(|t: &Trial| t.typed == typed_value) {
                 continue;
             }
-            let mut s = base.clone();
-            s.apply_set(&set).map_err(|e| e.replacen("--set", "--vary", 1))?;
-            setups.push(s);
+            setups.push(setup);
             trials.push(Trial {
                 value,
                 typed: typed_value,
