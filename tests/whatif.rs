@@ -1,6 +1,6 @@
 //! What-if, headless: `scan --profile a,b` compares profiles on each file,
 //! `scan --rechunk N` re-cuts the text first, and `tune` tries a parameter
-//! at many values (issue 12).
+//! at many values (issue 12; its own tests are in tests/tune.rs).
 
 mod common;
 
@@ -166,89 +166,6 @@ fn rechunking_shows_a_verdict_that_depends_on_delta_boundaries() {
     assert_eq!(d["recorded_event"], 42, "{d}");
     let (code, _, err) = run(&["scan", "--rechunk", "0", file]);
     assert_eq!(code, 2, "{err}");
-}
-
-#[test]
-fn tune_prints_recall_and_false_positives_per_value() {
-    let dir = tempfile::tempdir().unwrap();
-    let expect = dir.path().join("loops.txt");
-    let root = env!("CARGO_MANIFEST_DIR");
-    std::fs::write(
-        &expect,
-        format!("# real loops\n{root}/sample-logs/chanting-content-en.jsonl\n"),
-    )
-    .unwrap();
-    let (code, out, err) = run(&[
-        "tune",
-        "--profile",
-        "gemini-cli",
-        "--vary",
-        "chunk-chant.threshold=5..15:5",
-        "--expect",
-        expect.to_str().unwrap(),
-        "sample-logs/chanting-content-en.jsonl",
-        "sample-logs/fp-haha-zh.jsonl",
-        "sample-logs/long-clean-session.jsonl",
-    ]);
-    assert_eq!(code, 0, "{err}");
-    let lines: Vec<&str> = out.lines().collect();
-    assert_eq!(lines.len(), 3, "{out}");
-    assert!(lines[0].starts_with("chunk-chant.threshold=5"), "{out}");
-    assert!(lines[0].contains("recall 1/1  false positives 1/2"), "{out}");
-    assert!(lines[2].starts_with("chunk-chant.threshold=15"), "{out}");
-    assert!(
-        lines[2].contains("recall 0/1"),
-        "a threshold too high misses the loop: {out}"
-    );
-    // JSON: one record per value.
-    let (_, out, _) = run(&[
-        "tune",
-        "--json",
-        "--profile",
-        "gemini-cli",
-        "--vary",
-        "chunk-chant.threshold=9,10",
-        "sample-logs/chanting-content-en.jsonl",
-    ]);
-    let recs: Vec<Value> = out.lines().map(|l| serde_json::from_str(l).unwrap()).collect();
-    assert_eq!(recs.len(), 2);
-    assert_eq!(recs[1]["value"], "10");
-    assert_eq!(recs[1]["files"][0]["first_event"], 66);
-    let (code, _, err) = run(&["tune", "--vary", "nope.x=1", "sample-logs/demo.jsonl"]);
-    assert_eq!(code, 2);
-    assert!(err.contains("nope"), "{err}");
-}
-
-#[test]
-fn tune_never_counts_an_unread_input_and_counts_only_the_varied_detector() {
-    let vary = ["tune", "--vary", "block-cycle.min_matches=20,21"];
-    // A file it cannot read is an error, with no table made up around it.
-    for bad in ["sample-logs/no-such.jsonl", "Cargo.toml"] {
-        let (code, out, err) = run(&[&vary[..], &[bad, "sample-logs/demo.jsonl"]].concat());
-        assert_eq!(code, 2, "{bad}: {out}{err}");
-        assert!(out.is_empty(), "{bad}: {out}");
-        assert_eq!(err.lines().count(), 1, "{err}");
-    }
-    let (code, out, err) = run(&[&vary[..], &["sample-logs/no-*.jsonl"]].concat());
-    assert_eq!((code, out.as_str()), (2, ""), "{err}");
-    // Folders and globs are walked as scan walks them.
-    let (code, out, err) = run(&[&vary[..], &["sample-logs/formats", "sample-logs/fp-*.jsonl"]].concat());
-    assert_eq!(code, 0, "{err}");
-    let lines: Vec<&str> = out.lines().collect();
-    assert!(
-        lines[0].starts_with("block-cycle.min_matches=20") && lines[0].contains("/17"),
-        "{out}"
-    );
-    // fp-code-block: block-cycle matches 20 (fires at 20, not at 21); its
-    // list-cycle fires at both and is shown apart, never counted.
-    assert!(lines[0].contains("fp-code-block.jsonl@220"), "{out}");
-    assert!(lines[1].contains("fires in 0/17"), "{out}");
-    assert!(out.contains("not counted (detectors other than block-cycle):"), "{out}");
-    assert!(out.contains("  sample-logs/fp-code-block.jsonl: list-cycle\n"), "{out}");
-    let (_, out, _) = run(&[&vary[..], &["--json", "sample-logs/fp-code-block.jsonl"]].concat());
-    let rec: Value = serde_json::from_str(out.lines().nth(1).unwrap()).unwrap();
-    assert_eq!(rec["fired"], 0, "{rec}");
-    assert_eq!(rec["files"][0]["other_detectors"], serde_json::json!(["list-cycle"]));
 }
 
 mod viewer_state {

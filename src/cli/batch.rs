@@ -212,15 +212,20 @@ pub fn run_tune(args: TuneArgs) -> Result<i32, String> {
     if args.detectors.profile.len() > 1 {
         return Err("tune tries values on one profile; pick one with --profile".to_string());
     }
-    // Refuses standard output or error into an input, before any note.
-    let inputs = scan_inputs(&args.sessions, None)?;
+    // Refuses standard output or error, or the config to write, into an
+    // input, before any note (a dry run writes no config).
+    let output = args.write_config.as_deref().filter(|_| !args.dry_run);
+    let inputs = scan_inputs(&args.sessions, output)?;
     let opts = loopscope::tune::TuneOptions {
         inputs,
         vary: args.vary,
+        pick: args.pick,
         choices: args.detectors.choices(),
         expect: args.expect,
         format: args.input.format,
         json: args.json,
+        write_config: args.write_config,
+        dry_run: args.dry_run,
     };
     let (mut out, mut err) = (Terminal::new(io::stdout().lock()), Terminal::new(io::stderr().lock()));
     loopscope::tune::run(&opts, &mut out, &mut err)?;

@@ -316,8 +316,9 @@ pub enum Command {
     Watch(WatchArgs),
     /// List detectors, their rules, parameters and defaults.
     Detectors(DetectorsArgs),
-    /// Try one parameter at many values over your logs: which files fire, and
-    /// with --expect, recall and false positives per value.
+    /// Try parameters at many values over your logs: which files fire, and
+    /// with --expect, recall, false positives and latency per value, the
+    /// value suggested, and --write-config to keep it.
     Tune(TuneArgs),
     /// Ask an LLM judge (any OpenAI-compatible endpoint) at every check of a
     /// recorded stream; write a copy with the verdicts as loop_check events.
@@ -571,14 +572,30 @@ pub struct TuneArgs {
     /// directories, globs, --agent.
     #[command(flatten)]
     pub sessions: SessionFlags,
-    /// The parameter and its values: ID.PARAM=5..20, =5..20:5 or =3,8,13.
-    #[arg(long, value_name = "ID.PARAM=VALUES")]
-    pub vary: String,
-    /// A file listing the logs that really loop (one path per line); the
-    /// others count as clean work.
+    /// A parameter and its values: ID.PARAM=5..20, =5..20:5 or =3,8,13
+    /// (repeatable: a table each, the others at their current values).
+    #[arg(long, value_name = "ID.PARAM=VALUES", required = true)]
+    pub vary: Vec<String>,
+    /// A file listing the sessions that really loop, one per line (`PATH`,
+    /// or `PATH EVENT` with the event the loop begins at), paths as given
+    /// or relative to the file; the others count as clean work. Each value
+    /// gets recall, false positives and latency, and one is suggested.
     #[arg(long, value_name = "FILE")]
     pub expect: Option<PathBuf>,
-    /// One JSON object per value.
+    /// Choose this value instead of the suggestion (repeatable; a value
+    /// not among --vary's is tried too).
+    #[arg(long, value_name = "ID.PARAM=VALUE")]
+    pub pick: Vec<String>,
+    /// Write the chosen values into this TOML config file, merged with
+    /// what it holds (other keys and comments kept); never one of the
+    /// sessions or the --expect file.
+    #[arg(long, value_name = "FILE")]
+    pub write_config: Option<PathBuf>,
+    /// With --write-config: say what would change, write nothing.
+    #[arg(long, requires = "write_config")]
+    pub dry_run: bool,
+    /// One JSON object per value, then the choice per parameter (and the
+    /// config change).
     #[arg(long)]
     pub json: bool,
     #[command(flatten)]

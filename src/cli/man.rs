@@ -208,8 +208,8 @@ Follow Claude Code's newest session and stop the agent when a loop starts.
 \fBloopscope watch\fR
 A live list of every agent's sessions; Enter opens one.
 .TP
-\fBloopscope tune \-\-vary block\-cycle.min_matches=6..20:2 \-\-expect loops.txt logs/\fR
-Try a threshold over a folder of logs: recall and false positives per value.
+\fBloopscope tune \-\-vary block\-cycle.min_matches=6..20:2 \-\-expect logs/loops.txt logs/ \-\-write\-config tuned.toml\fR
+Try a threshold over a folder of logs and its list of loops: recall, false positives and latency per value; keep the suggested value in a config file.
 .TP
 \fBloopscope report logs/ \-o report.html\fR
 One self\-contained HTML report for reviewers.
