@@ -52,7 +52,7 @@ pub fn count(text: &str) -> Result<Truth, String> {
                             Some("cancelled") => cancelled += 1,
                             _ => {
                                 results += 1;
-                                failed += usize::from(status == Some("error"));
+                                failed += usize::from(status == Some("error") || exited_non_zero(call));
                             }
                         }
                     }
@@ -64,4 +64,17 @@ pub fn count(text: &str) -> Result<Truth, String> {
     let mut truth = Truth::exact(prompts, calls, results, failed);
     truth.cancelled = Bound::exact(cancelled);
     Ok(truth)
+}
+
+/// A shell command gemini-cli ran to its end is a `success` whatever its
+/// exit code; the code is a line of the response's text, `Exit Code: N`.
+fn exited_non_zero(call: &Value) -> bool {
+    let output = call
+        .pointer("/result/0/functionResponse/response/output")
+        .and_then(Value::as_str)
+        .unwrap_or_default();
+    output
+        .lines()
+        .filter_map(|l| l.strip_prefix("Exit Code: "))
+        .any(|c| c.trim().parse::<i64>().is_ok_and(|c| c != 0))
 }

@@ -102,7 +102,7 @@ impl Messages {
                     let cid = str_of(f, "id").unwrap_or_default().to_string();
                     if self.answered.insert(cid.clone()) {
                         let response = f.get("response");
-                        let ok = response.is_none_or(|r| r.get("error").is_none());
+                        let ok = response.is_none_or(|r| r.get("error").is_none() && !shell_failed(r));
                         out.tool_result(Some(&cid), ok, response.cloned());
                     }
                 }
@@ -170,7 +170,9 @@ impl Messages {
                                 &format!("{} was cancelled", str_of(call, "name").unwrap_or("a tool")),
                             );
                         } else {
-                            out.tool_result(Some(&cid), status == "success" || status.is_empty(), output);
+                            let ok = (status == "success" || status.is_empty())
+                                && !output.as_ref().is_some_and(shell_failed);
+                            out.tool_result(Some(&cid), ok, output);
                         }
                     }
                 }
@@ -267,5 +269,65 @@ impl DocHandler for Contents {
                 }
             }
         }
+    }
+}
+
+/// Whether a shell command's response says it failed. gemini-cli marks the
+/// call a success whenever the command ran, and says a non-zero exit (or a
+/// signal) only in the text it gives the model, after the output:
+/// `Output: …`, then `Error: …`, `Exit Code: N`, `Signal: …`,
+/// `Background PIDs: …`, `Process Group PGID: …`, each on a line of its
+/// own (inside `<untrusted_context>` since 0.6x). Only those closing lines
+/// are read: the command's own output may say anything.
+fn shell_failed(response: &Value) -> bool {
+    let Some(text) = response.get("output").and_then(Value::as_str) else {
+        return false;
+    };
+    for line in text.lines().rev().map(str::trim_end) {
+        if let Some(code) = line.strip_prefix("Exit Code: ") {
+            return code.trim().parse::<i64>().is_ok_and(|c| c != 0);
+        }
+        // Before 0.6x every line was there, `(none)` (or a signal `0`) when
+        // it did not apply.
+        if let Some(signal) = line.strip_prefix("Signal: ") {
+            if !matches!(signal.trim(), "(none)" | "0" | "null") {
+                return true;
+            }
+            continue;
+        }
+        let trailer = line == "</untrusted_context>"
+            || line.starts_with("Process Group PGID: ")
+            || line.starts_with("Background PIDs: ");
+        if !trailer {
+            return false;
+        }
+    }
+    false
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    #[test]
+    fn a_shell_command_fails_by_its_closing_lines_only() {
+        let said = |t: &str| json!({ "output": t });
+        assert!(shell_failed(&said(
+            "<untrusted_context>\nOutput: FAILED tests/test_x.py\nExit Code: 1\nProcess Group PGID: 4242\n</untrusted_context>"
+        )));
+        assert!(shell_failed(&said("Output: (empty)\nSignal: SIGKILL")));
+        // 0.1x: every line, `(none)` where it does not apply.
+        let old = "Command: make\nDirectory: (root)\nStdout: x\nStderr: (empty)\nError: (none)\nExit Code: 2\nSignal: (none)\nBackground PIDs: (none)\nProcess Group PGID: 77";
+        assert!(shell_failed(&said(old)));
+        assert!(!shell_failed(&said(&old.replace("Exit Code: 2", "Exit Code: 0"))));
+        assert!(!shell_failed(&said(
+            "<untrusted_context>\nOutput: all 12 passed\nProcess Group PGID: 4242\n</untrusted_context>"
+        )));
+        // The command printed it; gemini-cli did not say it.
+        assert!(!shell_failed(&said(
+            "Output: Exit Code: 1 means failure\nthat is all\nProcess Group PGID: 1"
+        )));
+        assert!(!shell_failed(&json!({ "output": 3 })));
     }
 }
