@@ -174,8 +174,8 @@ fn extended_is_quiet_on_real_sessions_and_catches_their_loops() {
     }
     if !failures.is_empty() {
         eprintln!(
-            "{:<9} {:<58} {:<11} {:>6} {:<18} {:<20} {}",
-            "set", "file", "agent", "events", "expected", "extended", ""
+            "{:<9} {:<58} {:<11} {:>6} {:<18} {:<20}",
+            "set", "file", "agent", "events", "expected", "extended"
         );
         for r in &rows {
             eprintln!("{r}");
