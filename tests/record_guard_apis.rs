@@ -452,7 +452,7 @@ fn a_detection_on_the_results_a_request_brings_ends_its_answer_at_the_first_word
         assert_eq!(finish, "end_turn");
         assert_eq!(
             said,
-            "loopscope stopped a loop: 5 tool results in a row failed (max_consecutive 5) (error-streak)."
+            "loopscope stopped a loop: 5 tool results in a row failed, each the same call or the same error (max_consecutive 5) (error-streak)."
         );
     }
     // A request with something new is answered again.
