@@ -542,3 +542,59 @@ fn lines_of_one_shape_are_no_paraphrase_and_a_stray_bar_is_no_table() {
     let d = fires(&format!("Let me think.\n{para}")).expect("a loop with a bar in it fires at three copies");
     assert_eq!((d.detector, d.repeats), ("text-loop", Some(3)), "{d:?}");
 }
+
+#[test]
+fn loops_without_letters_fire_once_they_cover_the_letterless_limit() {
+    // Issue 46, item 3: what a runaway or a random model writes: newlines,
+    // digits, table dashes, dots, replacement chars, an emoji stutter.
+    let lead = "The answer follows:";
+    for (unit, period) in [
+        ("\n", 1),
+        ("1", 1),
+        ("|---", 4),
+        (".", 1),
+        ("\u{FFFD}", 1),
+        ("😂", 1),
+        ("0 ", 2),
+    ] {
+        let text = format!("{lead}{}", unit.repeat(600));
+        let mut seen = Vec::new();
+        for sizes in [&[1][..], &[3, 17], &[7], &[64], &[100_000]] {
+            seen.push(signature(&run(&cut(&text, sizes))));
+        }
+        assert!(seen.iter().all(|s| *s == seen[0]), "{unit:?}: {seen:?}");
+        let d = fires(&text).unwrap_or_else(|| panic!("{unit:?} fires"));
+        assert_eq!(
+            (d.detector, d.period),
+            ("text-loop", Some(period)),
+            "{unit:?}: {}",
+            d.reason
+        );
+        // It fires where the run reaches 256 chars, not at its end.
+        let lead_chars = lead.chars().count();
+        assert_eq!(d.at_char, Some(lead_chars + 256), "{unit:?}: {}", d.reason);
+        assert_eq!(d.onset, Some(lead_chars), "{unit:?}: {}", d.reason);
+        assert!(d.reason.contains("with no letter in it"), "{}", d.reason);
+    }
+}
+
+#[test]
+fn tables_dividers_lists_and_long_numbers_are_no_letterless_loop() {
+    let rows: String = (1..60).map(|i| format!("| {i} | {} | {} |\n", i * 3, i * i)).collect();
+    let table = format!("| n | 3n | n² |\n|---|---|---|\n{rows}");
+    let divider = format!("Results\n{}\nDone.\n", "=".repeat(120));
+    let list: String = (1..200).map(|i| format!("{i}. step {i}\n")).collect();
+    let digits =
+        "31415926535897932384626433832795028841971693993751058209749445923078164062862089986280348253421170679"
+            .repeat(3);
+    let toc: String = ["Introduction", "Methods", "Results", "Discussion", "Appendix"]
+        .iter()
+        .enumerate()
+        .map(|(i, title)| format!("{title} {} {}\n", ".".repeat(60 - title.len()), 1 + i * 7))
+        .collect();
+    for text in [table, divider, list, digits, toc] {
+        for sizes in [&[1][..], &[7], &[100_000]] {
+            assert!(run(&cut(&text, sizes)).is_empty(), "{:?}", run(&cut(&text, sizes)));
+        }
+    }
+}

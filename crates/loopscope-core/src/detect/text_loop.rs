@@ -19,9 +19,11 @@ use super::{
 };
 use crate::event::Channel;
 use lanes::Triggers;
+use letterless::Letterless;
 use scan::{Stream, Tail, SHORT};
 
 mod lanes;
+mod letterless;
 mod scan;
 
 pub(crate) static INFO: DetectorInfo = DetectorInfo {
@@ -33,7 +35,8 @@ pub(crate) static INFO: DetectorInfo = DetectorInfo {
            or more, `short_copies` of a shorter one, 80 of a single char, three times as many inside a code fence \
            or a table row (the bars of a chat-template marker such as `<|im_start|>` are no table); the unit has a \
            letter, and numbers across copies are equal, or in a unit of 16 chars or more outside a table count like \
-           a list or a counter",
+           a list or a counter; a unit with no letter (newlines, digits, `|---`, dots, U+FFFD, up to 16 chars) \
+           is a loop once its copies cover `letterless_chars` chars with no letter among them",
     profiles: &[Profile::Extended],
     params: &[
         ParamSpec::new(
@@ -54,6 +57,12 @@ pub(crate) static INFO: DetectorInfo = DetectorInfo {
             Default::Count(5000),
             "longest period looked for, in normalized chars",
         ),
+        ParamSpec::new(
+            "letterless_chars",
+            Kind::Count { min: 32 },
+            Default::Count(letterless::DEFAULT_CHARS),
+            "chars in a row with no letter, repeating a unit of up to 16, that make a loop (prose never has them)",
+        ),
     ],
     group: None,
     build,
@@ -73,6 +82,8 @@ fn build(p: &Params) -> Box<dyn super::Detector> {
         max_period,
         trigger: triggers(copies, short_copies),
         streams: PerChannel::default(),
+        letterless_chars: p.count("letterless_chars"),
+        letterless: PerChannel::default(),
     })
 }
 #[derive(Clone, Debug)]
@@ -82,6 +93,9 @@ pub(crate) struct TextLoop {
     max_period: usize,
     trigger: Triggers,
     streams: PerChannel<Stream>,
+    letterless_chars: usize,
+    /// Runs with no letter, per channel ([`letterless`]).
+    letterless: PerChannel<Letterless>,
 }
 
 impl TextLoop {
@@ -163,6 +177,42 @@ fn judge(
     Some(d)
 }
 
+/// The detection of a run with no letter that repeats a short unit.
+fn judge_letterless(
+    found: &letterless::Found,
+    text: &str,
+    min_chars: usize,
+    channel: Channel,
+    obs: &Observation<'_>,
+) -> Option<Detection> {
+    let buffer = obs.buffers.channel(channel)?;
+    let end = (buffer.len() - text.chars().count()) + found.chars_into_delta;
+    let p = found.period;
+    let copies = found.length / p;
+    let onset = end - copies * p;
+    let shown = copies.min(MAX_SPANS);
+    let spans: Vec<Span> = (copies - shown..copies)
+        .map(|k| Span::new(onset + k * p, onset + (k + 1) * p))
+        .collect();
+    let unit = buffer.slice(end - p..end);
+    let needed = min_chars.div_ceil(p);
+    let mut d = Detection::new(INFO.id, obs.index, channel, Some(end));
+    d.period = Some(p);
+    d.repeats = Some(copies);
+    d.threshold = Some(needed);
+    d.onset = Some(onset);
+    d.spans = spans;
+    d.evidence = Evidence::Copies;
+    d.repeated = Some(unit.clone());
+    d.reason = format!(
+        "the {} repeats a {p}-char unit {} {copies} times in a row with no letter in it (needs {needed}: \
+         {min_chars} chars), from char {onset}",
+        channel.as_str(),
+        quote(&unit, 60),
+    );
+    Some(d)
+}
+
 /// Whether a unit of period `p` (its chars by index, read cyclically: the
 /// text repeats it) is a table row: it has `|`s that separate cells. The
 /// bars of a chat-template marker (`<|im_start|>`, `<|eot_id|>`) touch its
@@ -223,17 +273,29 @@ fn numbers_count(copies: &[String], fixed: bool) -> Option<bool> {
 impl TextReader for TextLoop {
     fn restart(&mut self) {
         self.streams.each(Stream::restart);
+        self.letterless.each(Letterless::restart);
     }
 
     fn read(&mut self, channel: Channel, text: &str, obs: &Observation<'_>) -> Option<Detection> {
         let (copies, short_copies) = (self.copies, self.short_copies);
-        self.streams.get_mut(channel).read::<true>(
+        let periodic = self.streams.get_mut(channel).read::<true>(
             text,
             self.max_period,
             &self.trigger,
             |p| needed(p, copies, short_copies),
             |stream, tail, n, need| judge(stream, tail, n, need, channel, obs),
-        )
+        );
+        let letterless = self
+            .letterless
+            .get_mut(channel)
+            .read(text, self.letterless_chars)
+            .and_then(|found| judge_letterless(&found, text, self.letterless_chars, channel, obs));
+        // Both in one delta: the one whose evidence completed first, as
+        // the same text cut finer would have it.
+        match (periodic, letterless) {
+            (Some(a), Some(b)) => Some(if b.at_char < a.at_char { b } else { a }),
+            (a, b) => a.or(b),
+        }
     }
 }
 
