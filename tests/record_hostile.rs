@@ -113,20 +113,10 @@ fn with_host(addr: &str, host: &str, target: &str) -> String {
     out
 }
 
-/// Where `--metrics` listens, from what record printed.
-fn metrics_addr(p: &Proxy) -> String {
-    let until = Instant::now() + Duration::from_secs(30);
-    loop {
-        if let Some(addr) = p
-            .printed()
-            .iter()
-            .find_map(|l| l.split("serving metrics at http://").nth(1).map(|r| r.split('/').next().unwrap().to_string()))
-        {
-            return addr;
-        }
-        assert!(Instant::now() < until, "record printed its metrics address");
-        std::thread::sleep(Duration::from_millis(20));
-    }
+/// A free port on 127.0.0.1 for `--metrics`.
+fn free_metrics_addr() -> String {
+    let port = TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port();
+    format!("127.0.0.1:{port}")
 }
 
 const SSE_HELLO: &str = "data: {\"id\":\"c1\",\"object\":\"chat.completion.chunk\",\"model\":\"m\",\"choices\":[{\"index\":0,\"delta\":{\"role\":\"assistant\",\"content\":\"hello from gzip 🎉\"},\"finish_reason\":null}]}\n\ndata: {\"id\":\"c1\",\"object\":\"chat.completion.chunk\",\"model\":\"m\",\"choices\":[{\"index\":0,\"delta\":{},\"finish_reason\":\"stop\"}]}\n\ndata: [DONE]\n\n";
@@ -135,18 +125,18 @@ const SSE_HELLO: &str = "data: {\"id\":\"c1\",\"object\":\"chat.completion.chunk
 fn only_localhost_loopback_ips_and_allowed_names_are_answered() {
     let up = raw_upstream(answer("Content-Type: application/json\r\n", b"{}"));
     let dir = tempfile::tempdir().unwrap();
+    let metrics = free_metrics_addr();
     let p = Proxy::start(
         dir.path(),
         &[
             "--upstream",
             &format!("openai={}/v1", up.url),
             "--metrics",
-            "127.0.0.1:0",
+            &metrics,
             "--allow-host",
             "proxy.internal",
         ],
     );
-    let metrics = metrics_addr(&p);
     for addr in [p.addr.as_str(), metrics.as_str()] {
         let port = addr.rsplit(':').next().unwrap();
         let target = if addr == p.addr { "/openai/models" } else { "/metrics" };
@@ -178,11 +168,11 @@ fn only_localhost_loopback_ips_and_allowed_names_are_answered() {
 fn slow_clients_hold_no_slot_for_long_and_never_shut_out_requests_or_scrapers() {
     let up = raw_upstream(answer("Content-Type: application/json\r\n", b"{\"ok\":1}"));
     let dir = tempfile::tempdir().unwrap();
+    let metrics = free_metrics_addr();
     let p = Proxy::start(
         dir.path(),
-        &["--upstream", &format!("openai={}/v1", up.url), "--metrics", "127.0.0.1:0"],
+        &["--upstream", &format!("openai={}/v1", up.url), "--metrics", &metrics],
     );
-    let metrics = metrics_addr(&p);
     // More trickling connections than the proxy has slots (1,024), and
     // than --metrics has (64), each one byte into its head.
     let mut slow = Vec::new();
@@ -259,7 +249,10 @@ fn a_huge_body_is_forwarded_as_it_arrives_and_trailers_are_bounded() {
     s.set_read_timeout(Some(Duration::from_secs(30))).unwrap();
     let mut out = String::new();
     let _ = s.read_to_string(&mut out);
-    assert!(out.starts_with("HTTP/1.1 400") && out.contains("trailers over"), "{out}");
+    assert!(
+        out.starts_with("HTTP/1.1 400") && out.contains("trailers over"),
+        "{out}"
+    );
 
     // A broken chunk size is called that, not "not readable as text".
     let mut s = TcpStream::connect(&p.addr).unwrap();
@@ -306,8 +299,16 @@ fn compressed_and_unreadable_answers_reach_the_client_intact_and_are_said() {
     let gzipped = gz.finish().unwrap();
     let cases: Vec<(&str, Vec<u8>, &str)> = vec![
         ("Content-Encoding: gzip\r\n", gzipped, "hello from gzip 🎉"),
-        ("", b"this is no event stream\nat all\n\n".to_vec(), "held nothing loopscope could read"),
-        ("Content-Encoding: br\r\n", b"\x1b\x03\x00\xf8\xa5".to_vec(), "br-encoded"),
+        (
+            "",
+            b"this is no event stream\nat all\n\n".to_vec(),
+            "held nothing loopscope could read",
+        ),
+        (
+            "Content-Encoding: br\r\n",
+            b"\x1b\x03\x00\xf8\xa5".to_vec(),
+            "br-encoded",
+        ),
         (
             "Content-Encoding: gzip\r\n",
             b"data: not gzip\n\n".to_vec(),
@@ -352,7 +353,10 @@ fn an_upstream_timeout_says_it_timed_out_and_a_session_stops_at_max_session() {
     for turn in 0..12 {
         let body = json!({"model": "m", "stream": true, "messages": messages}).to_string();
         let resp = request(&p.addr, "POST", "/openai/chat/completions", &[], body.as_bytes()).unwrap();
-        assert_eq!(resp.status, 200, "turn {turn}: the proxy passes on what it no longer writes");
+        assert_eq!(
+            resp.status, 200,
+            "turn {turn}: the proxy passes on what it no longer writes"
+        );
         messages.push(json!({"role": "assistant", "content": "a story"}));
         messages.push(json!({"role": "user", "content": format!("and then, part {turn}? 続けて")}));
     }

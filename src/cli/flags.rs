@@ -843,9 +843,7 @@ pub fn parse_bytes(s: &str) -> Result<u64, String> {
         .trim()
         .parse()
         .map_err(|_| format!("{s:?} is not a size (e.g. 4G, 500M, 1048576)"))?;
-    let bytes = n
-        .checked_mul(1 << shift)
-        .ok_or_else(|| format!("{s:?} is too large"))?;
+    let bytes = n.checked_mul(1 << shift).ok_or_else(|| format!("{s:?} is too large"))?;
     if bytes < 1024 {
         return Err(format!("{s:?}: at least 1K"));
     }

@@ -12,8 +12,8 @@ use std::time::Duration;
 use serde_json::Value;
 
 use super::answer::{recording_for, Ending, Pass};
-use super::inflate::{Coding, Inflater};
 use super::conversations::Exchange;
+use super::inflate::{Coding, Inflater};
 use std::io::BufReader;
 
 use super::http::{self, BodyReader, BodyWriter, Framing, RequestHead, ResponseHead};
@@ -270,7 +270,10 @@ pub fn forward(
             let why = if gone {
                 "the client went away before the answer came; the upstream request was closed".to_string()
             } else {
-                let why = format!("API error: no answer from the upstream {upstream_url}: {}", reason(&e, ctx.client.read_timeout));
+                let why = format!(
+                    "API error: no answer from the upstream {upstream_url}: {}",
+                    reason(&e, ctx.client.read_timeout)
+                );
                 eprintln!("loopscope: {}", crate::sanitize::text(&why));
                 why
             };
@@ -339,7 +342,10 @@ pub fn forward(
         }
         Ending::UpstreamBroke(e) => {
             conn.shutdown();
-            let why = format!("API error: the upstream's answer broke off: {}", reason(&e, ctx.client.read_timeout));
+            let why = format!(
+                "API error: the upstream's answer broke off: {}",
+                reason(&e, ctx.client.read_timeout)
+            );
             eprintln!(
                 "loopscope: {}",
                 crate::sanitize::text(&format!("{upstream_url}: {why}"))

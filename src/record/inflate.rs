@@ -170,7 +170,10 @@ mod tests {
         assert_eq!(decode(Coding::Deflate, &z.finish().unwrap()).unwrap(), text.as_bytes());
         let mut raw = DeflateEncoder::new(Vec::new(), Compression::default());
         raw.write_all(text.as_bytes()).unwrap();
-        assert_eq!(decode(Coding::Deflate, &raw.finish().unwrap()).unwrap(), text.as_bytes());
+        assert_eq!(
+            decode(Coding::Deflate, &raw.finish().unwrap()).unwrap(),
+            text.as_bytes()
+        );
         let why = decode(Coding::Gzip, b"data: not gzip at all\n\n").unwrap_err();
         assert!(why.starts_with("not valid gzip data"), "{why}");
     }
@@ -182,7 +185,10 @@ mod tests {
         assert_eq!(Coding::of(&h(&[("Content-Encoding", "identity")])), Coding::Identity);
         assert_eq!(Coding::of(&h(&[("content-encoding", " GZIP ")])), Coding::Gzip);
         assert_eq!(Coding::of(&h(&[("Content-Encoding", "deflate")])), Coding::Deflate);
-        assert_eq!(Coding::of(&h(&[("Content-Encoding", "br")])), Coding::Unknown("br".into()));
+        assert_eq!(
+            Coding::of(&h(&[("Content-Encoding", "br")])),
+            Coding::Unknown("br".into())
+        );
         assert_eq!(
             Coding::of(&h(&[("Content-Encoding", "gzip, br")])),
             Coding::Unknown("gzip, br".into())

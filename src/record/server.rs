@@ -142,12 +142,9 @@ fn read_body(
     let mut buf = vec![0u8; 64 * 1024];
     while held.len() < HELD_BODY && !body.is_done() {
         let want = buf.len().min(HELD_BODY - held.len());
-        let n = body.read(reader, &mut buf[..want]).map_err(|e| {
-            (
-                400,
-                format!("the request body could not be read: {}", body_reason(&e)),
-            )
-        })?;
+        let n = body
+            .read(reader, &mut buf[..want])
+            .map_err(|e| (400, format!("the request body could not be read: {}", body_reason(&e))))?;
         if n == 0 {
             break;
         }

@@ -145,10 +145,7 @@ pub fn accept(listener: TcpListener, name: &str, limits: Limits, serve: impl Fn(
                 continue;
             }
         };
-        let ip = stream
-            .peer_addr()
-            .map(|a| a.ip())
-            .unwrap_or(IpAddr::from([0, 0, 0, 0]));
+        let ip = stream.peer_addr().map(|a| a.ip()).unwrap_or(IpAddr::from([0, 0, 0, 0]));
         let Ok(handle) = stream.try_clone() else { continue };
         let admitted = match table.lock() {
             Ok(mut t) => t.admit(ip, limits).map(|()| {
@@ -251,7 +248,10 @@ impl BufRead for Timed<'_> {
                 Some(d) => d.saturating_duration_since(Instant::now()),
             };
             if wait.is_zero() {
-                return Err(io::Error::new(io::ErrorKind::TimedOut, "the request head took too long"));
+                return Err(io::Error::new(
+                    io::ErrorKind::TimedOut,
+                    "the request head took too long",
+                ));
             }
             self.inner.get_ref().set_read_timeout(Some(wait))?;
         }

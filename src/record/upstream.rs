@@ -303,7 +303,10 @@ impl Client {
                 Err(e) if e.kind() == io::ErrorKind::TimedOut => {
                     last = io::Error::new(
                         io::ErrorKind::TimedOut,
-                        format!("timed out: no connection within {} s", self.connect_timeout.as_secs_f64()),
+                        format!(
+                            "timed out: no connection within {} s",
+                            self.connect_timeout.as_secs_f64()
+                        ),
                     )
                 }
                 Err(e) => last = e,

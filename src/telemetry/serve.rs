@@ -65,7 +65,10 @@ fn connection(stream: &TcpStream, slot: &Slot, metrics: &Metrics, hosts: &HostCh
             || http::header(&head.headers, "content-length").is_some_and(|l| l.trim() != "0")
             || http::header(&head.headers, "transfer-encoding").is_some();
         if !hosts.admits(http::header(&head.headers, "host")) {
-            let why = hosts.refusal("loopscope --metrics", "--metrics ADDRESS:PORT on a non-loopback address");
+            let why = hosts.refusal(
+                "loopscope --metrics",
+                "--metrics ADDRESS:PORT on a non-loopback address",
+            );
             let _ = respond_to(stream, "GET", 403, "text/plain", format!("{why}\n").as_bytes(), true);
             return;
         }
@@ -110,14 +113,26 @@ mod tests {
         let m = Arc::new(Metrics::new(super::super::metrics::IDLE_AFTER, None));
         m.session_seen("codex");
         let addr = start("127.0.0.1:0".parse().unwrap(), m, &[]).unwrap();
-        let page = ask(addr, "GET /metrics HTTP/1.1\r\nHost: localhost\r\nConnection: close\r\n\r\n");
+        let page = ask(
+            addr,
+            "GET /metrics HTTP/1.1\r\nHost: localhost\r\nConnection: close\r\n\r\n",
+        );
         assert!(page.starts_with("HTTP/1.1 200 OK\r\n"), "{page}");
         assert!(page.contains("Content-Type: text/plain; version=0.0.4"));
         assert!(page.contains("loopscope_sessions_seen_total{agent=\"codex\"} 1\n"));
-        let head = ask(addr, "HEAD /metrics HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: close\r\n\r\n");
+        let head = ask(
+            addr,
+            "HEAD /metrics HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: close\r\n\r\n",
+        );
         assert!(head.starts_with("HTTP/1.1 200") && head.ends_with("\r\n\r\n"), "{head}");
-        assert!(ask(addr, "GET /nope HTTP/1.1\r\nHost: [::1]:9\r\nConnection: close\r\n\r\n").starts_with("HTTP/1.1 404"));
-        assert!(ask(addr, "POST /metrics HTTP/1.1\r\nHost: localhost\r\nContent-Length: 0\r\n\r\n").starts_with("HTTP/1.1 405"));
+        assert!(
+            ask(addr, "GET /nope HTTP/1.1\r\nHost: [::1]:9\r\nConnection: close\r\n\r\n").starts_with("HTTP/1.1 404")
+        );
+        assert!(ask(
+            addr,
+            "POST /metrics HTTP/1.1\r\nHost: localhost\r\nContent-Length: 0\r\n\r\n"
+        )
+        .starts_with("HTTP/1.1 405"));
         assert!(ask(addr, "\x16\x03\x01 not http\r\n\r\n").starts_with("HTTP/1.1 400"));
     }
 }

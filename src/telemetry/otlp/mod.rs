@@ -300,13 +300,19 @@ impl Exporter {
         }
         if st.closing || st.queue.len() + items.len() > cap {
             let first_drop = Stats::get(&self.shared.stats.dropped_queue_full) == 0;
+            let out_of_patience = st.waited >= patience;
             Stats::add(&self.shared.stats.dropped_queue_full, items.len());
             drop(st);
-            if first_drop {
+            let url = crate::sanitize::line(&self.shared.config.traces_url);
+            if first_drop && out_of_patience {
                 self.shared.warn(format!(
-                    "{} spans and events are waiting to be sent to {}; dropping what comes until they are (counted)",
+                    "cannot send to {url}: it took nothing within {} s (OTEL_EXPORTER_OTLP_TIMEOUT); dropping what comes (counted)",
+                    patience.as_secs_f64()
+                ));
+            } else if first_drop {
+                self.shared.warn(format!(
+                    "{} spans and events are waiting to be sent to {url}; dropping what comes until they are (counted)",
                     self.shared.config.queue,
-                    crate::sanitize::line(&self.shared.config.traces_url)
                 ));
             }
             return;
@@ -337,10 +343,20 @@ impl Exporter {
                     st.queue.clear();
                     st.in_flight = 0;
                     st.abandoned = true;
-                    break;
+                    drop(st);
+                    self.shared.warn(format!(
+                        "cannot send to {}: it took nothing within {} s (OTEL_EXPORTER_OTLP_TIMEOUT); {unsent} spans and events left unsent",
+                        crate::sanitize::line(&self.shared.config.traces_url),
+                        patience.as_secs_f64()
+                    ));
+                    return self.summary();
                 }
                 let began = Instant::now();
-                st = match self.shared.finished.wait_timeout(st, left.min(Duration::from_millis(100))) {
+                st = match self
+                    .shared
+                    .finished
+                    .wait_timeout(st, left.min(Duration::from_millis(100)))
+                {
                     Ok((st, _)) => st,
                     Err(_) => return self.summary(),
                 };
