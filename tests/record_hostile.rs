@@ -366,3 +366,54 @@ fn an_upstream_timeout_says_it_timed_out_and_a_session_stops_at_max_session() {
     let last = events(&path).pop().unwrap();
     assert_eq!(last["kind"], "max-session", "{last}");
 }
+
+#[test]
+fn the_guard_reads_a_compressed_stream_and_cuts_it_where_a_detector_fires() {
+    let chunk = |delta: serde_json::Value, finish: serde_json::Value| {
+        let c = json!({"id": "c9", "object": "chat.completion.chunk", "model": "m",
+            "choices": [{"index": 0, "delta": delta, "finish_reason": finish}]});
+        format!("data: {c}\n\n")
+    };
+    let mut sse = chunk(json!({"role": "assistant", "content": ""}), serde_json::Value::Null);
+    for _ in 0..upstream::LOOP_REPEATS {
+        for w in upstream::LOOP_WORDS {
+            sse.push_str(&chunk(json!({"reasoning_content": w}), serde_json::Value::Null));
+        }
+    }
+    sse.push_str(&chunk(json!({}), json!("stop")));
+    sse.push_str("data: [DONE]\n\n");
+    let mut gz = GzEncoder::new(Vec::new(), Compression::default());
+    gz.write_all(sse.as_bytes()).unwrap();
+    let body = gz.finish().unwrap();
+    let up = raw_upstream(answer(
+        "Content-Type: text/event-stream\r\nContent-Encoding: gzip\r\n",
+        &body,
+    ));
+    let dir = tempfile::tempdir().unwrap();
+    let p = Proxy::start(
+        dir.path(),
+        &["--upstream", &format!("openai={}/v1", up.url), "--guard", "extended"],
+    );
+    let got = request(
+        &p.addr,
+        "POST",
+        "/openai/chat/completions",
+        &[],
+        &chat("loop compressed"),
+    );
+    assert!(
+        got.as_ref().map_or(true, |r| r.body.len() < body.len()),
+        "the answer was cut off: {got:?}"
+    );
+    let until = Instant::now() + Duration::from_secs(30);
+    loop {
+        let written = std::fs::read_to_string(p.session_of("loop compressed")).unwrap();
+        if written.contains("came compressed") && written.contains("\"kind\":\"guard\"") {
+            // The recorder read the stream decoded: its reasoning is there.
+            assert!(written.contains("\"type\":\"reasoning\""), "{written}");
+            break;
+        }
+        assert!(Instant::now() < until, "{written}");
+        std::thread::sleep(Duration::from_millis(50));
+    }
+}

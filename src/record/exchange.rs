@@ -69,6 +69,9 @@ impl Watcher {
                 match client.peek(&mut byte) {
                     // The next request, pipelined: the client is there.
                     Ok(1..) => return,
+                    // The probe was answered with a reset (the socket's
+                    // pending error; reads say only "end" once it closed).
+                    Ok(0) if probed && !matches!(client.take_error(), Ok(None)) => {}
                     Ok(0) if probed => {
                         // Half-closed and still there: look again later.
                         std::thread::sleep(WATCH_EVERY);
