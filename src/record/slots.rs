@@ -44,8 +44,8 @@ pub enum Served<'a> {
 
 struct Entry {
     ip: IpAddr,
-    /// To close it when it must make room.
-    stream: TcpStream,
+    /// To close it when it must make room (shared, not a second descriptor).
+    stream: Arc<TcpStream>,
     /// Since when it waits for a request head; None while it is busy with one.
     waiting_since: Option<Instant>,
     /// Closed to make room; its thread is on its way out.
@@ -146,7 +146,8 @@ pub fn accept(listener: TcpListener, name: &str, limits: Limits, serve: impl Fn(
             }
         };
         let ip = stream.peer_addr().map(|a| a.ip()).unwrap_or(IpAddr::from([0, 0, 0, 0]));
-        let Ok(handle) = stream.try_clone() else { continue };
+        let stream = Arc::new(stream);
+        let handle = stream.clone();
         let admitted = match table.lock() {
             Ok(mut t) => t.admit(ip, limits).map(|()| {
                 next_id += 1;
@@ -276,7 +277,7 @@ mod tests {
         let stream = TcpStream::connect(l.local_addr().unwrap()).unwrap();
         Entry {
             ip: IpAddr::from(ip),
-            stream,
+            stream: Arc::new(stream),
             waiting_since: waiting,
             evicted: false,
         }
