@@ -417,3 +417,23 @@ fn the_guard_reads_a_compressed_stream_and_cuts_it_where_a_detector_fires() {
         std::thread::sleep(Duration::from_millis(50));
     }
 }
+
+#[test]
+fn max_session_takes_sizes_and_refuses_nonsense() {
+    let dir = tempfile::tempdir().unwrap();
+    for (size, said) in [
+        ("12", "at least 1K"),
+        ("lots", "is not a size"),
+        ("99999999T", "too large"),
+    ] {
+        let out = common::loopscope_at_root()
+            .args(["record", "-o"])
+            .arg(dir.path())
+            .args(["--max-session", size, "--upstream", "http://127.0.0.1:9"])
+            .output()
+            .unwrap();
+        assert_eq!(out.status.code(), Some(2), "{size}");
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert!(err.contains(said), "{size}: {err}");
+    }
+}
