@@ -504,3 +504,79 @@ fn a_redirect_to_another_origin_is_refused_and_one_within_it_is_followed_with_th
     assert!(!first.2.is_empty());
     assert_eq!((&again.1, &again.2), (&first.1, &first.2), "the same request");
 }
+
+/// `scan --otlp` of a folder with more detections than the exporter's
+/// queue holds, to `url`, with a 1.5 s export timeout: its code, stderr,
+/// and whether it ended within `limit` (killed otherwise).
+fn scan_many_to(url: &str, dir: &Path, limit: Duration) -> (Option<i32>, String, bool) {
+    let mut child = loopscope_at_root()
+        .args(["scan", "--otlp", url])
+        .arg(dir)
+        .env("OTEL_EXPORTER_OTLP_TIMEOUT", "1500")
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let err = common::lines_of(child.stderr.take().unwrap());
+    let until = std::time::Instant::now() + limit;
+    let ended = loop {
+        if let Some(status) = child.try_wait().unwrap() {
+            break Some(status);
+        }
+        if std::time::Instant::now() > until {
+            let _ = child.kill();
+            let _ = child.wait();
+            break None;
+        }
+        std::thread::sleep(Duration::from_millis(50));
+    };
+    let text: Vec<String> = err.try_iter().collect();
+    (ended.and_then(|s| s.code()), text.join("\n"), ended.is_some())
+}
+
+/// The numbers after `sent `, ` and ` and `; ` in the exit summary.
+fn summary_counts(err: &str) -> (u64, u64, u64) {
+    let line = err.lines().find(|l| l.contains("otlp: sent ")).unwrap_or_default();
+    let number_after = |key: &str| -> u64 {
+        line.split(key)
+            .nth(1)
+            .and_then(|r| r.split(' ').next())
+            .and_then(|n| n.parse().ok())
+            .unwrap_or(0)
+    };
+    (number_after("sent "), number_after(" and "), number_after("; "))
+}
+
+#[test]
+fn a_hung_or_dead_collector_costs_a_scan_the_timeout_and_every_item_is_counted_once() {
+    // 400 sessions of 3 detections: spans and events past the queue's 2,048.
+    let dir = tempfile::tempdir().unwrap();
+    let one = std::fs::read("sample-logs/identical-tool-calls.jsonl").unwrap();
+    for i in 0..400 {
+        std::fs::write(dir.path().join(format!("s{i}.jsonl")), &one).unwrap();
+    }
+    let sink = collector(|_| Answer::Status(200, ""));
+    let (code, err, ended) = scan_many_to(&sink.url, dir.path(), Duration::from_secs(300));
+    assert!(ended && code == Some(1), "{err}");
+    let (spans, events, dropped) = summary_counts(&err);
+    let total = spans + events;
+    assert!(total > 2048 && dropped == 0, "{err}");
+
+    // A collector that takes the requests and never answers: the scan used
+    // to hang for good (its exporter's warning waited for the stderr the
+    // scan held). Generous: the timeout is 1.5 s.
+    let hung = collector(|_| Answer::Silent);
+    let (code, err, ended) = scan_many_to(&hung.url, dir.path(), Duration::from_secs(120));
+    assert!(ended, "the scan ended: {err}");
+    assert_eq!(code, Some(1), "{err}");
+    assert!(
+        err.contains("within 1.5 s (OTEL_EXPORTER_OTLP_TIMEOUT)") && !err.contains("timeout: global"),
+        "{err}"
+    );
+    assert_eq!(summary_counts(&err), (0, 0, total), "each item counted once: {err}");
+
+    let dead = format!("http://127.0.0.1:{}", free_port());
+    let (code, err, ended) = scan_many_to(&dead, dir.path(), Duration::from_secs(120));
+    assert!(ended && code == Some(1), "{err}");
+    assert_eq!(summary_counts(&err), (0, 0, total), "{err}");
+}

@@ -16,10 +16,10 @@ pub fn telemetry(otlp: &OtlpFlags, metrics: Option<&MetricsFlags>, idle_after: D
         Some(config) => Some(Exporter::start(config, otlp::warn_on_stderr())?),
         None => None,
     };
-    let metrics = match metrics.and_then(|m| m.metrics) {
-        Some(addr) => {
+    let metrics = match metrics.and_then(|m| m.metrics.map(|addr| (addr, &m.allow_hosts))) {
+        Some((addr, allow_hosts)) => {
             let m = Arc::new(Metrics::new(idle_after, exporter.clone()));
-            let bound = serve::start(addr, m.clone())?;
+            let bound = serve::start(addr, m.clone(), allow_hosts)?;
             eprintln!("loopscope: serving metrics at http://{bound}/metrics");
             Some(m)
         }

@@ -521,6 +521,12 @@ pub struct MetricsFlags {
     /// alone (on 127.0.0.1).
     #[arg(long, value_name = "ADDR", value_parser = parse_listen)]
     pub metrics: Option<SocketAddr>,
+    /// Also answer requests whose Host is NAME (behind a name of your own);
+    /// on a loopback address only localhost and loopback IPs are answered
+    /// otherwise, so a web page cannot reach it through DNS rebinding. For
+    /// --metrics and for `record`'s proxy. Repeatable.
+    #[arg(long = "allow-host", value_name = "NAME")]
+    pub allow_hosts: Vec<String>,
 }
 
 /// The LLM judge of `scan`: its recorded verdicts, a live endpoint, or none.
@@ -805,6 +811,11 @@ pub struct RecordArgs {
     /// two pieces of a stream) before its request fails.
     #[arg(long, default_value_t = 3600, value_name = "SECS", value_parser = clap::value_parser!(u64).range(1..))]
     pub upstream_timeout: u64,
+    /// The largest a session file grows: past it one note says so and the
+    /// rest of that conversation is passed on (and guarded) but not
+    /// written. Bytes, or with K, M, G or T (powers of 1024).
+    #[arg(long, default_value = "4G", value_name = "SIZE", value_parser = parse_bytes)]
+    pub max_session: u64,
     #[command(flatten)]
     pub otlp: OtlpFlags,
     #[command(flatten)]
@@ -816,6 +827,29 @@ pub struct RecordArgs {
 }
 
 /// `--listen`: an address and port (`127.0.0.1:8700`, `[::1]:8700`), or a port alone (on 127.0.0.1).
+/// A size in bytes: `4096`, `512K`, `100M`, `4G`, `1T` (a trailing `B`
+/// or `iB` allowed; powers of 1024); at least 1 KiB.
+pub fn parse_bytes(s: &str) -> Result<u64, String> {
+    let t = s.trim().to_ascii_uppercase();
+    let t = t.strip_suffix("IB").or_else(|| t.strip_suffix('B')).unwrap_or(&t);
+    let (digits, shift) = match t.chars().last() {
+        Some('K') => (&t[..t.len() - 1], 10),
+        Some('M') => (&t[..t.len() - 1], 20),
+        Some('G') => (&t[..t.len() - 1], 30),
+        Some('T') => (&t[..t.len() - 1], 40),
+        _ => (t, 0),
+    };
+    let n: u64 = digits
+        .trim()
+        .parse()
+        .map_err(|_| format!("{s:?} is not a size (e.g. 4G, 500M, 1048576)"))?;
+    let bytes = n.checked_mul(1 << shift).ok_or_else(|| format!("{s:?} is too large"))?;
+    if bytes < 1024 {
+        return Err(format!("{s:?}: at least 1K"));
+    }
+    Ok(bytes)
+}
+
 pub fn parse_listen(s: &str) -> Result<SocketAddr, String> {
     if let Ok(port) = s.trim().parse::<u16>() {
         return Ok(SocketAddr::from(([127, 0, 0, 1], port)));

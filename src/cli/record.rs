@@ -84,12 +84,14 @@ pub fn run_record(args: &RecordArgs) -> Result<i32, String> {
     let proxy = record::start(Options {
         listen: args.listen,
         allow_remote: args.allow_remote,
+        allow_hosts: args.metrics.allow_hosts.clone(),
         routes,
         dir: args.output.clone(),
         guard,
         connect_timeout: Duration::from_secs(30),
         read_timeout: Duration::from_secs(args.upstream_timeout),
         telemetry: telemetry.clone(),
+        max_session: args.max_session,
     })?;
     let dir = loopscope::sanitize::path(&args.output);
     let guarding = guard_name.map_or(String::new(), |p| format!(", guarded by {p}"));

@@ -12,6 +12,7 @@ use super::conversations::Exchange;
 use super::guard::Stop;
 use super::guarded::Guarded;
 use super::http::{self, BodyReader, BodyWriter, ResponseHead};
+use super::inflate::{Coding, Inflater};
 use super::protocol::{Protocol, Shape};
 use super::upstream::Connection;
 use super::Context;
@@ -33,6 +34,9 @@ pub(super) enum Recording {
     Whole(Vec<u8>),
     /// An error status: its body becomes a note.
     Error(Vec<u8>),
+    /// Passed on, not recorded: why (a coding loopscope cannot decode,
+    /// a compressed body that is not what its coding says).
+    Unreadable(String),
 }
 
 impl Recording {
@@ -49,6 +53,9 @@ pub(super) enum Ending {
     Guarded,
     ClientGone,
     UpstreamBroke(io::Error),
+    /// The guard fired on a compressed answer, which it cannot end in the
+    /// API's terms: both connections are closed where it was.
+    Cut,
 }
 
 /// How the answer is recorded.
@@ -62,6 +69,12 @@ pub(super) fn recording_for(
     let Some(protocol) = protocol.filter(|_| recorded) else {
         return Recording::Off;
     };
+    if let Coding::Unknown(name) = Coding::of(&resp.headers) {
+        return Recording::Unreadable(format!(
+            "the answer (HTTP {}) came {name}-encoded, which loopscope cannot decode: passed on unchanged, not recorded",
+            resp.status
+        ));
+    }
     if resp.status >= 400 {
         return Recording::Error(Vec::new());
     }
@@ -101,6 +114,11 @@ pub(super) struct Pass<'a, 'b> {
     pub writer: BodyWriter,
     pub recording: Recording,
     pub exchange: Option<&'a mut Exchange<'b>>,
+    /// A compressed answer's decoder: the client gets the bytes as they
+    /// came, the recorder and the guard what they decode to.
+    pub inflate: Option<Inflater>,
+    /// The answer's body bytes so far, as they came.
+    pub bytes: u64,
 }
 
 /// Writes decoded events into the conversation.
@@ -132,8 +150,11 @@ impl Pass<'_, '_> {
                 }
             };
             let at = Instant::now();
-            let data = &buf[..n];
+            let raw = &buf[..n];
+            self.bytes += n as u64;
             let last = n == 0 || self.reader.is_done();
+            let plain = self.plain(raw, last);
+            let compressed = self.inflate.is_some();
             let mut tail = Vec::new();
             if self.recording.is_guarded() {
                 let Recording::Stream {
@@ -143,26 +164,31 @@ impl Pass<'_, '_> {
                 else {
                     unreachable!("checked above");
                 };
-                let mut passed = g.take(data, decoder.as_mut(), &mut self.exchange, at);
+                let mut passed = g.take(&plain, decoder.as_mut(), &mut self.exchange, at);
                 if let Some(stop) = passed.stop {
+                    if compressed {
+                        return self.cut(&stop);
+                    }
                     return self.stop(&mut out, passed.ready, &stop);
                 }
                 self.unguard_if_overlong(&mut passed.ready, &mut items);
+                // A compressed answer is judged decoded but passed on as it came.
+                let to_client = if compressed { raw.to_vec() } else { passed.ready };
                 if !last {
-                    if self.writer.write(&mut out, &passed.ready).is_err() {
+                    if self.writer.write(&mut out, &to_client).is_err() {
                         return Ending::ClientGone;
                     }
                     continue;
                 }
-                tail = passed.ready;
+                tail = to_client;
             } else {
                 // Passed on first, recorded after: the client never waits for the recording.
-                if !last && self.writer.write(&mut out, data).is_err() {
+                if !last && self.writer.write(&mut out, raw).is_err() {
                     return Ending::ClientGone;
                 }
-                self.keep(data, at, &mut items);
+                self.keep(&plain, at, &mut items);
                 if last {
-                    tail = data.to_vec();
+                    tail = raw.to_vec();
                 }
             }
             if last {
@@ -184,10 +210,53 @@ impl Pass<'_, '_> {
         }
     }
 
+    /// What the recorder reads of these bytes: themselves, or (a compressed
+    /// answer) what they decode to; a body that does not decode is passed
+    /// on and noted, and nothing more of it is recorded.
+    fn plain<'r>(&mut self, raw: &'r [u8], last: bool) -> std::borrow::Cow<'r, [u8]> {
+        let Some(inflate) = self.inflate.as_mut() else {
+            return std::borrow::Cow::Borrowed(raw);
+        };
+        if matches!(self.recording, Recording::Unreadable(_) | Recording::Off) {
+            return std::borrow::Cow::Owned(Vec::new());
+        }
+        let decoded = inflate.feed(raw).and_then(|mut plain| {
+            if last {
+                plain.extend(inflate.finish()?);
+            }
+            Ok(plain)
+        });
+        match decoded {
+            Ok(plain) => std::borrow::Cow::Owned(plain),
+            Err(why) => {
+                let name = inflate.name();
+                self.recording = Recording::Unreadable(format!(
+                    "the answer came {name}-encoded but is {why}: passed on unchanged, not recorded"
+                ));
+                std::borrow::Cow::Owned(Vec::new())
+            }
+        }
+    }
+
+    /// The guard fired on a compressed answer: the session is told, and
+    /// the answer cut off after what the client has (loopscope cannot
+    /// write the API's end into the encoder's stream).
+    fn cut(&mut self, stop: &Stop) -> Ending {
+        if let Some(x) = self.exchange.as_mut() {
+            x.note(
+                "the answer came compressed (Content-Encoding), so the guard cut it off here instead of ending it in the API's terms",
+                None,
+                &[],
+            );
+            x.stopped(stop);
+        }
+        Ending::Cut
+    }
+
     /// Records a piece of an answer that is not guarded.
     fn keep(&mut self, data: &[u8], at: Instant, items: &mut Vec<Item>) {
         match &mut self.recording {
-            Recording::Off => {}
+            Recording::Off | Recording::Unreadable(_) => {}
             Recording::Stream { decoder, .. } => {
                 decoder.feed(data, items);
                 record(&mut self.exchange, items, at);
@@ -239,13 +308,18 @@ impl Pass<'_, '_> {
 
     /// What a guarded stream held back, decoded.
     fn take_held(&mut self, items: &mut Vec<Item>) -> Vec<u8> {
-        match &mut self.recording {
+        let held = match &mut self.recording {
             Recording::Stream {
                 decoder,
                 guard: Some(g),
             } => g.release(decoder.as_mut(), items),
             _ => Vec::new(),
+        };
+        // A compressed answer's held bytes are decoded ones: the client had the real ones.
+        if self.inflate.is_some() {
+            return Vec::new();
         }
+        held
     }
 
     /// The answer is all in: the stream's decoder finished, a whole answer
@@ -258,7 +332,22 @@ impl Pass<'_, '_> {
         let detections = match std::mem::replace(&mut self.recording, Recording::Off) {
             Recording::Stream { mut decoder, .. } => {
                 decoder.finish(items);
-                x.items(items, now)
+                let found = x.items(items, now);
+                if x.answer_events == 0 && self.bytes > 0 {
+                    // Something came that is not this API's stream: say so,
+                    // or the session would just show no answer.
+                    let content_type = http::header(&self.resp.headers, "content-type").unwrap_or("no type");
+                    x.note(
+                        &format!(
+                            "the answer ({} bytes of {}) held nothing loopscope could read as this API's stream: passed on unchanged, not recorded",
+                            self.bytes,
+                            crate::sanitize::line(content_type)
+                        ),
+                        None,
+                        &[("status", json!(self.resp.status))],
+                    );
+                }
+                found
             }
             Recording::Whole(body) => match serde_json::from_slice::<Value>(&body) {
                 Ok(value) => {
@@ -276,6 +365,7 @@ impl Pass<'_, '_> {
                 None,
                 &[("status", json!(self.resp.status))],
             ),
+            Recording::Unreadable(why) => x.note(&why, None, &[("status", json!(self.resp.status))]),
             Recording::Off => Vec::new(),
         };
         if let Some(g) = &self.ctx.recorder.guard {

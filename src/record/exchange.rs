@@ -6,13 +6,16 @@
 use std::io::{self, Write};
 use std::net::{Shutdown, TcpStream};
 use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::Arc;
+use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use serde_json::Value;
 
 use super::answer::{recording_for, Ending, Pass};
 use super::conversations::Exchange;
+use super::inflate::{Coding, Inflater};
+use std::io::BufReader;
+
 use super::http::{self, BodyReader, BodyWriter, Framing, RequestHead, ResponseHead};
 use super::protocol::Protocol;
 use super::upstream::{Connection, Upstream};
@@ -20,38 +23,75 @@ use super::{Context, Route};
 
 /// Watches the client while its request is answered: if it goes away,
 /// the upstream connection is shut down, so the upstream stops too.
+///
+/// The end of what the client sends is no sign that it left: a client may
+/// shut down its sending side once its request is out and wait for the
+/// answer (a half-close, which hyper serves with `half_close(true)`). Only
+/// a write can tell a closed connection from a half-closed one, so the
+/// watcher sends an HTTP/1.1 client the one thing it may always get before
+/// an answer, an interim `100 Continue` (RFC 9110 §15.2: clients must
+/// take 1xx they did not ask for): a client that is gone answers it with a
+/// reset, one that is waiting reads past it. Once the answer's head is out,
+/// its own writes tell.
 struct Watcher {
     done: Arc<AtomicBool>,
     gone: Arc<AtomicBool>,
+    /// The answer's head was written: the watcher writes nothing more.
+    answering: Arc<Mutex<bool>>,
 }
 
 /// How often the watcher looks (the longest an abandoned upstream request lives on).
 const WATCH_EVERY: Duration = Duration::from_millis(100);
 
 impl Watcher {
-    fn start(client: &TcpStream, upstream: io::Result<TcpStream>) -> Watcher {
+    fn start(client: &TcpStream, upstream: io::Result<TcpStream>, http11: bool) -> Watcher {
         let done = Arc::new(AtomicBool::new(false));
         let gone = Arc::new(AtomicBool::new(false));
+        let answering = Arc::new(Mutex::new(false));
         let watcher = Watcher {
             done: done.clone(),
             gone: gone.clone(),
+            answering: answering.clone(),
         };
         let (Ok(client), Ok(upstream)) = (client.try_clone(), upstream) else {
             return watcher;
         };
         // The client sends nothing while it waits for its answer: a read
-        // that ends (EOF, reset) means it left. The timeout lets the
-        // watcher see that the answer is done; it is reset after.
+        // that fails (a reset) means it left. The timeout lets the watcher
+        // see that the answer is done; it is reset after.
         if client.set_read_timeout(Some(WATCH_EVERY)).is_err() {
             return watcher;
         }
         std::thread::spawn(move || {
             let mut byte = [0u8; 1];
+            let mut probed = false;
             while !done.load(Ordering::Acquire) {
                 match client.peek(&mut byte) {
-                    Ok(0) => {}
                     // The next request, pipelined: the client is there.
-                    Ok(_) => return,
+                    Ok(1..) => return,
+                    // The probe was answered with a reset (the socket's
+                    // pending error; reads say only "end" once it closed).
+                    Ok(0) if probed && !matches!(client.take_error(), Ok(None)) => {}
+                    Ok(0) if probed => {
+                        // Half-closed and still there: look again later.
+                        std::thread::sleep(WATCH_EVERY);
+                        continue;
+                    }
+                    Ok(0) => {
+                        let answering = answering.lock().unwrap_or_else(|e| e.into_inner());
+                        if *answering || !http11 {
+                            // The answer's writes (or an HTTP/1.0 client's) tell from here.
+                            return;
+                        }
+                        probed = true;
+                        let mut out = &client;
+                        if out.write_all(b"HTTP/1.1 100 Continue\r\n\r\n").is_ok() {
+                            // A reset comes back at once from a closed socket.
+                            drop(answering);
+                            std::thread::sleep(WATCH_EVERY / 10);
+                            continue;
+                        }
+                    }
                     Err(e) if matches!(e.kind(), io::ErrorKind::WouldBlock | io::ErrorKind::TimedOut) => continue,
                     Err(e) if e.kind() == io::ErrorKind::Interrupted => continue,
                     Err(_) => {}
@@ -75,6 +115,11 @@ impl Watcher {
     fn gone(&self) -> bool {
         self.gone.load(Ordering::Acquire)
     }
+
+    /// The answer's head is about to be written: the watcher writes no more.
+    fn answering(&self) {
+        *self.answering.lock().unwrap_or_else(|e| e.into_inner()) = true;
+    }
 }
 
 impl Drop for Watcher {
@@ -83,10 +128,37 @@ impl Drop for Watcher {
     }
 }
 
+/// A request's body on its way upstream.
+pub enum Body<'r> {
+    /// All of it, read (at most `server::HELD_BODY`).
+    Held(Vec<u8>),
+    /// Its first bytes and the rest still on the client connection: sent
+    /// upstream as they arrive, so a huge body never sits in memory.
+    Streamed {
+        first: Vec<u8>,
+        rest: BodyReader,
+        from: &'r mut BufReader<TcpStream>,
+    },
+}
+
+impl Body<'_> {
+    /// How it is framed upstream: its length, when the client said it.
+    fn framing(&self) -> Framing {
+        match self {
+            Body::Held(b) => Framing::Length(b.len() as u64),
+            Body::Streamed { first, rest, .. } => match rest.framing() {
+                Framing::Length(left) => Framing::Length(first.len() as u64 + left),
+                _ => Framing::Chunked,
+            },
+        }
+    }
+}
+
 /// The request head sent upstream: the client's headers (its key among
 /// them) less the hop-by-hop ones, the upstream's Host, an identity
-/// encoding (the recording reads the bytes), and the body's length.
-fn upstream_head(req: &RequestHead, up: &Upstream, rest: &str, body_len: usize) -> Vec<u8> {
+/// encoding (the recording reads the bytes), and the body's length (or,
+/// a streamed body of no stated length, chunked).
+fn upstream_head(req: &RequestHead, up: &Upstream, rest: &str, framing: Framing) -> Vec<u8> {
     let mut h = format!(
         "{} {} HTTP/1.1\r\nHost: {}\r\n",
         req.method,
@@ -104,8 +176,12 @@ fn upstream_head(req: &RequestHead, up: &Upstream, rest: &str, body_len: usize) 
         }
     }
     h.extend_from_slice(b"Accept-Encoding: identity\r\n");
-    if body_len > 0 || matches!(req.method.as_str(), "POST" | "PUT" | "PATCH") {
-        h.extend_from_slice(format!("Content-Length: {body_len}\r\n").as_bytes());
+    match framing {
+        Framing::Length(n) if n > 0 || matches!(req.method.as_str(), "POST" | "PUT" | "PATCH") => {
+            h.extend_from_slice(format!("Content-Length: {n}\r\n").as_bytes());
+        }
+        Framing::Chunked => h.extend_from_slice(b"Transfer-Encoding: chunked\r\n"),
+        _ => {}
     }
     h.extend_from_slice(b"\r\n");
     h
@@ -143,33 +219,64 @@ fn client_head(resp: &ResponseHead, framing: Framing, close: bool) -> Vec<u8> {
 }
 
 /// A short reason for an upstream failure: TLS errors say what was wrong
-/// with the certificate or the handshake.
-fn reason(e: &io::Error) -> String {
+/// with the certificate or the handshake, framing errors what was wrong
+/// with the HTTP, and a read that timed out that it did (the OS's words
+/// for it, "resource temporarily unavailable", say nothing).
+fn reason(e: &io::Error, read_timeout: Duration) -> String {
     match e.kind() {
-        io::ErrorKind::InvalidData => e.to_string(),
+        io::ErrorKind::WouldBlock | io::ErrorKind::TimedOut if e.get_ref().is_none() => format!(
+            "timed out: nothing came for {} s (--upstream-timeout)",
+            read_timeout.as_secs_f64()
+        ),
+        // Errors of loopscope's own making and rustls' say what they are.
+        _ if e.get_ref().is_some() => e.to_string(),
         _ => crate::io_reason(e),
     }
 }
 
 /// Forwards one request and its answer; false when the client connection
 /// must close (it went away, or the answer could not be delimited).
-pub fn forward(ctx: &Context, client: &TcpStream, req: &RequestHead, body: &[u8], route: &Route, rest: &str) -> bool {
+pub fn forward(
+    ctx: &Context,
+    client: &TcpStream,
+    req: &RequestHead,
+    mut body: Body<'_>,
+    route: &Route,
+    rest: &str,
+) -> bool {
     let path = rest.split('?').next().unwrap_or_default();
     let protocol = Protocol::of_path(path).filter(|_| req.method == "POST");
-    let parsed = protocol.and_then(|p| {
-        let v: Value = serde_json::from_slice(body).ok().filter(Value::is_object)?;
-        Some((p, p.parse_request(path, &v)))
-    });
     let upstream_url = route.upstream.url();
+    let parsed = match &body {
+        Body::Held(bytes) => protocol.and_then(|p| {
+            let v: Value = serde_json::from_slice(bytes).ok().filter(Value::is_object)?;
+            Some((p, p.parse_request(path, &v)))
+        }),
+        Body::Streamed { .. } => {
+            if protocol.is_some() {
+                eprintln!(
+                    "loopscope: {}",
+                    crate::sanitize::text(&format!(
+                        "a request to {upstream_url}{path} with a body over {} was forwarded as it came, not recorded",
+                        crate::formats::human_bytes(super::server::HELD_BODY)
+                    ))
+                );
+            }
+            None
+        }
+    };
     let mut exchange = parsed.as_ref().map(|(p, r)| ctx.recorder.begin(*p, r, &upstream_url));
-    let head = upstream_head(req, &route.upstream, rest, body.len());
-    let (mut conn, resp, watcher) = match send(ctx, &route.upstream, &head, body, client) {
+    let head = upstream_head(req, &route.upstream, rest, body.framing());
+    let (mut conn, resp, watcher) = match send(ctx, &route.upstream, &head, &mut body, client, req.version == 1) {
         Ok(sent) => sent,
         Err((e, gone)) => {
             let why = if gone {
                 "the client went away before the answer came; the upstream request was closed".to_string()
             } else {
-                let why = format!("API error: no answer from the upstream {upstream_url}: {}", reason(&e));
+                let why = format!(
+                    "API error: no answer from the upstream {upstream_url}: {}",
+                    reason(&e, ctx.client.read_timeout)
+                );
                 eprintln!("loopscope: {}", crate::sanitize::text(&why));
                 why
             };
@@ -193,6 +300,7 @@ pub fn forward(ctx: &Context, client: &TcpStream, req: &RequestHead, body: &[u8]
     };
     let client_close = req.version == 0 || http::has_token(&req.headers, "connection", "close");
     let mut out = client;
+    watcher.answering();
     if out.write_all(&client_head(&resp, framing, client_close)).is_err() {
         note_client_gone(exchange.as_mut());
         return false;
@@ -205,6 +313,8 @@ pub fn forward(ctx: &Context, client: &TcpStream, req: &RequestHead, body: &[u8]
         writer: BodyWriter::new(framing),
         recording,
         exchange: exchange.as_mut(),
+        inflate: Inflater::new(&Coding::of(&resp.headers)),
+        bytes: 0,
     };
     let ending = pass.run(&mut conn, client, || watcher.gone());
     let reader_done = pass.reader.is_done();
@@ -223,6 +333,11 @@ pub fn forward(ctx: &Context, client: &TcpStream, req: &RequestHead, body: &[u8]
             conn.shutdown();
             !client_close && framing != Framing::Close
         }
+        Ending::Cut => {
+            conn.shutdown();
+            let _ = client.shutdown(Shutdown::Both);
+            false
+        }
         Ending::ClientGone => {
             conn.shutdown();
             note_client_gone(exchange.as_mut());
@@ -230,7 +345,10 @@ pub fn forward(ctx: &Context, client: &TcpStream, req: &RequestHead, body: &[u8]
         }
         Ending::UpstreamBroke(e) => {
             conn.shutdown();
-            let why = format!("API error: the upstream's answer broke off: {}", reason(&e));
+            let why = format!(
+                "API error: the upstream's answer broke off: {}",
+                reason(&e, ctx.client.read_timeout)
+            );
             eprintln!(
                 "loopscope: {}",
                 crate::sanitize::text(&format!("{upstream_url}: {why}"))
@@ -262,9 +380,31 @@ fn send(
     ctx: &Context,
     up: &Upstream,
     head: &[u8],
-    body: &[u8],
+    body: &mut Body<'_>,
     client: &TcpStream,
+    http11: bool,
 ) -> Result<(Connection, ResponseHead, Watcher), (io::Error, bool)> {
+    let body = match body {
+        Body::Held(bytes) => bytes.as_slice(),
+        Body::Streamed { first, rest, from } => {
+            // Sent once, on a new connection: a streamed body cannot be sent again.
+            let mut conn = ctx.client.open(up).map_err(|e| (e, false))?;
+            pump(&mut conn, head, first, rest, from).map_err(|e| (e, false))?;
+            let watcher = Watcher::start(client, conn.abort_handle(), http11);
+            return match conn.response_head() {
+                Ok(Some(resp)) => Ok((conn, resp, watcher)),
+                _ if watcher.gone() => Err((io::Error::new(io::ErrorKind::ConnectionAborted, "client gone"), true)),
+                Ok(None) => Err((
+                    io::Error::new(
+                        io::ErrorKind::UnexpectedEof,
+                        "the upstream closed the connection without an answer",
+                    ),
+                    false,
+                )),
+                Err(e) => Err((e, false)),
+            };
+        }
+    };
     let mut attempt = 0;
     loop {
         attempt += 1;
@@ -274,7 +414,7 @@ fn send(
             ctx.client.open(up)
         };
         let mut conn = conn.map_err(|e| (e, false))?;
-        let watcher = Watcher::start(client, conn.abort_handle());
+        let watcher = Watcher::start(client, conn.abort_handle(), http11);
         let result = conn.send(head, body).and_then(|()| conn.response_head());
         match result {
             Ok(Some(resp)) => return Ok((conn, resp, watcher)),
@@ -295,6 +435,42 @@ fn send(
             Err(e) => return Err((e, false)),
         }
     }
+}
+
+/// Sends the head, the body's first bytes and the rest as it arrives from
+/// the client (chunked when the client gave no length), up to
+/// `server::MAX_BODY` in all.
+fn pump(
+    conn: &mut Connection,
+    head: &[u8],
+    first: &[u8],
+    rest: &mut BodyReader,
+    from: &mut BufReader<TcpStream>,
+) -> io::Result<()> {
+    let chunked = rest.framing() == Framing::Chunked;
+    let mut writer = BodyWriter::new(if chunked { Framing::Chunked } else { Framing::Close });
+    let mut to = conn.writer();
+    to.write_all(head)?;
+    writer.write(&mut to, first)?;
+    let mut total = first.len();
+    let mut buf = vec![0u8; 64 * 1024];
+    loop {
+        let n = rest.read(from, &mut buf).map_err(|e| {
+            io::Error::other(format!(
+                "the client's request body broke off: {}",
+                super::server::body_reason(&e)
+            ))
+        })?;
+        if n == 0 {
+            break;
+        }
+        total += n;
+        if total > super::server::MAX_BODY {
+            return Err(io::Error::other(super::server::too_large().1));
+        }
+        writer.write(&mut to, &buf[..n])?;
+    }
+    writer.finish(&mut to)
 }
 
 #[cfg(test)]
@@ -319,7 +495,7 @@ mod tests {
             ]),
         };
         let up = Upstream::parse("https://api.openai.com/v1").unwrap();
-        let head = String::from_utf8(upstream_head(&req, &up, "/chat/completions", 2)).unwrap();
+        let head = String::from_utf8(upstream_head(&req, &up, "/chat/completions", Framing::Length(2))).unwrap();
         assert!(
             head.starts_with("POST /v1/chat/completions HTTP/1.1\r\nHost: api.openai.com\r\n"),
             "{head}"

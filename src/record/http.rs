@@ -285,6 +285,14 @@ impl BodyReader {
         }
     }
 
+    /// How the body is delimited; a length is what is left of it.
+    pub fn framing(&self) -> Framing {
+        match self.framing {
+            Framing::Length(_) => Framing::Length(self.left),
+            other => other,
+        }
+    }
+
     /// The whole body was read to its delimiter.
     pub fn is_done(&self) -> bool {
         self.done
@@ -329,8 +337,21 @@ impl BodyReader {
                         .and_then(|s| u64::from_str_radix(s, 16).ok())
                         .ok_or_else(|| bad_chunk("a chunk size that is not hexadecimal"))?;
                     if size == 0 {
-                        // Trailers, up to the blank line.
-                        while !read_line(r)?.is_empty() {}
+                        // Trailers, up to the blank line: no more than a head may hold.
+                        let (mut bytes, mut lines) = (0, 0);
+                        loop {
+                            let line = read_line(r)?;
+                            if line.is_empty() {
+                                break;
+                            }
+                            bytes += line.len() + 2;
+                            lines += 1;
+                            if bytes > MAX_HEAD || lines > MAX_HEADERS {
+                                return Err(bad_chunk(&format!(
+                                    "trailers over {MAX_HEAD} bytes or {MAX_HEADERS} lines"
+                                )));
+                            }
+                        }
                         self.done = true;
                         return Ok(0);
                     }
@@ -492,6 +513,17 @@ mod tests {
         assert_eq!(body(Framing::Close, b"all of it").unwrap(), b"all of it");
         let mut r = io::BufReader::new(&b"5\r\nhello\r\n6\r\n world\r\n0\r\n\r\n"[..]);
         assert!(BodyReader::new(Framing::Chunked).read_all(&mut r, 8).is_err());
+    }
+
+    #[test]
+    fn trailers_are_bounded_like_a_head() {
+        let many = format!("5\r\nhello\r\n0\r\n{}\r\n", "X-T: 1\r\n".repeat(MAX_HEADERS + 1));
+        let e = body(Framing::Chunked, many.as_bytes()).unwrap_err();
+        assert!(e.to_string().contains("trailers over"), "{e}");
+        let long = format!("0\r\n{}\r\n", format!("X-T: {}\r\n", "a".repeat(4000)).repeat(20));
+        assert!(body(Framing::Chunked, long.as_bytes()).is_err());
+        let few = format!("5\r\nhello\r\n0\r\n{}\r\n", "X-T: 1\r\n".repeat(10));
+        assert_eq!(body(Framing::Chunked, few.as_bytes()).unwrap(), b"hello");
     }
 
     #[test]

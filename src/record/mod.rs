@@ -20,10 +20,13 @@ pub mod conversations;
 pub mod exchange;
 pub mod guard;
 pub mod guarded;
+pub mod host;
 pub mod http;
+pub mod inflate;
 pub mod payloads;
 pub mod protocol;
 pub mod server;
+pub mod slots;
 pub mod upstream;
 
 use std::net::{SocketAddr, TcpListener};
@@ -48,8 +51,8 @@ pub struct Context {
     pub routes: Vec<Route>,
     pub client: upstream::Client,
     pub recorder: Recorder,
-    /// Only requests addressed to localhost are answered.
-    pub loopback_only: bool,
+    /// Which Host names are answered (DNS rebinding).
+    pub hosts: host::HostCheck,
 }
 
 impl Context {
@@ -70,6 +73,8 @@ impl Context {
 pub struct Options {
     pub listen: SocketAddr,
     pub allow_remote: bool,
+    /// `--allow-host`: names answered besides localhost and loopback addresses.
+    pub allow_hosts: Vec<String>,
     pub routes: Vec<Route>,
     pub dir: PathBuf,
     pub guard: Option<Guard>,
@@ -78,6 +83,8 @@ pub struct Options {
     pub read_timeout: Duration,
     /// Where the guard's detections and the counts go besides (`--otlp`, `--metrics`).
     pub telemetry: crate::telemetry::Telemetry,
+    /// The most bytes a session file gets (`--max-session`).
+    pub max_session: u64,
 }
 
 /// A running proxy.
@@ -101,6 +108,7 @@ pub fn start(opts: Options) -> Result<Proxy, String> {
     let client = upstream::Client::new(opts.connect_timeout, opts.read_timeout)?;
     let mut recorder = Recorder::new(&opts.dir, opts.guard)?;
     recorder.telemetry = opts.telemetry;
+    recorder.max_session = opts.max_session;
     let listener =
         TcpListener::bind(opts.listen).map_err(|e| format!("--listen {}: {}", opts.listen, crate::io_reason(&e)))?;
     let addr = listener.local_addr().map_err(|e| crate::io_reason(&e))?;
@@ -108,7 +116,7 @@ pub fn start(opts: Options) -> Result<Proxy, String> {
         routes: opts.routes,
         client,
         recorder,
-        loopback_only: !opts.allow_remote,
+        hosts: host::HostCheck::new(!opts.allow_remote, &opts.allow_hosts),
     });
     let serving = ctx.clone();
     std::thread::Builder::new()

@@ -6,77 +6,55 @@
 
 use std::io::{self, BufReader, Write};
 use std::net::{TcpListener, TcpStream};
-use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Arc;
 use std::time::Duration;
 
 use serde_json::json;
 
-use super::http::{self, HeadError, RequestHead};
+use super::exchange::Body;
+use super::http::{self, BodyReader, Framing, HeadError, RequestHead};
+use super::slots::{accept, read_head_in_time, Limits, Served, Slot};
 use super::Context;
 
 /// How long an idle client connection is kept open between requests.
 pub const KEEP_ALIVE: Duration = Duration::from_secs(120);
-/// Client connections served at once; more are answered 503.
-const MAX_CONNECTIONS: usize = 1024;
-/// The largest request body read (a long conversation with images).
-const MAX_BODY: usize = 256 << 20;
+/// Client connections served at once, and from one address; past that
+/// the longest-waiting idle one is closed, or (all busy) the newcomer is
+/// answered 503. Half the slots for one address: all agents here come
+/// from 127.0.0.1, and a stray loop of connections cannot take them all.
+const LIMITS: Limits = Limits {
+    max: 1024,
+    per_address: 512,
+};
+/// The longest wait for the next piece of a request body (nginx's
+/// `client_body_timeout` is 60 s).
+const BODY_IDLE: Duration = Duration::from_secs(60);
+/// The largest request body forwarded (a long conversation with images).
+pub(crate) const MAX_BODY: usize = 256 << 20;
+/// The most of a request body held to be read by the recorder; a longer
+/// one is forwarded as it arrives, not recorded (its conversation would
+/// need the whole JSON), so eight clients sending 250 MB cost 8 × this.
+pub(crate) const HELD_BODY: usize = 16 << 20;
 
 /// Accepts connections until the process ends.
 pub fn serve(listener: TcpListener, ctx: Arc<Context>) {
-    accept(listener, "record-client", MAX_CONNECTIONS, move |stream| match stream {
-        Served::One(stream) => connection(stream, &ctx),
-        Served::TooMany(stream) => {
-            let _ = local(stream, 503, "too many connections to loopscope record at once", true);
+    accept(listener, "record-client", LIMITS, move |stream| match stream {
+        Served::One(stream, slot) => connection(stream, slot, &ctx),
+        Served::TooMany(stream, why) => {
+            let _ = local(stream, 503, &format!("loopscope record: {why}"), true);
         }
     });
 }
 
-/// A connection to serve, or one past the limit (to answer and close).
-pub enum Served<'a> {
-    One(&'a TcpStream),
-    TooMany(&'a TcpStream),
-}
-
-/// Accepts connections until the process ends, each served on a thread of
-/// its own (named `name`), at most `max` at once: the record proxy's, and
-/// `--metrics`' (see `telemetry::serve`).
-pub fn accept(listener: TcpListener, name: &str, max: usize, serve: impl Fn(Served<'_>) + Send + Sync + 'static) {
-    let serve = Arc::new(serve);
-    let active = Arc::new(AtomicUsize::new(0));
-    for stream in listener.incoming() {
-        let stream = match stream {
-            Ok(s) => s,
-            Err(_) => {
-                // Out of file descriptors and the like: wait, don't spin.
-                std::thread::sleep(Duration::from_millis(20));
-                continue;
-            }
-        };
-        if active.fetch_add(1, Ordering::AcqRel) >= max {
-            active.fetch_sub(1, Ordering::AcqRel);
-            serve(Served::TooMany(&stream));
-            continue;
-        }
-        let (serve, active) = (serve.clone(), active.clone());
-        let spawned = std::thread::Builder::new().name(name.into()).spawn(move || {
-            serve(Served::One(&stream));
-            active.fetch_sub(1, Ordering::AcqRel);
-        });
-        if spawned.is_err() {
-            std::thread::sleep(Duration::from_millis(20));
-        }
-    }
-}
-
 /// Serves one client connection, request after request.
-fn connection(stream: &TcpStream, ctx: &Context) {
+fn connection(stream: &TcpStream, slot: &Slot, ctx: &Context) {
     let _ = stream.set_nodelay(true);
+    // A client that stops reading its answer for this long is gone.
+    let _ = stream.set_write_timeout(Some(KEEP_ALIVE));
     let Ok(read_half) = stream.try_clone() else { return };
     let mut reader = BufReader::with_capacity(64 * 1024, read_half);
     loop {
-        let _ = stream.set_read_timeout(Some(KEEP_ALIVE));
-        let head = match http::read_request_head(&mut reader) {
+        let head = match read_head_in_time(&mut reader, slot, KEEP_ALIVE) {
             Ok(Some(head)) => head,
             Ok(None) | Err(HeadError::Io(_)) => return,
             Err(HeadError::Bad(status, why)) => {
@@ -88,26 +66,36 @@ fn connection(stream: &TcpStream, ctx: &Context) {
             let _ = local(stream, status, &why, true);
             return;
         }
-        let body = match read_body(stream, &mut reader, &head) {
+        let _ = stream.set_read_timeout(Some(BODY_IDLE));
+        let (held, rest) = match read_body(stream, &mut reader, &head) {
             Ok(body) => body,
             Err((status, why)) => {
                 let _ = local(stream, status, &why, true);
                 return;
             }
         };
-        let Some((route, rest)) = ctx.route(&head.target) else {
+        let Some((route, rest_of_target)) = ctx.route(&head.target) else {
             let known: Vec<String> = ctx.routes.iter().map(|r| format!("{}/", r.prefix)).collect();
             let why = format!(
                 "loopscope record has no upstream for {}; it forwards {}",
                 head.target.split('?').next().unwrap_or_default(),
                 known.join(", ")
             );
-            if local(stream, 404, &why, false).is_err() {
+            // A body not read to its end leaves nothing to read the next request from.
+            if local(stream, 404, &why, rest.is_some()).is_err() || rest.is_some() {
                 return;
             }
             continue;
         };
-        if !super::exchange::forward(ctx, stream, &head, &body, route, rest) {
+        let body = match rest {
+            None => Body::Held(held),
+            Some(rest) => Body::Streamed {
+                first: held,
+                rest,
+                from: &mut reader,
+            },
+        };
+        if !super::exchange::forward(ctx, stream, &head, body, route, rest_of_target) {
             return;
         }
         if head.version == 0 || http::has_token(&head.headers, "connection", "close") {
@@ -124,53 +112,72 @@ fn refusal(ctx: &Context, head: &RequestHead) -> Option<(u16, String)> {
             "loopscope record forwards to its configured upstreams only; it is not an open proxy".into(),
         ));
     }
-    if ctx.loopback_only {
-        let host = http::header(&head.headers, "host").unwrap_or_default();
-        let name = match host.strip_prefix('[') {
-            Some(v6) => v6.split(']').next().unwrap_or_default(),
-            None => host.rsplit_once(':').map_or(host, |(h, _)| h),
-        };
-        let local = ["127.0.0.1", "localhost", "::1"]
-            .iter()
-            .any(|l| name.eq_ignore_ascii_case(l))
-            || name.starts_with("127.");
-        if !local {
-            return Some((
-                403,
-                "loopscope record answers requests addressed to this machine only (Host must be localhost); see --allow-remote".into(),
-            ));
-        }
+    if !ctx.hosts.admits(http::header(&head.headers, "host")) {
+        return Some((403, ctx.hosts.refusal("loopscope record", "--allow-remote")));
     }
     None
 }
 
-/// The request's body, whole.
+/// The request's body: whole when it is at most [`HELD_BODY`] long (the
+/// recorder reads it), else its first [`HELD_BODY`] bytes and the reader
+/// of the rest, which is forwarded as it arrives (see `exchange::Body`).
 fn read_body(
     stream: &TcpStream,
     reader: &mut BufReader<TcpStream>,
     head: &RequestHead,
-) -> Result<Vec<u8>, (u16, String)> {
+) -> Result<(Vec<u8>, Option<BodyReader>), (u16, String)> {
     let framing = http::request_framing(&head.headers).map_err(|why| (400, format!("a request with {why}")))?;
+    if let Framing::Length(n) = framing {
+        if n > MAX_BODY as u64 {
+            return Err(too_large());
+        }
+    }
     if http::header(&head.headers, "expect").is_some_and(|e| e.eq_ignore_ascii_case("100-continue")) {
         let mut out = stream;
         out.write_all(b"HTTP/1.1 100 Continue\r\n\r\n")
             .map_err(|e| (400, e.to_string()))?;
     }
-    http::BodyReader::new(framing)
-        .read_all(reader, MAX_BODY)
-        .map_err(|e| match e.kind() {
-            io::ErrorKind::InvalidData if e.to_string().starts_with("a body over") => (
-                413,
-                format!(
-                    "loopscope record takes request bodies up to {}",
-                    crate::formats::human_bytes(MAX_BODY)
-                ),
-            ),
-            _ => (
-                400,
-                format!("the request body could not be read: {}", crate::io_reason(&e)),
-            ),
-        })
+    let mut body = BodyReader::new(framing);
+    let mut held = Vec::new();
+    let mut buf = vec![0u8; 64 * 1024];
+    while held.len() < HELD_BODY && !body.is_done() {
+        let want = buf.len().min(HELD_BODY - held.len());
+        let n = body
+            .read(reader, &mut buf[..want])
+            .map_err(|e| (400, format!("the request body could not be read: {}", body_reason(&e))))?;
+        if n == 0 {
+            break;
+        }
+        held.extend_from_slice(&buf[..n]);
+    }
+    if body.is_done() {
+        return Ok((held, None));
+    }
+    Ok((held, Some(body)))
+}
+
+/// The 413 of a body over [`MAX_BODY`].
+pub(crate) fn too_large() -> (u16, String) {
+    (
+        413,
+        format!(
+            "loopscope record takes request bodies up to {}",
+            crate::formats::human_bytes(MAX_BODY)
+        ),
+    )
+}
+
+/// Why a request body could not be read: the framing's own words ("bad
+/// chunked coding: a chunk size that is not hexadecimal"), or that the
+/// client went quiet.
+pub(crate) fn body_reason(e: &io::Error) -> String {
+    match e.kind() {
+        io::ErrorKind::WouldBlock | io::ErrorKind::TimedOut => {
+            format!("timed out: nothing came for {} s", BODY_IDLE.as_secs())
+        }
+        _ if e.get_ref().is_some() => e.to_string(),
+        _ => crate::io_reason(e),
+    }
 }
 
 /// An answer of loopscope's own, in the JSON error shape the APIs use.
@@ -199,6 +206,7 @@ pub fn respond_to(
         403 => "Forbidden",
         404 => "Not Found",
         405 => "Method Not Allowed",
+        408 => "Request Timeout",
         413 => "Content Too Large",
         431 => "Request Header Fields Too Large",
         503 => "Service Unavailable",

@@ -181,6 +181,11 @@ impl Connection {
         w.flush()
     }
 
+    /// Where a request (a streamed body) is written.
+    pub fn writer(&mut self) -> &mut impl Write {
+        self.reader.get_mut()
+    }
+
     /// Reads the response head; `Ok(None)` if the upstream closed first.
     pub fn response_head(&mut self) -> io::Result<Option<ResponseHead>> {
         match http::read_response_head(&mut self.reader) {
@@ -294,6 +299,15 @@ impl Client {
                 Ok(s) => {
                     tcp = Some(s);
                     break;
+                }
+                Err(e) if e.kind() == io::ErrorKind::TimedOut => {
+                    last = io::Error::new(
+                        io::ErrorKind::TimedOut,
+                        format!(
+                            "timed out: no connection within {} s",
+                            self.connect_timeout.as_secs_f64()
+                        ),
+                    )
                 }
                 Err(e) => last = e,
             }

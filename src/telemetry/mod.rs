@@ -47,6 +47,8 @@ impl Telemetry {
     pub fn finish(&self) {
         if let Some(x) = &self.otlp {
             let summary = x.shutdown();
+            // The warnings first (their printer waited for stderr), then the count.
+            otlp::flush_warnings(std::time::Duration::from_secs(2));
             if summary.spans + summary.events + summary.dropped + summary.rejected > 0 {
                 eprintln!("loopscope: {}", summary.line());
             }

@@ -31,6 +31,13 @@ use retry::LastAsk;
 /// Session files kept open at once; idle ones beyond this are closed and
 /// reopened (checked to be the same file) when their conversation goes on.
 const MAX_OPEN: usize = 64;
+/// Conversations kept to be continued (their detectors' state, their last
+/// request): past this the least recently used idle ones are let go, a
+/// quarter at a time, so memory stays flat however many the proxy sees. A
+/// conversation let go that comes back starts a new session file.
+pub const MAX_KEPT: usize = 256;
+/// `--max-session`'s default: a session file stops growing at 4 GiB.
+pub const MAX_SESSION: u64 = 4 << 30;
 
 /// Every conversation recorded into one folder.
 pub struct Recorder {
@@ -42,6 +49,8 @@ pub struct Recorder {
     pub detections: AtomicUsize,
     /// Where the guard's detections and the counts go besides (`--otlp`, `--metrics`).
     pub telemetry: crate::telemetry::Telemetry,
+    /// The most bytes a session file gets (`--max-session`).
+    pub max_session: u64,
 }
 
 /// The registry's view of one conversation.
@@ -75,6 +84,11 @@ pub struct Conversation {
     started: Instant,
     /// The next user text starts a new task (a prompt), not a remark.
     awaiting_prompt: bool,
+    /// Bytes written to its file, and the most it may get.
+    written: u64,
+    max_bytes: u64,
+    /// It reached `max_bytes`: a note said so, nothing more is written.
+    full: bool,
 }
 
 /// One request's part in its conversation.
@@ -85,6 +99,9 @@ pub struct Exchange<'a> {
     tool_called: bool,
     response_id: Option<String>,
     released: bool,
+    /// Events of the answer recorded so far (none at its end: it was not
+    /// a stream loopscope could read).
+    pub answer_events: usize,
 }
 
 fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
@@ -106,6 +123,7 @@ impl Recorder {
             conversations: AtomicUsize::new(0),
             detections: AtomicUsize::new(0),
             telemetry: crate::telemetry::Telemetry::default(),
+            max_session: MAX_SESSION,
         })
     }
 
@@ -115,6 +133,7 @@ impl Recorder {
         let ask = LastAsk::of(req);
         let (conv, start, added) = {
             let mut entries = lock(&self.entries);
+            forget_oldest(&mut entries);
             let mut added = None;
             let chosen = match &req.previous_response {
                 Some(prev) => entries
@@ -179,6 +198,7 @@ impl Recorder {
             tool_called: false,
             response_id: None,
             released: false,
+            answer_events: 0,
         };
         if let Some(words) = added {
             x.note(&words, Some("retry"), &[]);
@@ -233,6 +253,9 @@ impl Recorder {
             guard: self.guard.as_ref().map(|g| ConversationGuard::new(&g.setup)),
             started: Instant::now(),
             awaiting_prompt: true,
+            written: 0,
+            max_bytes: self.max_session,
+            full: false,
         };
         let mut meta = Event::new(EventKind::Meta);
         for (k, v) in [
@@ -296,6 +319,27 @@ fn create_new(dir: &Path, stem: &str) -> Result<(PathBuf, File), (PathBuf, io::E
     }
 }
 
+/// Lets go of the least recently used idle conversations once more than
+/// [`MAX_KEPT`] are kept (down to three quarters of it).
+fn forget_oldest(entries: &mut Vec<Entry>) {
+    if entries.len() < MAX_KEPT {
+        return;
+    }
+    let mut idle: Vec<Instant> = entries.iter().filter(|e| !e.busy).map(|e| e.last_used).collect();
+    let excess = (entries.len() - MAX_KEPT * 3 / 4).min(idle.len());
+    if excess == 0 {
+        return;
+    }
+    idle.sort_unstable();
+    let cutoff = idle[excess - 1];
+    let mut dropped = 0;
+    entries.retain(|e| {
+        let go = dropped < excess && !e.busy && e.last_used <= cutoff;
+        dropped += usize::from(go);
+        !go
+    });
+}
+
 /// Closes the files of the least recently used idle conversations.
 fn close_idle(entries: &mut [Entry]) {
     let mut idle: Vec<usize> = (0..entries.len())
@@ -338,7 +382,26 @@ impl Conversation {
                 link.detection(d, &event, &profile);
             }
         }
+        if !self.broken && !self.full && self.written + line.len() as u64 > self.max_bytes {
+            // The rest of this conversation is passed on and judged, not written.
+            self.full = true;
+            let mut note = Event::note(&format!(
+                "this session reached --max-session ({}): the rest of the conversation is not written",
+                crate::formats::human_bytes(usize::try_from(self.max_bytes).unwrap_or(usize::MAX))
+            ));
+            note.extra.insert("kind".into(), json!("max-session"));
+            note.ts = event.ts.clone();
+            line = note.to_json().to_string();
+            line.push('\n');
+            eprintln!(
+                "loopscope: {}: reached --max-session; the rest of this conversation is not written",
+                self.shown
+            );
+        } else if self.full {
+            return detections;
+        }
         if !self.broken {
+            self.written += line.len() as u64;
             if let Err(e) = self.file().and_then(|f| f.write_all(line.as_bytes())) {
                 self.broken = true;
                 eprintln!(
@@ -456,6 +519,7 @@ impl Exchange<'_> {
                 EventKind::Request { id: Some(id) } => self.response_id = Some(id.clone()),
                 _ => {}
             }
+            self.answer_events += 1;
             found.extend(conv.write(event, Some(at)));
         }
         self.recorder.detections.fetch_add(found.len(), Ordering::Relaxed);

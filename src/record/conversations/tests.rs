@@ -188,3 +188,48 @@ fn gemini_clis_session_context_is_a_note_and_its_retry_goes_on_in_the_same_conve
     let other = Protocol::Gemini.parse_request(path, &body(&[context, "fix the build"]));
     assert_ne!(rec.begin(Protocol::Gemini, &other, "u").conv().path, file);
 }
+
+#[test]
+fn finished_conversations_are_let_go_past_the_bound() {
+    let dir = tempfile::tempdir().unwrap();
+    let rec = Recorder::new(dir.path(), None).unwrap();
+    for i in 0..MAX_KEPT * 3 {
+        let r = req(&[(Role::User, &format!("task {i} ✅"))]);
+        drop(rec.begin(Protocol::OpenaiChat, &r, "http://up"));
+    }
+    let kept = lock(&rec.entries).len();
+    assert!(kept <= MAX_KEPT, "{kept} conversations kept");
+    // The newest goes on in its own file; an old one let go starts a new one.
+    let files = fs::read_dir(dir.path()).unwrap().count();
+    assert_eq!(files, MAX_KEPT * 3);
+    let newest = req(&[
+        (Role::User, &format!("task {} ✅", MAX_KEPT * 3 - 1)),
+        (Role::Assistant, "done"),
+        (Role::User, "and now?"),
+    ]);
+    drop(rec.begin(Protocol::OpenaiChat, &newest, "http://up"));
+    assert_eq!(fs::read_dir(dir.path()).unwrap().count(), MAX_KEPT * 3);
+}
+
+#[test]
+fn a_session_stops_growing_at_its_limit_with_a_note() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut rec = Recorder::new(dir.path(), None).unwrap();
+    rec.max_session = 1024;
+    let mut turns = vec![(Role::User, "start 🚀".to_string())];
+    let mut path = None;
+    for i in 0..40 {
+        let t: Vec<(Role, &str)> = turns.iter().map(|(r, s)| (*r, s.as_str())).collect();
+        let x = rec.begin(Protocol::OpenaiChat, &req(&t), "http://up");
+        path = Some(x.conv().path.clone());
+        drop(x);
+        turns.push((Role::Assistant, "ok".to_string()));
+        turns.push((Role::User, format!("more words, part {i}, 詳しく")));
+    }
+    let path = path.unwrap();
+    let size = fs::metadata(&path).unwrap().len();
+    assert!(size <= 1024 + 300, "{size}");
+    let events = lines(&path);
+    assert_eq!(events.last().unwrap()["kind"], "max-session");
+    assert_eq!(events.iter().filter(|e| e["kind"] == "max-session").count(), 1);
+}

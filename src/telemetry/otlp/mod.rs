@@ -66,6 +66,14 @@ struct State {
     done: bool,
     /// Items taken by the thread and not yet sent or dropped.
     in_flight: usize,
+    /// The end's deadline passed: what was left is counted dropped, and
+    /// the thread counts nothing more (each item is counted once).
+    abandoned: bool,
+    /// How long the command has waited on the exporter (for room, and at
+    /// its end) since the collector last took something: once that is the
+    /// request timeout, it waits no more, so a collector that hangs or is
+    /// gone costs a command the timeout in all, however much it found.
+    waited: Duration,
 }
 
 struct Shared {
@@ -99,6 +107,22 @@ impl Shared {
         self.say(format!("otlp: {text}"));
     }
 
+    /// The thread is done with `count` items of a batch; `count_them`
+    /// counts how they went, unless the end gave up on them (and counted
+    /// them dropped) meanwhile.
+    fn settle(&self, count: usize, count_them: impl FnOnce()) {
+        if let Ok(mut st) = self.state.lock() {
+            if !st.abandoned {
+                if !self.failing.load(Ordering::Relaxed) {
+                    // The collector took (or refused) it: the command's patience is whole again.
+                    st.waited = Duration::ZERO;
+                }
+                count_them();
+                st.in_flight = st.in_flight.saturating_sub(count);
+            }
+        }
+    }
+
     fn say(&self, text: String) {
         if let Ok(mut w) = self.warn.lock() {
             w(text);
@@ -112,9 +136,78 @@ pub struct Exporter {
     shared: Arc<Shared>,
 }
 
-/// Prints to stderr, as every warning of a headless command.
+/// Prints to stderr, as every warning of a headless command, from a
+/// thread of its own: `scan` writes through a locked stderr while it runs,
+/// and the exporter's thread must never wait for that lock (it held the
+/// warning's lock meanwhile, which the scan then waited for: a hang).
+/// [`flush_warnings`] lets them out before the command's last words.
 pub fn warn_on_stderr() -> Warn {
-    Box::new(|text| eprintln!("loopscope: {}", crate::sanitize::text(&text)))
+    let printer = printer();
+    Box::new(move |text| {
+        if let Ok(mut n) = printer.pending.lock() {
+            *n += 1;
+        }
+        let sent = printer.tx.lock().map(|tx| tx.send(text).is_ok()).unwrap_or(false);
+        if !sent {
+            printer.printed();
+        }
+    })
+}
+
+struct Printer {
+    tx: Mutex<std::sync::mpsc::Sender<String>>,
+    /// Warnings sent and not yet printed.
+    pending: Mutex<usize>,
+    drained: Condvar,
+}
+
+impl Printer {
+    fn printed(&self) {
+        if let Ok(mut n) = self.pending.lock() {
+            *n = n.saturating_sub(1);
+            if *n == 0 {
+                self.drained.notify_all();
+            }
+        }
+    }
+}
+
+fn printer() -> &'static Printer {
+    static PRINTER: std::sync::OnceLock<Printer> = std::sync::OnceLock::new();
+    PRINTER.get_or_init(|| {
+        let (tx, rx) = std::sync::mpsc::channel::<String>();
+        let spawned = std::thread::Builder::new().name("otlp-warnings".into()).spawn(move || {
+            for text in rx {
+                eprintln!("loopscope: {}", crate::sanitize::text(&text));
+                printer().printed();
+            }
+        });
+        if spawned.is_err() {
+            // No thread: the channel's sends fail and are counted printed.
+        }
+        Printer {
+            tx: Mutex::new(tx),
+            pending: Mutex::new(0),
+            drained: Condvar::new(),
+        }
+    })
+}
+
+/// Waits (at most `within`) until the warnings sent so far are printed.
+pub fn flush_warnings(within: Duration) {
+    let printer = printer();
+    let deadline = Instant::now() + within;
+    let Ok(mut n) = printer.pending.lock() else { return };
+    while *n > 0 {
+        let left = deadline.saturating_duration_since(Instant::now());
+        if left.is_zero() {
+            return;
+        }
+        n = match printer.drained.wait_timeout(n, left) {
+            Ok((n, _)) => n,
+            Err(_) => return,
+        };
+    }
 }
 
 impl Exporter {
@@ -131,6 +224,8 @@ impl Exporter {
                 deadline: None,
                 done: false,
                 in_flight: 0,
+                abandoned: false,
+                waited: Duration::ZERO,
             }),
             wake: Condvar::new(),
             finished: Condvar::new(),
@@ -186,27 +281,38 @@ impl Exporter {
         }
         let Ok(mut st) = self.shared.state.lock() else { return };
         let cap = self.shared.config.queue;
+        let patience = self.shared.config.timeout;
         while !st.closing
             && st.queue.len() + items.len() > cap
             && items.len() <= cap
             && self.shared.wait_for_room.load(Ordering::Relaxed)
             && !self.shared.failing.load(Ordering::Relaxed)
+            && st.waited < patience
         {
-            // Bounded too: a collector that stops answering fails within its timeout.
-            st = match self.shared.room.wait_timeout(st, Duration::from_millis(100)) {
+            // Bounded: the collector takes something within the timeout, or this stops waiting.
+            let began = Instant::now();
+            let slice = Duration::from_millis(100).min(patience - st.waited);
+            st = match self.shared.room.wait_timeout(st, slice) {
                 Ok((st, _)) => st,
                 Err(_) => return,
             };
+            st.waited += began.elapsed();
         }
         if st.closing || st.queue.len() + items.len() > cap {
             let first_drop = Stats::get(&self.shared.stats.dropped_queue_full) == 0;
+            let out_of_patience = st.waited >= patience;
             Stats::add(&self.shared.stats.dropped_queue_full, items.len());
             drop(st);
-            if first_drop {
+            let url = crate::sanitize::line(&self.shared.config.traces_url);
+            if first_drop && out_of_patience {
                 self.shared.warn(format!(
-                    "{} spans and events are waiting to be sent to {}; dropping what comes until they are (counted)",
+                    "cannot send to {url}: it took nothing within {} s (OTEL_EXPORTER_OTLP_TIMEOUT); dropping what comes (counted)",
+                    patience.as_secs_f64()
+                ));
+            } else if first_drop {
+                self.shared.warn(format!(
+                    "{} spans and events are waiting to be sent to {url}; dropping what comes until they are (counted)",
                     self.shared.config.queue,
-                    crate::sanitize::line(&self.shared.config.traces_url)
                 ));
             }
             return;
@@ -217,30 +323,46 @@ impl Exporter {
         self.shared.wake.notify_one();
     }
 
-    /// Sends what is queued and stops the thread, waiting at most the
-    /// request timeout for retries (and as long again for a request under
-    /// way then); what is still unsent is dropped and counted.
+    /// Sends what is queued and stops the thread. It waits while the
+    /// collector takes what it is sent, and no longer than the request
+    /// timeout in all without that (counting what the command waited for
+    /// room before): retries stop then, a request under way is not waited
+    /// for, and what is still unsent is dropped and counted, each item once.
     pub fn shutdown(&self) -> Summary {
-        let timeout = self.shared.config.timeout;
-        let deadline = Instant::now() + timeout * 2;
+        let patience = self.shared.config.timeout;
         if let Ok(mut st) = self.shared.state.lock() {
             st.closing = true;
-            st.deadline = Some(Instant::now() + timeout);
+            st.deadline = Some(Instant::now() + patience.saturating_sub(st.waited));
             self.shared.room.notify_all();
             self.shared.wake.notify_all();
             while !st.done {
-                let left = deadline.saturating_duration_since(Instant::now());
+                let left = patience.saturating_sub(st.waited);
                 if left.is_zero() {
                     let unsent = st.queue.len() + st.in_flight;
                     Stats::add(&self.shared.stats.dropped_failed, unsent);
                     st.queue.clear();
                     st.in_flight = 0;
-                    break;
+                    st.abandoned = true;
+                    drop(st);
+                    self.shared.warn(format!(
+                        "cannot send to {}: it took nothing within {} s (OTEL_EXPORTER_OTLP_TIMEOUT); {unsent} spans and events left unsent",
+                        crate::sanitize::line(&self.shared.config.traces_url),
+                        patience.as_secs_f64()
+                    ));
+                    return self.summary();
                 }
-                st = match self.shared.finished.wait_timeout(st, left) {
+                let began = Instant::now();
+                st = match self
+                    .shared
+                    .finished
+                    .wait_timeout(st, left.min(Duration::from_millis(100)))
+                {
                     Ok((st, _)) => st,
                     Err(_) => return self.summary(),
                 };
+                st.waited += began.elapsed();
+                // Taken meanwhile: the retries' deadline moves with it.
+                st.deadline = Some(Instant::now() + patience.saturating_sub(st.waited));
             }
         }
         self.summary()

@@ -57,7 +57,6 @@ pub(super) fn run(shared: &Shared) {
         .new_agent();
     let mut health = Health::default();
     while let Some(batch) = take(shared) {
-        let n = batch.len();
         let (mut spans, mut logs) = (Vec::new(), Vec::new());
         for item in batch {
             match item {
@@ -74,13 +73,11 @@ pub(super) fn run(shared: &Shared) {
             let count = logs.len();
             if shared.logs_off.load(Ordering::Relaxed) {
                 // Refused by the endpoint earlier: the spans carry the same.
+                shared.settle(count, || {});
             } else {
                 let body = encode_logs(shared, logs);
                 deliver(shared, &agent, &mut health, Signal::Logs, &body, count);
             }
-        }
-        if let Ok(mut st) = shared.state.lock() {
-            st.in_flight = st.in_flight.saturating_sub(n);
         }
     }
     if let Ok(mut st) = shared.state.lock() {
@@ -186,7 +183,7 @@ fn deliver(shared: &Shared, agent: &ureq::Agent, health: &mut Health, signal: Si
     };
     let mut attempt = 1;
     loop {
-        match post(agent, url, config.protocol, &config.headers, body) {
+        match post(agent, url, config.protocol, &config.headers, body, config.timeout) {
             Outcome::Sent(partial) => {
                 shared.failing.store(false, Ordering::Relaxed);
                 if let Some(was) = health.failing.take() {
@@ -201,9 +198,11 @@ fn deliver(shared: &Shared, agent: &ureq::Agent, health: &mut Health, signal: Si
                     ));
                 }
                 let rejected = partial.as_ref().map_or(0, |p| p.0.clamp(0, count as i64) as usize);
-                Stats::add(sent, count - rejected);
-                if rejected > 0 {
+                shared.settle(count, || {
+                    Stats::add(sent, count - rejected);
                     Stats::add(&shared.stats.rejected, rejected);
+                });
+                if rejected > 0 {
                     let why = partial.map(|p| p.1).unwrap_or_default();
                     shared.warn(format!(
                         "{} rejected {rejected} of {count} {what}: {}",
@@ -224,9 +223,10 @@ fn deliver(shared: &Shared, agent: &ureq::Agent, health: &mut Health, signal: Si
                             status.unwrap_or_default()
                         ));
                     }
+                    shared.settle(count, || {});
                     return;
                 }
-                Stats::add(&shared.stats.dropped_failed, count);
+                shared.settle(count, || Stats::add(&shared.stats.dropped_failed, count));
                 shared.warn(format!(
                     "{} refused {count} {what}: {}{}",
                     crate::sanitize::line(url),
@@ -250,7 +250,7 @@ fn deliver(shared: &Shared, agent: &ureq::Agent, health: &mut Health, signal: Si
                 health.failing = Some(why.clone());
                 let wait = after.unwrap_or_else(|| backoff(attempt)).min(MAX_WAIT);
                 if attempt >= ATTEMPTS || !pause(shared, wait) {
-                    Stats::add(&shared.stats.dropped_failed, count);
+                    shared.settle(count, || Stats::add(&shared.stats.dropped_failed, count));
                     return;
                 }
                 attempt += 1;
@@ -290,12 +290,29 @@ fn hint(status: Option<u16>, protocol: Protocol) -> &'static str {
     }
 }
 
-fn post(agent: &ureq::Agent, url: &str, protocol: Protocol, headers: &[(String, String)], body: &[u8]) -> Outcome {
+fn post(
+    agent: &ureq::Agent,
+    url: &str,
+    protocol: Protocol,
+    headers: &[(String, String)],
+    body: &[u8],
+    timeout: Duration,
+) -> Outcome {
     let mut all = vec![("Content-Type", protocol.content_type())];
     all.extend(headers.iter().map(|(k, v)| (k.as_str(), v.as_str())));
     let mut resp = match crate::redirect::post_within_origin(agent, url, &all, body) {
         Ok(r) => r,
         Err(crate::redirect::PostError::Redirect(why)) => return Outcome::Refused(None, why),
+        Err(crate::redirect::PostError::Request(ureq::Error::Timeout(_))) => {
+            // ureq's words ("timeout: global") say less than this.
+            return Outcome::Retry(
+                format!(
+                    "timed out: no answer within {} s (OTEL_EXPORTER_OTLP_TIMEOUT)",
+                    timeout.as_secs_f64()
+                ),
+                None,
+            );
+        }
         Err(crate::redirect::PostError::Request(e)) => {
             return match e {
                 ureq::Error::Io(_)
