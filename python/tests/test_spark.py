@@ -18,7 +18,9 @@ N = 2000
 
 @pytest.fixture(scope="module")
 def spark():
-    os.environ["PYSPARK_PYTHON"] = sys.executable
+    # Not set here: importing loopscope.spark sets PYSPARK_PYTHON to this
+    # Python (a venv's python3 is not the one on PATH Spark would run).
+    assert os.environ.get("PYSPARK_PYTHON")
     s = (
         SparkSession.builder.master("local[2]")
         .appName("loopscope-test")
@@ -42,6 +44,7 @@ def check(out, want):
         expected = want[r.instance_id]
         assert json.loads(r.loop_detections) == expected, r.instance_id
         assert r.loop == bool(expected) and r.loop_count == len(expected) and r.error is None
+        assert r.loop_events > 0
         if expected:
             assert (r.loop_detector, r.loop_event) == (expected[0]["detector"], expected[0]["event"])
 
@@ -72,3 +75,18 @@ def test_malformed_rows_and_fast_failures(spark):
         loopscope.spark.detect(df, column="t", profile="nope")
     with pytest.raises(ValueError, match="no column"):
         loopscope.spark.detect(df, column="messages")
+
+
+def test_a_local_executor_python_without_loopscope_is_said_on_the_driver(spark):
+    class Context:
+        master = "local[2]"
+        pythonExec = "/bin/false"  # stands for a python3 without the wheel
+
+    class Frame:
+        class sparkSession:
+            sparkContext = Context
+
+    with pytest.raises(ValueError, match="PYSPARK_PYTHON=.*before the SparkSession"):
+        loopscope.spark._check_local_python(Frame)
+    Context.pythonExec = sys.executable
+    loopscope.spark._check_local_python(Frame)
