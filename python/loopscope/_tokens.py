@@ -7,6 +7,12 @@ costs tens of µs per token and grows with the sequence.
 Decoders the table cannot express (anything but byte-level BPE and
 SentencePiece's `▁` with byte fallback) fall back to decoding a short
 window of the last tokens with the fast tokenizer itself, as vLLM does.
+
+The text is the tokenizer's `decode(ids, skip_special_tokens=True)`, char
+for char (tests/test_transformers.py), with one difference in garbage:
+bytes that are not UTF-8 read as U+FFFD per invalid sequence (as Python
+and byte-level BPE decode them), where SentencePiece's ByteFallback
+writes one per byte.
 """
 
 import codecs

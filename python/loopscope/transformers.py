@@ -107,11 +107,19 @@ class _Rows:
 
     def advance(self, input_ids):
         """Reads the tokens added since the last call; returns True when a row fired now."""
-        if self.length is None or input_ids.shape[0] != len(self.rows) or input_ids.shape[1] <= self.length:
-            self.start(input_ids, input_ids.shape[1] - 1)
-        new = input_ids[:, self.length :].tolist()
-        self.length = input_ids.shape[1]
+        batch, width = input_ids.shape
+        if self.length is None or batch != len(self.rows) or width <= self.length:
+            self.start(input_ids, width - 1)
         fired = False
+        if width == self.length + 1:
+            # One token per step (greedy, sampling): one tensor op for the batch.
+            self.length = width
+            for row, token in zip(self.rows, input_ids[:, -1].tolist()):
+                if not row.done and self._token(row, token):
+                    fired = True
+            return fired
+        new = input_ids[:, self.length :].tolist()
+        self.length = width
         for row, ids in zip(self.rows, new):
             if row.done:
                 continue

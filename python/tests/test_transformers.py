@@ -65,7 +65,11 @@ def test_incremental_decoding_equals_the_tokenizers_decode(which, tok, sp_tok):
         got = "".join(stream.step(i) for i in ids) + stream.flush()
         assert got == t.decode(ids, skip_special_tokens=True), text
     # Multi-byte chars split over tokens: byte tokens really happen here.
-    assert len(t.encode("我再检查", add_special_tokens=False)) > 4
+    unseen = "鳥が空を飛ぶ"
+    assert len(t.encode(unseen, add_special_tokens=False)) > len(unseen)
+    stream = table.stream()
+    ids = t.encode(unseen, add_special_tokens=False)
+    assert "".join(stream.step(i) for i in ids) == unseen
 
 
 def test_random_ids_decode_as_the_tokenizer_does(tok):
@@ -94,11 +98,12 @@ def reference_stop(tok, ids, channel="content"):
     d.push_request()
     shown = ""
     for k in range(1, len(ids) + 1):
-        # A char whose bytes are not all here yet decodes as U+FFFD: wait for it.
+        # A char whose bytes are not all here yet decodes as U+FFFD (with
+        # SentencePiece's byte fallback, the whole run of byte tokens): wait.
         text = tok.decode(ids[:k], skip_special_tokens=True).rstrip("\ufffd")
-        delta, shown = text[len(shown) :], text
-        if not delta:
+        if not text.startswith(shown) or len(text) == len(shown):
             continue
+        delta, shown = text[len(shown) :], text
         found = d.push_reasoning(delta) if channel == "reasoning" else d.push_content(delta)
         if found:
             return k, found[0]

@@ -38,7 +38,9 @@ def byte_level_tokenizer():
     )
     tok.train_from_iterator(CORPUS, trainer)
     tok.add_tokens(["<think>", "</think>"])
-    return PreTrainedTokenizerFast(tokenizer_object=tok, eos_token="<|endoftext|>", pad_token="<|endoftext|>")
+    return PreTrainedTokenizerFast(
+        tokenizer_object=tok, eos_token="<|endoftext|>", pad_token="<|endoftext|>", clean_up_tokenization_spaces=False
+    )
 
 
 def sentencepiece_tokenizer():
@@ -69,7 +71,12 @@ def sentencepiece_tokenizer():
     )
     tok.add_special_tokens(["<unk>", "<s>", "</s>"])
     return PreTrainedTokenizerFast(
-        tokenizer_object=tok, bos_token="<s>", eos_token="</s>", unk_token="<unk>", pad_token="</s>"
+        tokenizer_object=tok,
+        bos_token="<s>",
+        eos_token="</s>",
+        unk_token="<unk>",
+        pad_token="</s>",
+        clean_up_tokenization_spaces=False,
     )
 
 
@@ -99,7 +106,6 @@ def clean_text(n_words, seed=1):
     while len(out) < n_words:
         sentence = [rng.choice(WORDS) for _ in range(rng.randint(5, 14))]
         out.append(" ".join(sentence).capitalize() + rng.choice([".", "!", "?", ";"]))
-        out.extend([])
     return " ".join(out)
 
 
