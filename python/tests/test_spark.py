@@ -38,13 +38,15 @@ def trajectories(tmp_path_factory):
     return scanned_trajectories(N, tmp_path_factory.mktemp("trajectories"))
 
 
-def check(out, want):
+def check(out, want, data):
     assert len(out) == N
+    scanner = loopscope.Scanner()
+    events = {r["instance_id"]: scanner.row(r["messages"])["loop_events"] for r in data}
     for r in out:
         expected = want[r.instance_id]
         assert json.loads(r.loop_detections) == expected, r.instance_id
         assert r.loop == bool(expected) and r.loop_count == len(expected) and r.error is None
-        assert r.loop_events > 0
+        assert r.loop_events == events[r.instance_id]  # as Scanner.row and Ray give it
         if expected:
             assert (r.loop_detector, r.loop_event) == (expected[0]["detector"], expected[0]["event"])
 
@@ -52,7 +54,7 @@ def check(out, want):
 def test_json_text_column(spark, trajectories):
     data, want = trajectories
     df = spark.createDataFrame([{"instance_id": r["instance_id"], "t": json.dumps(r["messages"])} for r in data])
-    check(loopscope.spark.detect(df, column="t", id_column="instance_id").collect(), want)
+    check(loopscope.spark.detect(df, column="t", id_column="instance_id").collect(), want, data)
 
 
 def test_nested_column_read_from_jsonl(spark, trajectories, tmp_path):
@@ -62,7 +64,7 @@ def test_nested_column_read_from_jsonl(spark, trajectories, tmp_path):
     df = spark.read.json(str(path))
     out = loopscope.spark.detect(df, column="messages", id_column="instance_id")
     assert "loop_detector" in out.columns and "messages" in out.columns
-    check(out.collect(), want)
+    check(out.collect(), want, data)
 
 
 def test_malformed_rows_and_fast_failures(spark):
