@@ -18,6 +18,10 @@ use crate::detection::{detections_list, state_dict};
 /// keeps only these detector ids. Each push_* returns the list of
 /// detections that event caused (usually empty); `detections` keeps them
 /// all. Thread-safe; pushes of more than a few KB release the GIL.
+///
+/// The profile defaults to `extended`; the CLI's `loopscope scan`
+/// defaults to `seed`. A Detector pickles as its setup: the copy starts
+/// fresh, with no events and no detections.
 #[pyclass(module = "loopscope")]
 pub(crate) struct Detector {
     monitor: Mutex<Monitor>,

@@ -18,7 +18,9 @@ use crate::detection::detections_list;
 ///
 /// `params` overrides parameters ({"text-loop.copies": 4}); `detectors`
 /// keeps only these detector ids. Every method releases the GIL while it
-/// scans, so one Scanner serves many threads.
+/// scans, so one Scanner serves many threads. The profile defaults to
+/// `extended`; the CLI's `loopscope scan` defaults to `seed`. A Scanner
+/// pickles (as its setup).
 #[pyclass(module = "loopscope", frozen)]
 pub(crate) struct Scanner {
     setup: Setup,
