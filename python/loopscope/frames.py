@@ -65,7 +65,11 @@ def annotate(
         kept = [n for n in names if n not in new]
         return annotator.add_to(data.select(kept) if len(kept) < len(names) else data)
     ids = data[id_column].to_list() if id_column else None
-    values = annotator.values_of([_plain(v) for v in data[column].to_list()], ids)
+    if kind == "polars":
+        cells = data[column].to_arrow().to_pylist()  # faster than polars' own to_list for nested columns
+    else:
+        cells = [_plain(v) for v in data[column].to_list()]
+    values = annotator.values_of(cells, ids)
     if kind == "pandas":
         import pandas as pd
 
