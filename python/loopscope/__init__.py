@@ -18,7 +18,18 @@ trajectories held as chat message lists::
 
 Datasets: ``loopscope.ray.detect(ds, column="messages")`` (Ray Data) and
 ``loopscope.spark.detect(df, column="messages")`` (PySpark) add loop
-columns to every row; a :class:`Scanner` does the same row by row.
+columns to every row; ``loopscope.annotate(table)`` does it for a pyarrow
+Table, a pandas or a polars DataFrame in memory, and a :class:`Scanner`
+row by row. Detectors and Scanners pickle (as their setup).
+
+Generation: ``loopscope.transformers`` stops Hugging Face ``generate()``
+at a loop (a StoppingCriteria, a streamer, a LogitsProcessor).
+
+The profile defaults to ``extended`` everywhere in this package, while the
+CLI's ``loopscope scan`` defaults to ``seed`` (the published detectors
+only; ``extended`` adds more and finds more loops): pass
+``profile="seed"`` to get the CLI's default answers, or ``--profile
+extended`` to the CLI.
 
 A :class:`Detection` carries the fields ``loopscope scan --json`` prints
 (``to_dict()`` gives them all). Bad profile names, parameters and events
@@ -26,5 +37,16 @@ raise ``ValueError``; unreadable files ``OSError``.
 """
 
 from ._loopscope import Detection, Detector, Scanner, __version__, detectors, profiles, scan, scan_messages
+from .frames import annotate
 
-__all__ = ["Detection", "Detector", "Scanner", "detectors", "profiles", "scan", "scan_messages", "__version__"]
+__all__ = [
+    "Detection",
+    "Detector",
+    "Scanner",
+    "annotate",
+    "detectors",
+    "profiles",
+    "scan",
+    "scan_messages",
+    "__version__",
+]

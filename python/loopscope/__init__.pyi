@@ -5,7 +5,10 @@ from typing import Any, Dict, List, Literal, Mapping, Optional, Sequence, Tuple,
 
 __version__: str
 
-Profile = Literal["seed", "gemini-cli", "extended", "qwen-code", "openhands", "roo-code", "cline", "roo-fork"]
+# The known names, for completions; any str is accepted (a name held in a
+# variable type-checks; an unknown one raises ValueError at run time).
+KnownProfile = Literal["seed", "gemini-cli", "extended", "qwen-code", "openhands", "roo-code", "cline", "roo-fork"]
+Profile = Union[KnownProfile, str]
 ParamValue = Union[int, float, bool, str, Sequence[int]]
 
 class Detection:
@@ -34,7 +37,11 @@ class Detection:
         """Any field of the JSON record (``checkpoint``, ``matches``, ``threshold``…), None when absent."""
 
 class Detector:
-    """One profile's loop detectors over one stream, fed as it arrives."""
+    """One profile's loop detectors over one stream, fed as it arrives.
+
+    The profile defaults to ``extended``; the CLI's ``loopscope scan``
+    defaults to ``seed``. A Detector pickles as its setup: the copy starts
+    fresh (no events, no detections)."""
 
     def __init__(
         self,
@@ -42,6 +49,7 @@ class Detector:
         params: Optional[Mapping[str, ParamValue]] = None,
         detectors: Optional[Sequence[str]] = None,
     ) -> None: ...
+    def __reduce__(self) -> Tuple[Any, ...]: ...
     @property
     def profile(self) -> str: ...
     @property
@@ -67,7 +75,10 @@ class Detector:
     def states(self) -> List[Dict[str, Any]]: ...
 
 class Scanner:
-    """Scans many trajectories or files with one setup, resolved once (a dataset's rows)."""
+    """Scans many trajectories or files with one setup, resolved once (a dataset's rows).
+
+    The profile defaults to ``extended``; the CLI's ``loopscope scan``
+    defaults to ``seed``. A Scanner pickles (as its setup)."""
 
     def __init__(
         self,
@@ -75,6 +86,7 @@ class Scanner:
         params: Optional[Mapping[str, ParamValue]] = None,
         detectors: Optional[Sequence[str]] = None,
     ) -> None: ...
+    def __reduce__(self) -> Tuple[Any, ...]: ...
     @property
     def profile(self) -> str: ...
     def scan(self, source: Union[str, "os.PathLike[str]", bytes], format: str = "auto") -> List[Detection]: ...
@@ -82,7 +94,7 @@ class Scanner:
     def scan_value(self, value: Any, format: str = "auto") -> List[Detection]:
         """One trajectory in any shape a dataset row holds (a message list, a document, or its JSON text)."""
     def row(self, value: Any, format: str = "auto") -> Dict[str, Any]:
-        """The loop_* columns of one trajectory."""
+        """The loop_* columns of one trajectory (``loop_events``: events read), as every dataset runner adds them."""
     def file_row(self, path: Union[str, "os.PathLike[str]"], format: str = "auto") -> Dict[str, Any]:
         """The loop_* columns of one session file."""
 
@@ -105,3 +117,14 @@ def scan_messages(
 
 def profiles() -> List[str]: ...
 def detectors(profile: Profile = "extended") -> List[Dict[str, Any]]: ...
+
+def annotate(
+    data: Any,
+    column: str = "messages",
+    profile: Profile = "extended",
+    id_column: Optional[str] = None,
+    params: Optional[Mapping[str, ParamValue]] = None,
+    detectors: Optional[Sequence[str]] = None,
+    format: str = "auto",
+) -> Any:
+    """A pyarrow Table/RecordBatch, pandas or polars DataFrame with the loop columns added (a new one, same library)."""

@@ -12,6 +12,7 @@ COLUMNS = (
     ("loop_reason", "string"),
     ("loop_count", "int64"),
     ("loop_detections", "string"),
+    ("loop_events", "int64"),
     ("error", "string"),
 )
 
@@ -43,7 +44,13 @@ class Annotator:
         if self.column not in names:
             raise KeyError(f"no column {self.column!r} (columns: {', '.join(names)})")
         values = batch.column(self.column).to_pylist()
-        ids = batch.column(self.id_column).to_pylist() if self.id_column else [None] * len(values)
+        ids = batch.column(self.id_column).to_pylist() if self.id_column else None
+        return self.values_of(values, ids)
+
+    def values_of(self, values, ids=None):
+        """The new columns' values for trajectories given as Python values."""
+        if ids is None:
+            ids = [None] * len(values)
         out = {name: [] for name, _ in COLUMNS}
         for value, row_id in zip(values, ids):
             try:

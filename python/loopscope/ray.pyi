@@ -11,7 +11,7 @@ def detect(
     workers: Optional[int] = None,
     batch_size: int = 256,
 ) -> Any:
-    """The ray.data.Dataset with loop, loop_detector, loop_event, loop_onset, loop_reason, loop_count, loop_detections and error columns."""
+    """The ray.data.Dataset with loop, loop_detector, loop_event, loop_onset, loop_reason, loop_count, loop_detections, loop_events and error columns (profile extended by default; the CLI's is seed)."""
 
 def detect_files(
     paths: Iterable[Any],

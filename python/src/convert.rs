@@ -160,3 +160,29 @@ pub(crate) fn param_text(v: &Bound<'_, PyAny>) -> PyResult<String> {
 pub(crate) fn format_of(name: &str) -> PyResult<FormatChoice> {
     FormatChoice::parse(name).map_err(PyValueError::new_err)
 }
+
+/// A Detector's or Scanner's constructor arguments, kept to pickle it: the
+/// params as a copy of the caller's dict (a later change to that dict does
+/// not reach the copy).
+pub(crate) struct Recipe {
+    profile: String,
+    params: Option<Py<PyDict>>,
+    detectors: Option<Vec<String>>,
+}
+
+impl Recipe {
+    pub(crate) fn new(profile: &str, params: Option<&Bound<'_, PyDict>>, detectors: Option<Vec<String>>) -> Recipe {
+        Recipe {
+            profile: profile.to_string(),
+            params: params.and_then(|p| p.copy().ok()).map(Bound::unbind),
+            detectors,
+        }
+    }
+
+    /// `(cls, (profile, params, detectors))`, what `__reduce__` returns.
+    pub(crate) fn reduce<'py>(&self, py: Python<'py>, cls: Bound<'py, PyAny>) -> PyResult<Bound<'py, PyAny>> {
+        let params = self.params.as_ref().map(|p| p.bind(py).copy()).transpose()?;
+        let args = (self.profile.as_str(), params, self.detectors.clone()).into_pyobject(py)?;
+        Ok(PyTuple::new(py, [cls, args.into_any()])?.into_any())
+    }
+}

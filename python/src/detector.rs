@@ -9,7 +9,7 @@ use pyo3::prelude::*;
 use pyo3::types::{PyBytes, PyDict, PyList, PyString};
 use serde_json::{Map, Value};
 
-use crate::convert::{format_of, guarded, setup_of, to_json, DETACH_BYTES};
+use crate::convert::{format_of, guarded, setup_of, to_json, Recipe, DETACH_BYTES};
 use crate::detection::{detections_list, state_dict};
 
 /// One profile's loop detectors over one stream, fed as it arrives.
@@ -18,10 +18,16 @@ use crate::detection::{detections_list, state_dict};
 /// keeps only these detector ids. Each push_* returns the list of
 /// detections that event caused (usually empty); `detections` keeps them
 /// all. Thread-safe; pushes of more than a few KB release the GIL.
+///
+/// The profile defaults to `extended`; the CLI's `loopscope scan`
+/// defaults to `seed`. A Detector pickles as its setup: the copy starts
+/// fresh, with no events and no detections.
 #[pyclass(module = "loopscope")]
 pub(crate) struct Detector {
     monitor: Mutex<Monitor>,
     profile: Profile,
+    /// The constructor's arguments, for pickling.
+    recipe: Recipe,
 }
 
 impl Detector {
@@ -48,11 +54,20 @@ impl Detector {
     #[new]
     #[pyo3(signature = (profile = "extended", params = None, detectors = None))]
     fn new(profile: &str, params: Option<&Bound<'_, PyDict>>, detectors: Option<Vec<String>>) -> PyResult<Detector> {
+        let recipe = Recipe::new(profile, params, detectors.clone());
         let setup = setup_of(profile, params, detectors)?;
         Ok(Detector {
             profile: setup.profile,
             monitor: Mutex::new(Monitor::new(&setup)),
+            recipe,
         })
+    }
+
+    /// Pickles as its setup (profile, params, detectors): the copy starts
+    /// fresh, with no events and no detections, so a dataset's cache key
+    /// (`datasets.map`) does not change as the original is fed.
+    fn __reduce__<'py>(slf: &Bound<'py, Self>) -> PyResult<Bound<'py, PyAny>> {
+        slf.borrow().recipe.reduce(slf.py(), slf.get_type().into_any())
     }
 
     /// The profile's name.
@@ -150,6 +165,13 @@ impl Detector {
     fn push(&self, py: Python<'_>, event: &Bound<'_, PyAny>) -> PyResult<Py<PyList>> {
         let value = to_json(event, 0)?;
         let parsed = Event::from_json(value).map_err(|e| PyValueError::new_err(format!("not an event: {e}")))?;
+        // A known type whose fields are unreadable (a `content` without its
+        // text, a text that is not a string) is an error here, as every
+        // other malformed event is: a log keeps it as a warning, a caller
+        // pushing it has a bug to hear about.
+        if let (EventKind::Other { .. }, Some(warning)) = (&parsed.event.kind, &parsed.warning) {
+            return Err(PyValueError::new_err(format!("not an event: {warning}")));
+        }
         let size = match &parsed.event.kind {
             EventKind::Reasoning { text } | EventKind::Content { text } => text.len(),
             _ => 0,

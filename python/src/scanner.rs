@@ -11,17 +11,21 @@ use pyo3::prelude::*;
 use pyo3::types::{PyBytes, PyDict, PyList, PyString};
 use serde_json::Value;
 
-use crate::convert::{format_of, guarded, py_error, setup_of, to_json, to_py};
+use crate::convert::{format_of, guarded, py_error, setup_of, to_json, to_py, Recipe};
 use crate::detection::detections_list;
 
 /// Scans many trajectories or files with one setup, resolved once.
 ///
 /// `params` overrides parameters ({"text-loop.copies": 4}); `detectors`
 /// keeps only these detector ids. Every method releases the GIL while it
-/// scans, so one Scanner serves many threads.
+/// scans, so one Scanner serves many threads. The profile defaults to
+/// `extended`; the CLI's `loopscope scan` defaults to `seed`. A Scanner
+/// pickles (as its setup).
 #[pyclass(module = "loopscope", frozen)]
 pub(crate) struct Scanner {
     setup: Setup,
+    /// The constructor's arguments, for pickling.
+    recipe: Recipe,
 }
 
 impl Scanner {
@@ -62,8 +66,15 @@ impl Scanner {
     #[pyo3(signature = (profile = "extended", params = None, detectors = None))]
     fn new(profile: &str, params: Option<&Bound<'_, PyDict>>, detectors: Option<Vec<String>>) -> PyResult<Scanner> {
         Ok(Scanner {
+            recipe: Recipe::new(profile, params, detectors.clone()),
             setup: setup_of(profile, params, detectors)?,
         })
+    }
+
+    /// Pickles as its setup (profile, params, detectors): a Scanner holds
+    /// no state between scans, so the copy is the same Scanner.
+    fn __reduce__<'py>(slf: &Bound<'py, Self>) -> PyResult<Bound<'py, PyAny>> {
+        slf.get().recipe.reduce(slf.py(), slf.get_type().into_any())
     }
 
     /// The profile's name.

@@ -51,6 +51,49 @@ def test_every_row_equals_the_cli_on_the_same_trajectory(cluster, trajectories):
     assert 0 < looped < N
 
 
+def run_with_deadline(fn, seconds=300):
+    """`fn()` in a thread; a hang fails the test instead of CI (a guard, not a timing)."""
+    import concurrent.futures
+
+    pool = concurrent.futures.ThreadPoolExecutor(1)
+    try:
+        return pool.submit(fn).result(timeout=seconds)
+    except concurrent.futures.TimeoutError:
+        pytest.fail(f"no rows after {seconds} s: the read tasks never got a CPU")
+    finally:
+        pool.shutdown(wait=False)
+
+
+@pytest.mark.parametrize("workers", [2, None, 3])
+def test_reading_parquet_with_as_many_workers_as_cpus_does_not_hang(cluster, tmp_path, workers):
+    # The actors once took every CPU of the cluster, and Ray Data's read
+    # tasks (which need one) never ran: 0 rows, forever.
+    pa = __import__("pyarrow")
+    pq = __import__("pyarrow.parquet").parquet
+    data = rows(300)
+    table = pa.table({"instance_id": [r["instance_id"] for r in data], "t": [json.dumps(r["messages"]) for r in data]})
+    for part in range(4):
+        pq.write_table(table.slice(part * 75, 75), tmp_path / f"part-{part}.parquet")
+    assert int(ray.cluster_resources()["CPU"]) == 2
+    ds = ray.data.read_parquet(str(tmp_path))
+    out = loopscope.ray.detect(ds, column="t", id_column="instance_id", workers=workers, batch_size=32)
+    got = run_with_deadline(out.take_all)
+    assert len(got) == 300
+    want = {r["instance_id"]: loopscope.Scanner().row(json.dumps(r["messages"])) for r in data}
+    for r in got:
+        for name, value in want[r["instance_id"]].items():
+            assert r[name] == value, (r["instance_id"], name)
+    assert any(r["loop"] for r in got)
+
+
+def test_the_pool_leaves_a_cpu_to_the_reads(cluster):
+    assert loopscope.ray._pool(None) == (1, 1.0)
+    assert loopscope.ray._pool(2) == (2, 0.5)
+    assert loopscope.ray._pool(4) == (4, 0.25)
+    with pytest.raises(ValueError, match="workers"):
+        loopscope.ray._pool(0)
+
+
 def test_json_text_rows_and_malformed_rows(cluster):
     data = rows(40)
     items = [{"id": r["instance_id"], "t": json.dumps(r["messages"])} for r in data]

@@ -18,7 +18,9 @@ N = 2000
 
 @pytest.fixture(scope="module")
 def spark():
-    os.environ["PYSPARK_PYTHON"] = sys.executable
+    # Not set here: importing loopscope.spark sets PYSPARK_PYTHON to this
+    # Python (a venv's python3 is not the one on PATH Spark would run).
+    assert os.environ.get("PYSPARK_PYTHON")
     s = (
         SparkSession.builder.master("local[2]")
         .appName("loopscope-test")
@@ -36,12 +38,15 @@ def trajectories(tmp_path_factory):
     return scanned_trajectories(N, tmp_path_factory.mktemp("trajectories"))
 
 
-def check(out, want):
+def check(out, want, data):
     assert len(out) == N
+    scanner = loopscope.Scanner()
+    events = {r["instance_id"]: scanner.row(r["messages"])["loop_events"] for r in data}
     for r in out:
         expected = want[r.instance_id]
         assert json.loads(r.loop_detections) == expected, r.instance_id
         assert r.loop == bool(expected) and r.loop_count == len(expected) and r.error is None
+        assert r.loop_events == events[r.instance_id]  # as Scanner.row and Ray give it
         if expected:
             assert (r.loop_detector, r.loop_event) == (expected[0]["detector"], expected[0]["event"])
 
@@ -49,7 +54,7 @@ def check(out, want):
 def test_json_text_column(spark, trajectories):
     data, want = trajectories
     df = spark.createDataFrame([{"instance_id": r["instance_id"], "t": json.dumps(r["messages"])} for r in data])
-    check(loopscope.spark.detect(df, column="t", id_column="instance_id").collect(), want)
+    check(loopscope.spark.detect(df, column="t", id_column="instance_id").collect(), want, data)
 
 
 def test_nested_column_read_from_jsonl(spark, trajectories, tmp_path):
@@ -59,7 +64,7 @@ def test_nested_column_read_from_jsonl(spark, trajectories, tmp_path):
     df = spark.read.json(str(path))
     out = loopscope.spark.detect(df, column="messages", id_column="instance_id")
     assert "loop_detector" in out.columns and "messages" in out.columns
-    check(out.collect(), want)
+    check(out.collect(), want, data)
 
 
 def test_malformed_rows_and_fast_failures(spark):
@@ -72,3 +77,18 @@ def test_malformed_rows_and_fast_failures(spark):
         loopscope.spark.detect(df, column="t", profile="nope")
     with pytest.raises(ValueError, match="no column"):
         loopscope.spark.detect(df, column="messages")
+
+
+def test_a_local_executor_python_without_loopscope_is_said_on_the_driver(spark):
+    class Context:
+        master = "local[2]"
+        pythonExec = "/bin/false"  # stands for a python3 without the wheel
+
+    class Frame:
+        class sparkSession:
+            sparkContext = Context
+
+    with pytest.raises(ValueError, match="PYSPARK_PYTHON=.*before the SparkSession"):
+        loopscope.spark._check_local_python(Frame)
+    Context.pythonExec = sys.executable
+    loopscope.spark._check_local_python(Frame)
