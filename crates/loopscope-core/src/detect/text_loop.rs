@@ -285,17 +285,28 @@ impl TextReader for TextLoop {
             |p| needed(p, copies, short_copies),
             |stream, tail, n, need| judge(stream, tail, n, need, channel, obs),
         );
-        let letterless = self
+        match periodic {
+            None => self.read_letterless(channel, text, obs),
+            // Both in one delta (rare: the first detection ends the prompt
+            // for this detector): the one whose evidence completed first,
+            // as the same text cut finer would have it.
+            Some(a) => match self.read_letterless(channel, text, obs) {
+                Some(b) if b.at_char < a.at_char => Some(b),
+                _ => Some(a),
+            },
+        }
+    }
+}
+
+impl TextLoop {
+    #[inline(always)]
+    fn read_letterless(&mut self, channel: Channel, text: &str, obs: &Observation<'_>) -> Option<Detection> {
+        let buffer = obs.buffers.channel(channel)?;
+        let found = self
             .letterless
             .get_mut(channel)
-            .read(text, self.letterless_chars)
-            .and_then(|found| judge_letterless(&found, text, self.letterless_chars, channel, obs));
-        // Both in one delta: the one whose evidence completed first, as
-        // the same text cut finer would have it.
-        match (periodic, letterless) {
-            (Some(a), Some(b)) => Some(if b.at_char < a.at_char { b } else { a }),
-            (a, b) => a.or(b),
-        }
+            .read(text, buffer, self.letterless_chars)?;
+        judge_letterless(&found, text, self.letterless_chars, channel, obs)
     }
 }
 

@@ -8,11 +8,13 @@
 //! not.
 //!
 //! Cheap on prose: a delta is looked at from both ends to its first and
-//! last letter; only the chars outside them (and the inside of a delta
-//! longer than the limit, where a whole run could hide) are stepped one by
-//! one, and the periods are compared only once a run is long enough to
+//! last letter, and only the length of the run around them is counted
+//! (the inside of a delta longer than the limit is skimmed byte by byte,
+//! as a whole run could hide there). A run's chars are stepped one by one
+//! only once it is long enough to
 //! matter. The verdict is the same however the text was cut into deltas.
 
+use crate::text::TextBuffer;
 use std::collections::VecDeque;
 
 /// Chars in a row with no letter that make a loop, by default.
@@ -31,68 +33,205 @@ pub(super) struct Found {
     pub(super) length: usize,
 }
 
-/// One channel's current run of chars without a letter.
+/// One channel's current run of chars without a letter. Prose only counts
+/// the run; its chars are looked at once it is long ([`Long`]).
 #[derive(Clone, Debug, Default)]
 pub(super) struct Letterless {
     /// Chars in the current run.
     run: usize,
+    long: Option<Long>,
+}
+
+/// A run of `min_chars` chars or more, char by char.
+#[derive(Clone, Debug, Default)]
+struct Long {
     /// The run's last chars (at most `min_chars`).
     kept: VecDeque<char>,
     /// Per period p (index p - 1), positions in a row, ending at the last
-    /// char, whose char equals the one p before; kept only while `run`
-    /// is at least `min_chars` (`tracking`).
+    /// char, whose char equals the one p before; counted once `kept` holds
+    /// `min_chars` chars (`counted`).
     equal: [usize; MAX_PERIOD],
-    tracking: bool,
+    counted: bool,
+}
+
+/// Whether a char is a letter, with ASCII decided by a compare.
+#[inline(always)]
+fn letter(c: char) -> bool {
+    if c.is_ascii() {
+        c.is_ascii_alphabetic()
+    } else {
+        c.is_alphabetic()
+    }
+}
+
+/// Whether an ASCII byte is a letter (one compare after folding case).
+#[inline(always)]
+fn ascii_letter(b: u8) -> bool {
+    (b | 0x20).wrapping_sub(b'a') < 26
+}
+
+/// Byte index of the first letter: ASCII bytes by a compare, the rest of
+/// the text from the first other char on by its properties.
+#[inline(always)]
+fn first_letter(text: &str) -> Option<usize> {
+    for (i, &b) in text.as_bytes().iter().enumerate() {
+        if b >= 0x80 {
+            // Every byte before was ASCII: `i` starts a char.
+            return text[i..].char_indices().find(|&(_, c)| letter(c)).map(|(at, _)| i + at);
+        }
+        if ascii_letter(b) {
+            return Some(i);
+        }
+    }
+    None
+}
+
+/// Byte index just past the last letter (as [`first_letter`], backwards).
+#[inline(always)]
+fn past_last_letter(text: &str) -> Option<usize> {
+    let bytes = text.as_bytes();
+    for i in (0..bytes.len()).rev() {
+        let b = bytes[i];
+        if b >= 0x80 {
+            // Every byte after was ASCII: `i + 1` ends a char.
+            return text[..=i]
+                .char_indices()
+                .rev()
+                .find(|&(_, c)| letter(c))
+                .map(|(at, c)| at + c.len_utf8());
+        }
+        if ascii_letter(b) {
+            return Some(i + 1);
+        }
+    }
+    None
+}
+
+/// Chars of `text`, knowing it has at least `bytes / 4`: counted only
+/// when the run could reach `limit` with them.
+fn reaches(run: usize, text: &str, limit: usize) -> Option<usize> {
+    (run + text.len() >= limit)
+        .then(|| run + text.chars().count())
+        .filter(|&n| n >= limit)
 }
 
 impl Letterless {
     pub(super) fn restart(&mut self) {
         self.run = 0;
-        self.kept.clear();
-        self.tracking = false;
+        self.long = None;
     }
 
-    /// Reads a delta; the first letterless tail of `min_chars` chars that
-    /// repeats a unit of up to [`MAX_PERIOD`] chars, if one ends in it.
-    pub(super) fn read(&mut self, text: &str, min_chars: usize) -> Option<Found> {
-        let Some(first) = text.char_indices().find(|(_, c)| c.is_alphabetic()) else {
-            return self.step_all(text, 0, min_chars);
-        };
-        // Before the first letter: the run goes on.
-        if let Some(found) = self.step_all(&text[..first.0], 0, min_chars) {
-            return Some(found);
+    /// Reads a delta that `buffer` already holds at its end; the first
+    /// letterless tail of `min_chars` chars that repeats a unit of up to
+    /// [`MAX_PERIOD`] chars, if one ends in it.
+    #[inline(always)]
+    pub(super) fn read(&mut self, text: &str, buffer: &TextBuffer, min_chars: usize) -> Option<Found> {
+        if self.quick(text.as_bytes(), min_chars) {
+            return None;
         }
-        let last = text
-            .char_indices()
-            .rev()
-            .find(|(_, c)| c.is_alphabetic())
-            .map_or(first.0, |(at, _)| at);
-        let after_last = last + text[last..].chars().next().map_or(0, char::len_utf8);
-        // Between the first and the last letter a whole run fits only in a
-        // delta longer than the limit (whole blocks from session files).
-        let middle = &text[first.0..after_last];
-        let before = || text[..first.0].chars().count();
-        if middle.len() > min_chars {
-            if let Some(found) = self.step_all(middle, before(), min_chars) {
+        self.read_any(text, buffer, min_chars)
+    }
+
+    /// The common case, a short ASCII delta whose ends are no run of the
+    /// limit's length: the run after its last letter, counted from both
+    /// ends in a few compares. Whether it was that case.
+    #[inline(always)]
+    fn quick(&mut self, bytes: &[u8], min_chars: usize) -> bool {
+        let n = bytes.len();
+        if n > min_chars {
+            return false;
+        }
+        let mut i = 0;
+        while i < n && bytes[i] < 0x80 && !ascii_letter(bytes[i]) {
+            i += 1;
+        }
+        if self.run + i >= min_chars {
+            return false;
+        }
+        if i == n {
+            self.run += n;
+            return true;
+        }
+        if bytes[i] >= 0x80 {
+            return false;
+        }
+        let mut j = n;
+        while bytes[j - 1] < 0x80 && !ascii_letter(bytes[j - 1]) {
+            j -= 1;
+        }
+        if bytes[j - 1] >= 0x80 {
+            return false;
+        }
+        self.run = n - j;
+        self.long = None;
+        true
+    }
+
+    #[cold]
+    fn read_any(&mut self, text: &str, buffer: &TextBuffer, min_chars: usize) -> Option<Found> {
+        let Some(first) = first_letter(text) else {
+            return match reaches(self.run, text, min_chars) {
+                Some(_) => self.step_all(text, 0, buffer, text, min_chars),
+                None => {
+                    self.run += text.chars().count();
+                    None
+                }
+            };
+        };
+        // Before the first letter the run goes on.
+        let head = &text[..first];
+        if reaches(self.run, head, min_chars).is_some() {
+            if let Some(found) = self.step_all(head, 0, buffer, text, min_chars) {
                 return Some(found);
             }
         }
-        self.restart();
-        let skipped = || before() + middle.chars().count();
-        let rest = &text[after_last..];
-        if rest.is_empty() {
+        let past_last = past_last_letter(text).unwrap_or(first);
+        // Between the first and the last letter a run that long fits only
+        // in a delta longer than the limit (whole blocks from session files).
+        let middle = &text[first..past_last];
+        if middle.len() > min_chars && long_gap(middle, min_chars) {
+            self.restart();
+            let before = head.chars().count();
+            if let Some(found) = self.step_all(middle, before, buffer, text, min_chars) {
+                return Some(found);
+            }
+        }
+        self.long = None;
+        let rest = &text[past_last..];
+        if reaches(0, rest, min_chars).is_none() {
+            self.run = if rest.is_ascii() {
+                rest.len()
+            } else {
+                rest.chars().count()
+            };
             return None;
         }
-        // The count of chars before the rest is needed only for a find.
-        self.step_all(rest, 0, min_chars).map(|mut found| {
-            found.chars_into_delta += skipped();
-            found
-        })
+        self.run = 0;
+        let before = text[..past_last].chars().count();
+        self.step_all(rest, before, buffer, text, min_chars)
     }
 
-    /// Steps every char of `text`, which starts `offset` chars into the delta.
-    fn step_all(&mut self, text: &str, offset: usize, min_chars: usize) -> Option<Found> {
-        for (k, c) in text.chars().enumerate() {
+    /// Steps every char of `part`, which starts `offset` chars into the
+    /// delta `text`: the run's earlier chars come from `buffer`.
+    fn step_all(
+        &mut self,
+        part: &str,
+        offset: usize,
+        buffer: &TextBuffer,
+        text: &str,
+        min_chars: usize,
+    ) -> Option<Found> {
+        if self.long.is_none() {
+            // The run's chars before this part, from the buffer.
+            let at = buffer.len() - text.chars().count() + offset;
+            let back = self.run.min(min_chars).min(at);
+            let kept = buffer.chars_from(at - back).take(back).collect();
+            self.long = Some(Long {
+                kept,
+                ..Long::default()
+            });
+        }
+        for (k, c) in part.chars().enumerate() {
             if let Some((period, length)) = self.step(c, min_chars) {
                 return Some(Found {
                     chars_into_delta: offset + k + 1,
@@ -104,37 +243,55 @@ impl Letterless {
         None
     }
 
-    /// One char; the period and length of a letterless periodic tail of
-    /// `min_chars` chars ending at it, if there is one.
+    /// One char of a long run (or of one that may become long); the period
+    /// and length of a letterless periodic tail of `min_chars` chars
+    /// ending at it, if there is one.
     fn step(&mut self, c: char, min_chars: usize) -> Option<(usize, usize)> {
-        if c.is_alphabetic() {
+        if letter(c) {
             self.restart();
             return None;
         }
-        if self.tracking {
-            for (k, equal) in self.equal.iter_mut().enumerate() {
-                let back = self.kept.len().checked_sub(k + 1).map(|at| self.kept[at]);
+        let long = self.long.get_or_insert_with(Long::default);
+        if long.counted {
+            for (k, equal) in long.equal.iter_mut().enumerate() {
+                let back = long.kept.len().checked_sub(k + 1).map(|at| long.kept[at]);
                 *equal = if back == Some(c) { *equal + 1 } else { 0 };
             }
         }
-        self.kept.push_back(c);
-        if self.kept.len() > min_chars.max(MAX_PERIOD) {
-            self.kept.pop_front();
+        long.kept.push_back(c);
+        if long.kept.len() > min_chars.max(MAX_PERIOD) {
+            long.kept.pop_front();
         }
         self.run += 1;
         if self.run < min_chars {
             return None;
         }
-        if !self.tracking {
-            self.tracking = true;
-            self.count_equal();
+        if !long.counted {
+            long.counted = true;
+            long.count_equal();
         }
         // The shortest unit whose copies cover the last `min_chars` chars.
         (1..=MAX_PERIOD)
-            .find(|&p| self.equal[p - 1] + p >= min_chars)
-            .map(|p| (p, (self.equal[p - 1] + p).min(self.run)))
+            .find(|&p| long.equal[p - 1] + p >= min_chars)
+            .map(|p| (p, (long.equal[p - 1] + p).min(self.run)))
     }
+}
 
+/// Whether `text` has `min_chars` bytes or more in a row with no ASCII
+/// letter (a run of `min_chars` chars with no letter has at least that
+/// many bytes; non-ASCII letters are told apart only char by char).
+fn long_gap(text: &str, min_chars: usize) -> bool {
+    let mut gap = 0;
+    for &b in text.as_bytes() {
+        gap = if b.is_ascii_alphabetic() { 0 } else { gap + 1 };
+        if gap >= min_chars {
+            return true;
+        }
+    }
+    false
+}
+
+impl Long {
     /// The runs of equal chars per period over the kept chars (once a run
     /// is long enough to be looked at).
     fn count_equal(&mut self) {
@@ -154,9 +311,11 @@ mod tests {
 
     fn first_find(deltas: &[&str], min_chars: usize) -> Option<(usize, Found)> {
         let mut l = Letterless::default();
+        let mut buffer = TextBuffer::new();
         let mut read = 0;
         for d in deltas {
-            if let Some(f) = l.read(d, min_chars) {
+            buffer.push_str(d);
+            if let Some(f) = l.read(d, &buffer, min_chars) {
                 return Some((read, f));
             }
             read += d.chars().count();
