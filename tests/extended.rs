@@ -542,3 +542,125 @@ fn lines_of_one_shape_are_no_paraphrase_and_a_stray_bar_is_no_table() {
     let d = fires(&format!("Let me think.\n{para}")).expect("a loop with a bar in it fires at three copies");
     assert_eq!((d.detector, d.repeats), ("text-loop", Some(3)), "{d:?}");
 }
+
+/// The steps of one prompt, each in its own request, with ids.
+fn steps_with(list: &[(&str, serde_json::Value, bool, String)]) -> Vec<Event> {
+    let mut events = vec![Event::prompt("go")];
+    for (k, (name, args, ok, out)) in list.iter().enumerate() {
+        let id = format!("c{k}");
+        events.push(Event::request());
+        events.push(call(&id, name, args.clone()));
+        events.push(result(&id, *ok, out));
+    }
+    events
+}
+
+#[test]
+fn a_cycle_re_planned_in_other_words_between_requests_is_a_loop() {
+    // Issue 41 (openai/codex#7049): the plan is rewritten in other words
+    // before every round, then the same `git status` and `git push` give
+    // the same answers. The plan is bookkeeping: it changes nothing the
+    // other steps see, so the cycle is found at its third round.
+    let plan = |words: &str| {
+        (
+            "update_plan",
+            json!({"plan": [{"step": words, "status": "in_progress"}]}),
+            true,
+            "Plan updated".to_string(),
+        )
+    };
+    let status = (
+        "shell",
+        json!({"command": "git status -sb"}),
+        true,
+        "## main...origin/main".to_string(),
+    );
+    let push = (
+        "shell",
+        json!({"command": "git push origin main"}),
+        true,
+        "Everything up-to-date".to_string(),
+    );
+    let mut rounds = Vec::new();
+    for words in [
+        "Verify the push",
+        "Confirm origin is in sync",
+        "Check the remote again",
+        "Make sure it landed",
+    ] {
+        rounds.extend([plan(words), status.clone(), push.clone()]);
+    }
+    let found = run(&steps_with(&rounds));
+    assert_eq!(found.len(), 1, "{found:?}");
+    let d = &found[0];
+    assert_eq!(
+        (d.detector, d.repeats, d.period),
+        ("tool-loop", Some(3), Some(2)),
+        "{}",
+        d.reason
+    );
+    // Fired at the third status's result: the eighth step of the rounds.
+    assert_eq!(d.event, 3 * 8, "{}", d.reason);
+    assert!(
+        d.reason.contains("2 plans or thoughts rewritten between"),
+        "{}",
+        d.reason
+    );
+    // Re-planned in the reasoning instead (no plan tool): text is no step,
+    // so the same cycle is found at the same call.
+    let mut said = vec![Event::prompt("go")];
+    for (round, words) in ["Verify the push", "Confirm origin is in sync", "Check the remote again"]
+        .iter()
+        .enumerate()
+    {
+        for (k, (name, args, ok, out)) in [status.clone(), push.clone()].into_iter().enumerate() {
+            let id = format!("r{round}c{k}");
+            said.push(Event::request());
+            said.push(Event::reasoning(&format!("{words}: step {k}.")));
+            said.push(call(&id, name, args));
+            said.push(result(&id, ok, &out));
+        }
+    }
+    let found = run(&said);
+    assert_eq!(found.len(), 1, "{found:?}");
+    assert_eq!(
+        (found[0].detector, found[0].repeats),
+        ("tool-loop", Some(3)),
+        "{}",
+        found[0].reason
+    );
+    // A plan rewritten before every round of real progress is no loop: each
+    // round edits another file, and the test run that follows may well say
+    // the same thing each time.
+    let edit = |p: &str| {
+        (
+            "edit_file",
+            json!({"path": p, "old": "TODO", "new": "done"}),
+            true,
+            "1 edit applied".to_string(),
+        )
+    };
+    let test = ("run_tests", json!({}), true, "12 passed".to_string());
+    let mut progress = Vec::new();
+    for (words, file) in [
+        ("Fix the parser", "src/parser.rs"),
+        ("Fix the lexer next", "src/lexer.rs"),
+        ("Then the printer", "src/printer.rs"),
+        ("Last, the checker", "src/checker.rs"),
+        ("Finish with the loader", "src/loader.rs"),
+    ] {
+        progress.extend([plan(words), edit(file), test.clone()]);
+    }
+    assert!(
+        run(&steps_with(&progress)).is_empty(),
+        "{:?}",
+        run(&steps_with(&progress))
+    );
+    // Polling whose output changes, with the plan rewritten between polls.
+    let mut polls = Vec::new();
+    for (words, pct) in [("wait", 10), ("wait more", 40), ("still waiting", 70), ("almost", 90)] {
+        let out = format!("build {pct}%");
+        polls.extend([plan(words), ("shell", json!({"command": "tail build.log"}), true, out)]);
+    }
+    assert!(run(&steps_with(&polls)).is_empty());
+}
