@@ -664,3 +664,116 @@ fn a_cycle_re_planned_in_other_words_between_requests_is_a_loop() {
     }
     assert!(run(&steps_with(&polls)).is_empty());
 }
+
+#[test]
+fn a_paraphrase_with_three_words_changed_per_short_sentence_fires() {
+    // Issue 41 (NousResearch/hermes-agent#78807): two short conclusions
+    // re-derived over and over, three of their words changed each time
+    // (under 55 % alike), until a copy says nothing the loop had not said.
+    let lead = "The user wants one row appended to runs.csv, so I read the file before I append anything. ";
+    let copies = [
+        "Wait, the last row has 51 columns. So the file is corrupt already. ",
+        "Wait, the final line has 51 cells. Then the table is malformed already. ",
+        "Actually, the bottom record has 51 cells. So the table is corrupt now. ",
+        "Actually, the final row has 51 columns. Then the file is malformed now. ",
+    ];
+    let text = format!("{lead}{}", copies.concat());
+    let found = run(&cut(&text, &[9]));
+    assert_eq!(found.len(), 1, "{found:?}");
+    let d = &found[0];
+    assert_eq!((d.detector, d.period), ("paraphrase-loop", Some(2)), "{}", d.reason);
+    assert_eq!(d.onset, Some(lead.chars().count()), "{}", d.reason);
+    assert!(d.reason.contains("with its words changed"), "{}", d.reason);
+    // The last copy completes the evidence (its words all said before).
+    assert_eq!(d.spans.last().unwrap().end, text.trim_end().chars().count());
+    assert_eq!(signature(&run(&cut(&text, &[1]))), signature(&found));
+    // Without the fourth copy (its third brings new words) it waits.
+    let three = format!("{lead}{}", copies[..3].concat());
+    assert!(run(&cut(&three, &[9])).is_empty());
+    // A list of claims that share their formula: every item brings words
+    // of its own, however alike the rest.
+    let claims = "The parser rejects empty input with a clear error. The lexer rejects long input with a short \
+                  error. The printer rejects nested input with a helpful error. The checker rejects cyclic input \
+                  with a precise error. The loader rejects missing input with a typed error. The writer rejects \
+                  binary input with a plain error. ";
+    assert!(run(&cut(claims, &[9])).is_empty(), "{:?}", run(&cut(claims, &[9])));
+    // A form letter, one per customer.
+    let letters: String = [
+        ("Alvarez", "1182", "Lisbon"),
+        ("Chen", "1190", "Taipei"),
+        ("Okafor", "1204", "Lagos"),
+        ("Novak", "1211", "Prague"),
+        ("Haddad", "1217", "Beirut"),
+    ]
+    .iter()
+    .map(|(name, order, city)| format!("Dear {name}, your order {order} left our {city} depot today. "))
+    .collect();
+    assert!(run(&cut(&letters, &[9])).is_empty(), "{:?}", run(&cut(&letters, &[9])));
+    // Paths built from the same parts, in backticks: names, not thoughts
+    // (a claude-code agent's list of relevant files, /work/shared/wild:
+    // each path, cut at the dot of its extension, says only words the
+    // list had said, and is no copy of a thought).
+    let paths: String = [
+        ("lib/spotter_web/live/session_live.ex", 776),
+        ("lib/spotter_web/live/subagent_live.ex", 293),
+        ("lib/spotter_web/live/pane_list_live.ex", 713),
+        ("lib/spotter/services/transcript_renderer.ex", 477),
+        ("assets/js/app.js", 373),
+        ("test/spotter/services/transcript_renderer_test.exs", 781),
+        ("test/spotter_web/live/session_live_test.exs", 367),
+        ("test/spotter_web/live/subagent_live_test.exs", 188),
+    ]
+    .iter()
+    .map(|(p, n)| format!("- `/home/USER/projects/spotter-worktrees/spotter-dov/{p}` ({n} lines)\n"))
+    .collect();
+    assert!(run(&cut(&paths, &[9])).is_empty(), "{:?}", run(&cut(&paths, &[9])));
+}
+
+#[test]
+fn a_chant_of_a_dozen_sentences_fires_and_stock_sentences_do_not() {
+    // Issue 41 (can1357/oh-my-pi#8701, read at its length): twelve
+    // variations said in any order, more than the handful of eight a
+    // chant could have before.
+    let lead = "I read the five files and the plan is clear: a parser, the CLI flag, then tests. ";
+    let vocab = [
+        "I'll do it. ",
+        "I'll implement it. ",
+        "I'll start. ",
+        "I'll begin coding. ",
+        "I'll write the code. ",
+        "Let me begin. ",
+        "Starting now. ",
+        "I'll make the change. ",
+        "Doing it now. ",
+        "I'll get going. ",
+        "Here goes. ",
+        "I'll proceed. ",
+    ];
+    let mut said = String::new();
+    for round in 0..3 {
+        for i in 0..12 {
+            said += vocab[(i * 5 + round * 7) % 12];
+        }
+    }
+    let text = format!("{lead}{said}");
+    let d = fires(&text).expect("a chant of twelve fires");
+    assert_eq!((d.detector, d.period), ("paraphrase-loop", Some(12)), "{}", d.reason);
+    assert_eq!(d.onset, Some(lead.chars().count()));
+    assert_eq!(signature(&run(&cut(&text, &[1]))), signature(&run(&cut(&text, &[7]))));
+    // An agent's own stock sentences come back between sentences that
+    // each say something new: no chant, however long the answer.
+    let mut work = String::new();
+    for (i, part) in [
+        "parser", "lexer", "printer", "checker", "loader", "writer", "config", "cli", "docs", "cache", "index",
+        "server",
+    ]
+    .iter()
+    .enumerate()
+    {
+        work += &format!("Let me check the {part}. ");
+        work += ["Done. ", "Good. ", "Okay. "][i % 3];
+        work += &format!("The {part} tests pass with {} cases. ", 10 + i);
+        work += "Next. ";
+    }
+    assert!(fires(&work).is_none(), "{:?}", fires(&work));
+}
