@@ -480,6 +480,56 @@ fn real_loop_shapes_fire_and_clean_ones_do_not_at_any_cutting() {
     }
 }
 
+/// Issue 41's known misses, each a fixture from a public report: caught by
+/// the rule meant for it, within 5 periods of the loop's onset, and missed
+/// by nothing else first (the rest of the loops and clean fixtures are
+/// checked with all the others above).
+#[test]
+fn the_known_misses_are_caught_within_five_periods() {
+    for (name, detector, reason) in [
+        // A cycle of steps spanning requests, re-planned in other words.
+        (
+            "codex-replan-status-push",
+            "tool-loop",
+            "plans or thoughts rewritten between",
+        ),
+        // Three words of each short sentence changed.
+        (
+            "hermes-rederive-three-words",
+            "paraphrase-loop",
+            "with its words changed",
+        ),
+        // A chant of twelve distinct sentences.
+        (
+            "ohmypi-dozen-sentence-chant",
+            "paraphrase-loop",
+            "keeps re-saying 12 sentences",
+        ),
+    ] {
+        let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+            .join("tests/fixtures/loops")
+            .join(format!("{name}.jsonl"));
+        let meta = std::fs::read_to_string(&path).unwrap();
+        let meta: serde_json::Value = serde_json::from_str(meta.lines().next().unwrap()).unwrap();
+        assert!(
+            meta["source"]
+                .as_str()
+                .is_some_and(|s| s.starts_with("https://github.com/")),
+            "{name}: {meta}"
+        );
+        let events = fixture(&path, None);
+        let found = run(&events);
+        let first = found.first().unwrap_or_else(|| panic!("{name}: missed"));
+        assert_eq!(first.detector, detector, "{name}: {}", first.reason);
+        assert!(first.reason.contains(reason), "{name}: {}", first.reason);
+        let periods = latency(&path, &events, &found).expect("the meta line gives onset and period");
+        assert!(
+            (0.0..=5.0).contains(&periods),
+            "{name}: caught {periods:.2} periods late"
+        );
+    }
+}
+
 /// A unit that repeats but whose numbers jump (`image-320w`, `image-640w`,
 /// …) is judged no loop, however long its copies. (What it costs — once per
 /// copy, not once per char — is measured by `cargo bench --bench engine`,
