@@ -480,6 +480,56 @@ fn real_loop_shapes_fire_and_clean_ones_do_not_at_any_cutting() {
     }
 }
 
+/// Issue 41's known misses, each a fixture from a public report: caught by
+/// the rule meant for it, within 5 periods of the loop's onset, and missed
+/// by nothing else first (the rest of the loops and clean fixtures are
+/// checked with all the others above).
+#[test]
+fn the_known_misses_are_caught_within_five_periods() {
+    for (name, detector, reason) in [
+        // A cycle of steps spanning requests, re-planned in other words.
+        (
+            "codex-replan-status-push",
+            "tool-loop",
+            "plans or thoughts rewritten between",
+        ),
+        // Three words of each short sentence changed.
+        (
+            "hermes-rederive-three-words",
+            "paraphrase-loop",
+            "with its words changed",
+        ),
+        // A chant of twelve distinct sentences.
+        (
+            "ohmypi-dozen-sentence-chant",
+            "paraphrase-loop",
+            "keeps re-saying 12 sentences",
+        ),
+    ] {
+        let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+            .join("tests/fixtures/loops")
+            .join(format!("{name}.jsonl"));
+        let meta = std::fs::read_to_string(&path).unwrap();
+        let meta: serde_json::Value = serde_json::from_str(meta.lines().next().unwrap()).unwrap();
+        assert!(
+            meta["source"]
+                .as_str()
+                .is_some_and(|s| s.starts_with("https://github.com/")),
+            "{name}: {meta}"
+        );
+        let events = fixture(&path, None);
+        let found = run(&events);
+        let first = found.first().unwrap_or_else(|| panic!("{name}: missed"));
+        assert_eq!(first.detector, detector, "{name}: {}", first.reason);
+        assert!(first.reason.contains(reason), "{name}: {}", first.reason);
+        let periods = latency(&path, &events, &found).expect("the meta line gives onset and period");
+        assert!(
+            (0.0..=5.0).contains(&periods),
+            "{name}: caught {periods:.2} periods late"
+        );
+    }
+}
+
 /// A unit that repeats but whose numbers jump (`image-320w`, `image-640w`,
 /// …) is judged no loop, however long its copies. (What it costs — once per
 /// copy, not once per char — is measured by `cargo bench --bench engine`,
@@ -597,4 +647,238 @@ fn tables_dividers_lists_and_long_numbers_are_no_letterless_loop() {
             assert!(run(&cut(&text, sizes)).is_empty(), "{:?}", run(&cut(&text, sizes)));
         }
     }
+
+/// The steps of one prompt, each in its own request, with ids.
+fn steps_with(list: &[(&str, serde_json::Value, bool, String)]) -> Vec<Event> {
+    let mut events = vec![Event::prompt("go")];
+    for (k, (name, args, ok, out)) in list.iter().enumerate() {
+        let id = format!("c{k}");
+        events.push(Event::request());
+        events.push(call(&id, name, args.clone()));
+        events.push(result(&id, *ok, out));
+    }
+    events
+}
+
+#[test]
+fn a_cycle_re_planned_in_other_words_between_requests_is_a_loop() {
+    // Issue 41 (openai/codex#7049): the plan is rewritten in other words
+    // before every round, then the same `git status` and `git push` give
+    // the same answers. The plan is bookkeeping: it changes nothing the
+    // other steps see, so the cycle is found at its third round.
+    let plan = |words: &str| {
+        (
+            "update_plan",
+            json!({"plan": [{"step": words, "status": "in_progress"}]}),
+            true,
+            "Plan updated".to_string(),
+        )
+    };
+    let status = (
+        "shell",
+        json!({"command": "git status -sb"}),
+        true,
+        "## main...origin/main".to_string(),
+    );
+    let push = (
+        "shell",
+        json!({"command": "git push origin main"}),
+        true,
+        "Everything up-to-date".to_string(),
+    );
+    let mut rounds = Vec::new();
+    for words in [
+        "Verify the push",
+        "Confirm origin is in sync",
+        "Check the remote again",
+        "Make sure it landed",
+    ] {
+        rounds.extend([plan(words), status.clone(), push.clone()]);
+    }
+    let found = run(&steps_with(&rounds));
+    assert_eq!(found.len(), 1, "{found:?}");
+    let d = &found[0];
+    assert_eq!(
+        (d.detector, d.repeats, d.period),
+        ("tool-loop", Some(3), Some(2)),
+        "{}",
+        d.reason
+    );
+    // Fired at the third status's result: the eighth step of the rounds.
+    assert_eq!(d.event, 3 * 8, "{}", d.reason);
+    assert!(
+        d.reason.contains("2 plans or thoughts rewritten between"),
+        "{}",
+        d.reason
+    );
+    // Re-planned in the reasoning instead (no plan tool): text is no step,
+    // so the same cycle is found at the same call.
+    let mut said = vec![Event::prompt("go")];
+    for (round, words) in ["Verify the push", "Confirm origin is in sync", "Check the remote again"]
+        .iter()
+        .enumerate()
+    {
+        for (k, (name, args, ok, out)) in [status.clone(), push.clone()].into_iter().enumerate() {
+            let id = format!("r{round}c{k}");
+            said.push(Event::request());
+            said.push(Event::reasoning(&format!("{words}: step {k}.")));
+            said.push(call(&id, name, args));
+            said.push(result(&id, ok, &out));
+        }
+    }
+    let found = run(&said);
+    assert_eq!(found.len(), 1, "{found:?}");
+    assert_eq!(
+        (found[0].detector, found[0].repeats),
+        ("tool-loop", Some(3)),
+        "{}",
+        found[0].reason
+    );
+    // A plan rewritten before every round of real progress is no loop: each
+    // round edits another file, and the test run that follows may well say
+    // the same thing each time.
+    let edit = |p: &str| {
+        (
+            "edit_file",
+            json!({"path": p, "old": "TODO", "new": "done"}),
+            true,
+            "1 edit applied".to_string(),
+        )
+    };
+    let test = ("run_tests", json!({}), true, "12 passed".to_string());
+    let mut progress = Vec::new();
+    for (words, file) in [
+        ("Fix the parser", "src/parser.rs"),
+        ("Fix the lexer next", "src/lexer.rs"),
+        ("Then the printer", "src/printer.rs"),
+        ("Last, the checker", "src/checker.rs"),
+        ("Finish with the loader", "src/loader.rs"),
+    ] {
+        progress.extend([plan(words), edit(file), test.clone()]);
+    }
+    assert!(
+        run(&steps_with(&progress)).is_empty(),
+        "{:?}",
+        run(&steps_with(&progress))
+    );
+    // Polling whose output changes, with the plan rewritten between polls.
+    let mut polls = Vec::new();
+    for (words, pct) in [("wait", 10), ("wait more", 40), ("still waiting", 70), ("almost", 90)] {
+        let out = format!("build {pct}%");
+        polls.extend([plan(words), ("shell", json!({"command": "tail build.log"}), true, out)]);
+    }
+    assert!(run(&steps_with(&polls)).is_empty());
+}
+
+#[test]
+fn a_paraphrase_with_three_words_changed_per_short_sentence_fires() {
+    // Issue 41 (NousResearch/hermes-agent#78807): two short conclusions
+    // re-derived over and over, three of their words changed each time
+    // (under 55 % alike), until a copy says nothing the loop had not said.
+    let lead = "The user wants one row appended to runs.csv, so I read the file before I append anything. ";
+    let copies = [
+        "Wait, the last row has 51 columns. So the file is corrupt already. ",
+        "Wait, the final line has 51 cells. Then the table is malformed already. ",
+        "Actually, the bottom record has 51 cells. So the table is corrupt now. ",
+        "Actually, the final row has 51 columns. Then the file is malformed now. ",
+    ];
+    let text = format!("{lead}{}", copies.concat());
+    let found = run(&cut(&text, &[9]));
+    assert_eq!(found.len(), 1, "{found:?}");
+    let d = &found[0];
+    assert_eq!((d.detector, d.period), ("paraphrase-loop", Some(2)), "{}", d.reason);
+    assert_eq!(d.onset, Some(lead.chars().count()), "{}", d.reason);
+    assert!(d.reason.contains("with its words changed"), "{}", d.reason);
+    // The last copy completes the evidence (its words all said before).
+    assert_eq!(d.spans.last().unwrap().end, text.trim_end().chars().count());
+    assert_eq!(signature(&run(&cut(&text, &[1]))), signature(&found));
+    // Without the fourth copy (its third brings new words) it waits.
+    let three = format!("{lead}{}", copies[..3].concat());
+    assert!(run(&cut(&three, &[9])).is_empty());
+    // A list of claims that share their formula: every item brings words
+    // of its own, however alike the rest.
+    let claims = "The parser rejects empty input with a clear error. The lexer rejects long input with a short \
+                  error. The printer rejects nested input with a helpful error. The checker rejects cyclic input \
+                  with a precise error. The loader rejects missing input with a typed error. The writer rejects \
+                  binary input with a plain error. ";
+    assert!(run(&cut(claims, &[9])).is_empty(), "{:?}", run(&cut(claims, &[9])));
+    // A form letter, one per customer.
+    let letters: String = [
+        ("Alvarez", "1182", "Lisbon"),
+        ("Chen", "1190", "Taipei"),
+        ("Okafor", "1204", "Lagos"),
+        ("Novak", "1211", "Prague"),
+        ("Haddad", "1217", "Beirut"),
+    ]
+    .iter()
+    .map(|(name, order, city)| format!("Dear {name}, your order {order} left our {city} depot today. "))
+    .collect();
+    assert!(run(&cut(&letters, &[9])).is_empty(), "{:?}", run(&cut(&letters, &[9])));
+    // Paths built from the same parts, in backticks: names, not thoughts
+    // (a claude-code agent's list of relevant files, /work/shared/wild:
+    // each path, cut at the dot of its extension, says only words the
+    // list had said, and is no copy of a thought).
+    let paths: String = [
+        ("lib/spotter_web/live/session_live.ex", 776),
+        ("lib/spotter_web/live/subagent_live.ex", 293),
+        ("lib/spotter_web/live/pane_list_live.ex", 713),
+        ("lib/spotter/services/transcript_renderer.ex", 477),
+        ("assets/js/app.js", 373),
+        ("test/spotter/services/transcript_renderer_test.exs", 781),
+        ("test/spotter_web/live/session_live_test.exs", 367),
+        ("test/spotter_web/live/subagent_live_test.exs", 188),
+    ]
+    .iter()
+    .map(|(p, n)| format!("- `/home/USER/projects/spotter-worktrees/spotter-dov/{p}` ({n} lines)\n"))
+    .collect();
+    assert!(run(&cut(&paths, &[9])).is_empty(), "{:?}", run(&cut(&paths, &[9])));
+}
+
+#[test]
+fn a_chant_of_a_dozen_sentences_fires_and_stock_sentences_do_not() {
+    // Issue 41 (can1357/oh-my-pi#8701, read at its length): twelve
+    // variations said in any order, more than the handful of eight a
+    // chant could have before.
+    let lead = "I read the five files and the plan is clear: a parser, the CLI flag, then tests. ";
+    let vocab = [
+        "I'll do it. ",
+        "I'll implement it. ",
+        "I'll start. ",
+        "I'll begin coding. ",
+        "I'll write the code. ",
+        "Let me begin. ",
+        "Starting now. ",
+        "I'll make the change. ",
+        "Doing it now. ",
+        "I'll get going. ",
+        "Here goes. ",
+        "I'll proceed. ",
+    ];
+    let mut said = String::new();
+    for round in 0..3 {
+        for i in 0..12 {
+            said += vocab[(i * 5 + round * 7) % 12];
+        }
+    }
+    let text = format!("{lead}{said}");
+    let d = fires(&text).expect("a chant of twelve fires");
+    assert_eq!((d.detector, d.period), ("paraphrase-loop", Some(12)), "{}", d.reason);
+    assert_eq!(d.onset, Some(lead.chars().count()));
+    assert_eq!(signature(&run(&cut(&text, &[1]))), signature(&run(&cut(&text, &[7]))));
+    // An agent's own stock sentences come back between sentences that
+    // each say something new: no chant, however long the answer.
+    let mut work = String::new();
+    for (i, part) in [
+        "parser", "lexer", "printer", "checker", "loader", "writer", "config", "cli", "docs", "cache", "index",
+        "server",
+    ]
+    .iter()
+    .enumerate()
+    {
+        work += &format!("Let me check the {part}. ");
+        work += ["Done. ", "Good. ", "Okay. "][i % 3];
+        work += &format!("The {part} tests pass with {} cases. ", 10 + i);
+        work += "Next. ";
+    }
+    assert!(fires(&work).is_none(), "{:?}", fires(&work));
 }

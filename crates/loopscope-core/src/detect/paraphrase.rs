@@ -11,9 +11,13 @@
 //! one the text had not said, so clauses that share their formula but not
 //! their content are not copies. A table row's shingles are its cells.
 //!
+//! The re-said rule (resaid.rs): copies only loosely alike, three words of
+//! a short sentence changed, whose newest copy says nothing the copies
+//! before it had not said.
+//!
 //! The chant rule: the newest `chant_sentences` or more sentences of any
-//! length hold a handful of distinct ones, each said `chant_ratio` times on
-//! average, in any order.
+//! length hold a few distinct ones (up to 16), each said `chant_ratio`
+//! times on average, in any order.
 
 use super::params::{Default, Kind, ParamSpec, Params, Profile};
 use super::{
@@ -25,6 +29,7 @@ use blocks::{Block, Blocks, Closed};
 
 mod blocks;
 mod chant;
+mod resaid;
 
 pub(crate) static INFO: DetectorInfo = DetectorInfo {
     id: "paraphrase-loop",
@@ -35,8 +40,11 @@ pub(crate) static INFO: DetectorInfo = DetectorInfo {
            least `similarity` percent alike \
            (shingle Jaccard of the k blocks ending there with the k before, each word weighed down by how many \
            earlier blocks hold it; a table row's cells as its shingles), and not all exactly equal (exact repeats \
-           are text-loop's); or the last `chant_sentences` or more sentences (outside code and tables) are a \
-           handful said `chant_ratio` times each on average, in any order",
+           are text-loop's); or, in prose (no backtick, slash or underscore), at least as many copies each block \
+           at least three fifths of `similarity` alike with its counterpart, the newest copy saying no word its \
+           counterparts before had not said (three words of a short sentence changed among the same synonyms); \
+           or the last `chant_sentences` or more sentences (outside code and tables) are at most 16 distinct ones \
+           said `chant_ratio` times each on average, in any order",
     profiles: &[Profile::Extended],
     params: &[
         ParamSpec::new(
@@ -254,10 +262,24 @@ fn check(
         if run + 1 > b.best.1 {
             b.best = (k, run + 1);
         }
-        if sims.len() < enough {
+        let first = n - need;
+        // Or, where the copies are only loosely alike (three words of a
+        // short sentence changed), the thought re-said among the same few
+        // words (resaid.rs), in prose.
+        let resaid = if sims.len() < enough && blockwise.len() == enough {
+            resaid::resaid(&mut b.done, k, need, loose).filter(|r| {
+                obs.buffers.channel(channel).is_some_and(|text| {
+                    b.done[r.from..]
+                        .iter()
+                        .all(|x| resaid::prose(&text.slice(x.start..x.end)))
+                })
+            })
+        } else {
+            None
+        };
+        if sims.len() < enough && resaid.is_none() {
             continue;
         }
-        let first = n - need;
         let stretch = &b.done[first..];
         // Text that repeats exactly (with this cycle or a shorter one, or
         // word for word block by block) is text-loop's to report. Read back
@@ -286,19 +308,38 @@ fn check(
         }
         let mut d = Detection::new(INFO.id, obs.index, channel, Some(b.chars));
         d.period = Some(k);
-        d.repeats = Some(copies);
         d.threshold = Some(copies);
+        d.evidence = Evidence::Copies;
+        let cycle = if k == 1 { "block" } else { "blocks" };
+        let percents = |sims: &[usize]| sims.iter().map(|s| format!("{s}%")).collect::<Vec<_>>().join(" ");
+        if let Some(r) = resaid {
+            let run = &b.done[r.from..];
+            d.repeats = Some(run.len() / k);
+            d.onset = Some(run[0].start);
+            d.spans = run.iter().map(|x| Span::new(x.start, x.end)).collect();
+            let low = r.sims.iter().copied().min().unwrap_or(100);
+            d.reason = format!(
+                "the {} keeps re-saying a cycle of {k} {cycle} with its words changed: {} copies, each block at \
+                 least {low}% alike with the one {k} before (needs {loose}%, less than the {similarity}% of a \
+                 paraphrase; per block: {}), and the last copy says no word the copies before it had not said at \
+                 its place, from char {}",
+                channel.as_str(),
+                run.len() / k,
+                percents(&r.sims),
+                run[0].start
+            );
+            return Some(d);
+        }
+        d.repeats = Some(copies);
         d.onset = Some(stretch[0].start);
         d.spans = stretch.iter().map(|x| Span::new(x.start, x.end)).collect();
-        d.evidence = Evidence::Copies;
         sims.reverse();
         let low = sims.iter().copied().min().unwrap_or(100);
         d.reason = format!(
-            "the {} keeps re-saying a cycle of {k} {} in other words: {copies} copies, each block at least {low}% \
+            "the {} keeps re-saying a cycle of {k} {cycle} in other words: {copies} copies, each block at least {low}% \
              alike with the one {k} before (needs {similarity}%; per block: {}), from char {}",
             channel.as_str(),
-            if k == 1 { "block" } else { "blocks" },
-            sims.iter().map(|s| format!("{s}%")).collect::<Vec<_>>().join(" "),
+            percents(&sims),
             stretch[0].start
         );
         return Some(d);

@@ -6,7 +6,10 @@
 //! - a step seen `repeats` times in a stretch where nothing new happened:
 //!   every step since the first of those occurrences has been seen at least
 //!   twice in that stretch (identical calls with identical results, cycles
-//!   of up to `window` steps such as A B A B A, the same failing call); or
+//!   of up to `window` steps such as A B A B A, the same failing call),
+//!   the agent's own plan and thoughts aside (a cycle re-planned in other
+//!   words each time, `update_plan` then the same `git status` and `git
+//!   push` with the same answers, is still the same cycle); or
 //! - a step seen `rereads` times with the same result while the steps
 //!   between them, new or not, changed nothing (A B A C A D A: a plan file
 //!   re-read before every step; the recurrence is the loop, not the new
@@ -37,8 +40,9 @@ pub(crate) static INFO: DetectorInfo = DetectorInfo {
     channel: Channel::Tools,
     rule: "a tool step (call and result: same name, canonical arguments, ok and output) occurs `repeats` times \
            within the last `window` steps, and every step since its first occurrence there occurs at least twice \
-           (nothing new happened in between); or it occurs `rereads` times there and no step in between changed \
-           anything (an edit, a write, a shell command that writes)",
+           (nothing new happened in between; the agent's own plan or thought tools, `update_plan`, `TodoWrite`, \
+           `think`, count as nothing new); or it occurs `rereads` times there and no step in between changed \
+           anything (an edit, a write, a shell command that writes; a plan is no change)",
     profiles: &[Profile::Extended],
     params: &[
         ParamSpec::new(
@@ -88,6 +92,9 @@ struct Step {
     /// It may have changed what another step would see (an edit or write
     /// that succeeded): judged when first asked (most steps never are).
     change: Option<bool>,
+    /// It only keeps the agent's plan or thoughts (`update_plan`,
+    /// `TodoWrite`, `think`): new wording there is nothing new done.
+    bookkeeping: bool,
 }
 
 /// A call waiting for its result.
@@ -129,6 +136,7 @@ impl ToolLoop {
         self.steps.push(Step {
             key: step_key(call.call.key(), ok, output),
             change: None,
+            bookkeeping: call.call.bookkeeping(),
             call: call.call,
             call_event: call.event,
             result_event,
@@ -154,11 +162,13 @@ impl ToolLoop {
             return None;
         }
         // The longest stretch ending now, from an occurrence of this step,
-        // in which every step occurs at least twice.
+        // in which every step occurs at least twice (a plan or thought
+        // written in between, said once or not, is no new step: the
+        // wording of a plan changes nothing the other steps see).
         for (k, &from) in at.iter().enumerate() {
             let stretch = &recent[from..];
             let mut counts: HashMap<StepKey, usize> = HashMap::new();
-            for s in stretch {
+            for s in stretch.iter().filter(|s| !s.bookkeeping || s.key == last.key) {
                 *counts.entry(s.key).or_default() += 1;
             }
             if counts.values().all(|&n| n >= 2) {
@@ -207,16 +217,24 @@ impl ToolLoop {
         let last = stretch.last().expect("a stretch has the step");
         d.repeated = Some(last.call.show());
         let outcome = outcome(last);
+        // Plans and thoughts written in between (not the repeated step itself).
+        let plans = stretch.iter().filter(|s| s.bookkeeping && s.key != last.key).count();
+        let aside = match plans {
+            0 => String::new(),
+            1 => " (1 plan or thought rewritten between, nothing done)".to_string(),
+            n => format!(" ({n} plans or thoughts rewritten between, nothing done)"),
+        };
         d.reason = if distinct == 1 {
             format!(
-                "{} ran {occurrences} times with {outcome} each time (needs {}), nothing else in between, from event {}",
+                "{} ran {occurrences} times with {outcome} each time (needs {}), nothing else in between{aside}, from \
+                 event {}",
                 last.call.show(),
                 self.repeats,
                 stretch[0].call_event
             )
         } else {
             let mut names: Vec<String> = Vec::new();
-            for s in stretch {
+            for s in stretch.iter().filter(|s| !s.bookkeeping || s.key == last.key) {
                 let n = s.call.show();
                 if !names.contains(&n) {
                     names.push(n);
@@ -224,7 +242,7 @@ impl ToolLoop {
             }
             format!(
                 "{distinct} steps ({}) keep repeating with the same results: {} ran {occurrences} times (needs {}), \
-                 nothing new in between, from event {}",
+                 nothing new in between{aside}, from event {}",
                 names.join(", "),
                 last.call.show(),
                 self.repeats,

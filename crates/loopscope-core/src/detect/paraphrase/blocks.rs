@@ -40,6 +40,21 @@ impl Block {
             self.sorted = true;
         }
     }
+
+    /// A block of the given words (each a distinct number), for the rules' tests.
+    #[cfg(test)]
+    pub(super) fn for_test(words: &[u64]) -> Block {
+        let shingles: Vec<u64> = words.iter().map(|&w| mix(w)).collect();
+        let sig = shingles.iter().fold(0u128, |sig, &x| sig | sig_bit(x));
+        Block {
+            start: 0,
+            end: 0,
+            bits: bits_set(sig),
+            shingles,
+            sorted: false,
+            sig,
+        }
+    }
 }
 
 /// Bits set in `x`: with the POPCNT instruction where the CPU has it

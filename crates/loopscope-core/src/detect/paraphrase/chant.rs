@@ -11,9 +11,13 @@ use std::collections::VecDeque;
 
 use super::blocks::Sentence;
 
-/// Distinct sentences a chant has at most: a handful. (Prose that draws
-/// its sentences from a larger pool, as generated text may, is no chant.)
-const MOST: usize = 8;
+/// Distinct sentences a chant has at most: as many as the sentences held
+/// allow at the default ratio (48 / 3). A model can chant a dozen
+/// variations ("I'll do it. I'll implement it. I'll start. I'll begin
+/// coding. I'll write the code...", can1357/oh-my-pi#8701), more than the
+/// handful of eight this was; clean prose, long as it may be, says few of
+/// its sentences twice, let alone each of them three times on average.
+const MOST: usize = super::blocks::SENTENCES / 3;
 
 /// The longest run of the newest sentences, at least `min` of them, with at
 /// most `len / ratio` distinct ones: (sentences, distinct). Only when the
@@ -55,9 +59,14 @@ pub(super) fn chant(sentences: &VecDeque<Sentence>, min: usize, ratio: usize) ->
     keys.sort_unstable();
     keys.dedup();
     // Sentences said in a fixed order repeat exactly (one said again and
-    // again too): that is text-loop's.
+    // again too): that is text-loop's, and so is a run that ends in `ratio`
+    // copies of a cycle said in a fixed order (the sentences before it, said
+    // once or twice, are no chant: they are the text the loop came after,
+    // which a run of up to 16 distinct sentences can take in).
     let periodic = (1..=keys.len()).any(|p| (p..said.len()).all(|i| said[i] == said[i - p]));
-    (len >= min && !periodic).then_some((len, keys.len()))
+    let ends_periodic = (1..=keys.len())
+        .any(|p| ratio * p <= said.len() && (said.len() + p - ratio * p..said.len()).all(|i| said[i] == said[i - p]));
+    (len >= min && !periodic && !ends_periodic).then_some((len, keys.len()))
 }
 
 #[cfg(test)]
@@ -91,5 +100,19 @@ mod tests {
         assert_eq!(chant(&said(&[1, 2, 3, 4, 5, 6, 7, 8, 1]), 9, 3), None);
         // The newest sentence must be a repeat.
         assert_eq!(chant(&said(&[1, 2, 1, 2, 1, 2, 1, 2, 1, 9]), 9, 3), None);
+        // A dozen sentences said three times each, in any order: a long chant.
+        let mut long: Vec<u64> = Vec::new();
+        for round in 0..3u64 {
+            long.extend((0..12u64).map(|i| (i * 5 + round * 7) % 12 + 1));
+        }
+        assert_eq!(chant(&said(&long), 9, 3), Some((36, 12)));
+        // Sentences the loop came after, then a cycle of two said in a
+        // fixed order: text-loop's, not a chant of eleven.
+        let mut after: Vec<u64> = vec![10, 11, 12, 10, 13, 14, 15, 16, 17, 18, 19, 11];
+        after.extend([1, 2].repeat(12));
+        assert_eq!(chant(&said(&after), 9, 3), None);
+        // Seventeen are more than the sentences held can show three times.
+        let many: Vec<u64> = (0..48u64).map(|i| (i * 5) % 17 + 1).collect();
+        assert_eq!(chant(&said(&many), 9, 3), None);
     }
 }

@@ -7,7 +7,7 @@ use std::sync::Arc;
 
 use serde_json::Value;
 
-use super::changes::changes;
+use super::changes::{bookkeeping, changes};
 use crate::detect::keys::{json_head, KeyStyle};
 use crate::detect::{quote, Observation};
 
@@ -49,6 +49,11 @@ impl Call {
     /// The call as a reason names it: the name and the head of the arguments.
     pub(super) fn show(&self) -> String {
         format!("{} {}", self.name(), quote(&self.shown, SHOWN))
+    }
+
+    /// Whether the call only keeps the agent's plan or thoughts.
+    pub(super) fn bookkeeping(&self) -> bool {
+        bookkeeping(self.name())
     }
 
     /// Whether the call may change what another would see. Its arguments

@@ -47,6 +47,24 @@ const WRITES: &[&str] = &[
     "write",
 ];
 
+/// Words of a tool name that keep the agent's own plan or thoughts
+/// (`TodoWrite`, `write_todos`, `update_plan`, `think`, the
+/// `sequentialthinking` server): bookkeeping. Writing a plan changes no
+/// file, command or page another call would see, and an agent that
+/// re-plans in other words before it runs the same steps again has done
+/// nothing new (openai/codex#7049: `update_plan`, then the same `git
+/// status` and `git push` with the same answers, again and again).
+const PLANS: &[&str] = &[
+    "plan",
+    "sequentialthinking",
+    "think",
+    "thinking",
+    "thought",
+    "thoughts",
+    "todo",
+    "todos",
+];
+
 /// Words of a verb that only look.
 const READS: &[&str] = &[
     "cat", "fetch", "find", "get", "grep", "inspect", "list", "lookup", "ls", "open", "query", "read", "search",
@@ -141,11 +159,22 @@ fn command_line(args: &Value) -> Option<String> {
     }
 }
 
+/// Whether a tool only keeps the agent's plan or thoughts ([`PLANS`]);
+/// a shell tool never does (what it runs decides).
+pub(super) fn bookkeeping(name: &str) -> bool {
+    let name_words = words(name);
+    !any_of(&name_words, SHELLS) && any_of(&name_words, PLANS)
+}
+
 /// Whether a call may change what another call would see.
 pub(super) fn changes(name: &str, args: &Value) -> bool {
     let name_words = words(name);
     if any_of(&name_words, SHELLS) {
         return command_line(args).is_some_and(|l| SHELL_WRITE.is_match(&l));
+    }
+    // Its own plan is no change to what the other calls see.
+    if bookkeeping(name) {
+        return false;
     }
     // A one-word verb argument that says what a combined tool does decides.
     if let Some(verb) = field(args, VERBS).filter(|v| !v.contains(char::is_whitespace) && v.len() <= 40) {
@@ -176,7 +205,6 @@ mod tests {
             ("str_replace_editor", json!({"command": "create", "path": "a.rs"})),
             ("edit_file", json!({"path": "a.rs", "mode": "fast"})),
             ("apply_patch", json!({"input": "*** Begin Patch"})),
-            ("TodoWrite", json!({"todos": []})),
             ("run_shell_command", json!({"command": "sed -i 's/a/b/' a.rs"})),
             ("bash", json!({"command": "echo x > notes.md"})),
             ("bash", json!({"command": "cat a >> b"})),
@@ -194,6 +222,14 @@ mod tests {
             ("str_replace_editor", json!({"command": "view", "path": "a.rs"})),
             ("edit_file", json!({"path": "a.rs", "mode": "view"})),
             ("TodoRead", json!({})),
+            // The agent's own plan: bookkeeping, not a change.
+            ("TodoWrite", json!({"todos": []})),
+            (
+                "update_plan",
+                json!({"plan": [{"step": "push", "status": "in_progress"}]}),
+            ),
+            ("write_todos", json!({"todos": []})),
+            ("think", json!({"thought": "the config is wrong"})),
             ("run_tests", json!({"filter": "date"})),
             ("bash", json!({"command": "cat PLAN.md"})),
             ("bash", json!({"command": "cargo test 2>&1 | tail -20"})),
@@ -212,5 +248,22 @@ mod tests {
         assert_eq!(words("write_file"), ["write", "file"]);
         assert_eq!(words("mcp__fs__readFile"), ["mcp", "fs", "read", "file"]);
         assert_eq!(words("HTTPGet"), ["httpget"]);
+    }
+
+    #[test]
+    fn plans_and_thoughts_are_bookkeeping() {
+        for name in [
+            "TodoWrite",
+            "update_plan",
+            "write_todos",
+            "think",
+            "mcp__st__sequentialthinking",
+            "ExitPlanMode",
+        ] {
+            assert!(bookkeeping(name), "{name}");
+        }
+        for name in ["bash", "run_shell_command", "edit_file", "read_file", "Write"] {
+            assert!(!bookkeeping(name), "{name}");
+        }
     }
 }
