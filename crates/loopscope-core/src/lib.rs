@@ -11,6 +11,7 @@
 #![warn(missing_docs)]
 
 pub mod config;
+pub mod contain;
 pub mod detect;
 pub mod engine;
 pub mod event;
