@@ -230,7 +230,10 @@ fn a_parquet_file_that_panics_the_parquet_crate_is_a_bad_input() {
     let session = Path::new(env!("CARGO_MANIFEST_DIR")).join("sample-logs/identical-tool-calls.jsonl");
     std::fs::copy(&session, folder.join("session.jsonl")).unwrap();
     let out = loopscope().arg("scan").arg(&folder).output().unwrap();
-    let (text, err) = (String::from_utf8(out.stdout).unwrap(), String::from_utf8(out.stderr).unwrap());
+    let (text, err) = (
+        String::from_utf8(out.stdout).unwrap(),
+        String::from_utf8(out.stderr).unwrap(),
+    );
     assert_eq!(out.status.code(), Some(2), "{err}");
     assert!(text.contains("session.jsonl") && text.contains("tool-repeat"), "{text}");
     assert_eq!(err.lines().count(), 1, "{err}");
@@ -238,7 +241,12 @@ fn a_parquet_file_that_panics_the_parquet_crate_is_a_bad_input() {
     let later = damaged(dir.path(), PANICKING[1]);
     let (by_file, err, code) = scan_json(&[later.to_str().unwrap()]);
     assert_eq!(code, Some(1), "{err}");
-    assert!(by_file.keys().all(|f| f.ends_with("#1") || f.ends_with("#2") || f.ends_with("#3")), "{by_file:?}");
+    assert!(
+        by_file
+            .keys()
+            .all(|f| f.ends_with("#1") || f.ends_with("#2") || f.ends_with("#3")),
+        "{by_file:?}"
+    );
     assert!(!by_file.is_empty());
     assert!(
         err.contains("line 4: not readable") && err.contains("the rest of the file is skipped"),
@@ -246,7 +254,11 @@ fn a_parquet_file_that_panics_the_parquet_crate_is_a_bad_input() {
     );
     // view and convert open one row: an error, not a crash.
     let first = damaged(dir.path(), PANICKING[0]);
-    let out = loopscope().arg("convert").arg(format!("{}#1", first.display())).output().unwrap();
+    let out = loopscope()
+        .arg("convert")
+        .arg(format!("{}#1", first.display()))
+        .output()
+        .unwrap();
     assert_eq!(out.status.code(), Some(2));
     assert!(String::from_utf8_lossy(&out.stderr).contains("row 1 is not readable"));
 }
