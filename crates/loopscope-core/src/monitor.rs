@@ -346,6 +346,39 @@ mod tests {
     }
 
     #[test]
+    fn a_scan_asks_whether_to_stop_between_reads_and_stops_when_told() {
+        let setup = setup("extended", &[], &[]).unwrap();
+        // 2 MB of input: read 64 KiB at a time, the question comes between reads.
+        let log = looping("Wait, let me check the tests again. ", 40_000);
+        let mut asked = 0;
+        let whole = scan_until(
+            std::io::Cursor::new(log.clone().into_bytes()),
+            FormatChoice::Auto,
+            None,
+            &setup,
+            &mut |_| {
+                asked += 1;
+                false
+            },
+        )
+        .unwrap();
+        assert!(asked > log.len() / (64 << 10), "asked {asked} times");
+        let mut left = 3;
+        let stopped = scan_until(
+            std::io::Cursor::new(log.into_bytes()),
+            FormatChoice::Auto,
+            None,
+            &setup,
+            &mut |_| {
+                left -= 1;
+                left == 0
+            },
+        );
+        assert!(matches!(&stopped, Err(Error::Io(m)) if m == "stopped"), "{stopped:?}");
+        assert!(whole.events > 40_000);
+    }
+
+    #[test]
     fn unknown_names_are_config_errors_with_the_cli_message() {
         assert!(matches!(setup("nope", &[], &[]), Err(Error::Config(m)) if m.contains("unknown profile")));
         assert!(matches!(setup("seed", &["text-loop"], &[]), Err(Error::Config(m)) if m.contains("not in profile")));
