@@ -9,7 +9,7 @@
 
 // The model and the engine live in the core crate; the app names them as
 // its own modules, so `crate::detect::…` reads the same everywhere.
-pub use loopscope_core::{config, detect, engine, event, formats, fuzzing, io_reason, sanitize, store, text};
+pub use loopscope_core::{config, contain, detect, engine, event, formats, fuzzing, io_reason, sanitize, store, text};
 
 /// `eprintln!` and `eprint!` that never panic: std's panic when standard
 /// error cannot be written (`loopscope report … 2>&1 | head -c 10` closes

@@ -135,6 +135,120 @@ fn a_sqlite_store_gaining_rows_while_its_writer_holds_it_open() {
     drop(c);
 }
 
+/// An opencode store with its schema and one session `ses_1` holding a
+/// prompt, in WAL mode as opencode keeps it; the writer's connection.
+fn opencode_store(db: &Path) -> Connection {
+    let c = Connection::open(db).unwrap();
+    c.pragma_update(None, "journal_mode", "WAL").unwrap();
+    c.execute_batch(
+        "CREATE TABLE session (id text PRIMARY KEY, parent_id text, title text NOT NULL, time_updated integer NOT NULL);
+         CREATE TABLE message (id text PRIMARY KEY, session_id text NOT NULL, time_created integer NOT NULL, time_updated integer NOT NULL, data text NOT NULL);
+         CREATE TABLE part (id text PRIMARY KEY, message_id text NOT NULL, session_id text NOT NULL, time_created integer NOT NULL, time_updated integer NOT NULL, data text NOT NULL);
+         INSERT INTO session VALUES ('ses_1', NULL, 'live', 1);
+         INSERT INTO message VALUES ('m0', 'ses_1', 1, 1, '{\"role\":\"user\"}');
+         INSERT INTO part VALUES ('p0', 'm0', 'ses_1', 1, 1, '{\"type\":\"text\",\"text\":\"fix\"}');",
+    )
+    .unwrap();
+    c
+}
+
+/// Five failed runs of the same command, each a message and a tool part.
+fn failing_calls(c: &Connection, from: i64) {
+    for i in 0..5 {
+        let t = from + i;
+        c.execute(
+            "INSERT INTO message VALUES (?1, 'ses_1', ?2, ?2, '{\"role\":\"assistant\"}')",
+            (format!("m{t}"), t),
+        )
+        .unwrap();
+        let failed = json!({"type": "tool", "callID": format!("c{t}"), "tool": "bash", "state": {"status": "error", "input": {"command": "npm test"}, "error": "FAIL"}});
+        c.execute(
+            "INSERT INTO part VALUES (?1, ?2, 'ses_1', ?3, ?3, ?4)",
+            (format!("p{t}"), format!("m{t}"), t, failed.to_string()),
+        )
+        .unwrap();
+    }
+}
+
+/// Issue 43, item 7: a store deleted and created again while followed
+/// ("attempt to write a readonly database", and the detection `scan`
+/// finds in the new store never came). The new store is read from its
+/// start; nothing is written beside either.
+#[test]
+fn a_store_deleted_and_created_again_is_followed_into_the_new_one() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("opencode.db");
+    let old = opencode_store(&db);
+    let run = tail(&db);
+    wait(&run, false, "following");
+    drop(old);
+    for suffix in ["", "-wal", "-shm"] {
+        let mut p = db.as_os_str().to_owned();
+        p.push(suffix);
+        let _ = std::fs::remove_file(&p);
+    }
+    wait(&run, false, "deleted");
+    // The agent starts over: a new store at the same path, and a loop in it.
+    let new = opencode_store(&db);
+    failing_calls(&new, 100);
+    let (code, out, err) = scan(&["--json", "--detectors", "tool-repeat", db.to_str().unwrap()]);
+    assert_eq!(code, 1, "scan finds the loop: {out}{err}");
+    wait(&run, false, "replaced");
+    let line = wait(&run, true, "tool-repeat");
+    assert!(line.contains("opencode.db"), "{line}");
+    let mut rest = Vec::new();
+    while let Ok(l) = run.err.recv_timeout(std::time::Duration::from_millis(300)) {
+        rest.push(l);
+    }
+    assert!(
+        !rest.iter().any(|l| l.contains("readonly") || l.contains("read-only")),
+        "{rest:#?}"
+    );
+    drop(new);
+}
+
+/// Issue 43, item 7: a rollback journal left by a writer that crashed
+/// mid-transaction (a hot journal). Reading would roll it back, a write:
+/// loopscope says what it is, that it leaves it alone and how to recover,
+/// not SQLite's "attempt to write a readonly database" — and touches nothing.
+#[test]
+fn a_hot_journal_is_explained_and_left_alone() {
+    let dir = tempfile::tempdir().unwrap();
+    let live = dir.path().join("live");
+    std::fs::create_dir(&live).unwrap();
+    let crashed = dir.path().join("crashed");
+    std::fs::create_dir(&crashed).unwrap();
+    std::fs::copy(Path::new(AGENTS).join("opencode/opencode.db"), live.join("opencode.db")).unwrap();
+    let c = Connection::open(live.join("opencode.db")).unwrap();
+    c.pragma_update(None, "journal_mode", "DELETE").unwrap();
+    c.pragma_update(None, "cache_size", 2).unwrap();
+    let pad = "x".repeat(4000);
+    c.execute_batch("BEGIN;").unwrap();
+    for i in 0..64 {
+        c.execute(
+            "INSERT INTO part VALUES (?1, 'msg_0004', 'ses_main0001', 1, 1, ?2)",
+            (format!("prt_pad{i}"), json!({"type": "text", "text": pad}).to_string()),
+        )
+        .unwrap();
+    }
+    c.execute_batch("UPDATE part SET data = data;").unwrap();
+    // The files as a crash leaves them: the database half-written, its journal beside it.
+    std::fs::copy(live.join("opencode.db"), crashed.join("opencode.db")).unwrap();
+    std::fs::copy(live.join("opencode.db-journal"), crashed.join("opencode.db-journal")).unwrap();
+    c.execute_batch("ROLLBACK;").unwrap();
+    drop(c);
+    let before = listing(&crashed);
+    let (code, _, err) = scan(&[crashed.join("opencode.db").to_str().unwrap()]);
+    assert_eq!(code, 2, "{err}");
+    assert_eq!(err.lines().count(), 1, "one line: {err}");
+    assert!(
+        err.contains("hot journal") && err.contains("will not touch it") && err.contains("never delete the -journal"),
+        "{err}"
+    );
+    assert!(!err.contains("attempt to write"), "{err}");
+    assert_eq!(listing(&crashed), before, "the journal and the database are untouched");
+}
+
 /// The files of a folder, with their sizes and times: nothing was written.
 fn listing(dir: &Path) -> Vec<(String, u64, std::time::SystemTime)> {
     let mut v: Vec<_> = walk(dir)

@@ -847,3 +847,32 @@ fn format_help_names_every_format() {
         assert!(loopscope::formats::FormatChoice::parse(name).is_ok());
     }
 }
+
+/// Issue 43, item 10: the test-only hook that makes the viewer fail on
+/// purpose (`LOOPSCOPE_TEST_PANIC`, tests/tmux_e2e.rs) is compiled out of
+/// a release build: no variable can make an installed loopscope panic or
+/// abort. The debug build the tests run keeps it. .ci/run builds the
+/// release binary before `cargo test`, so CI always checks it.
+#[test]
+fn the_test_panic_hook_is_only_in_debug_builds() {
+    let debug = Path::new(env!("CARGO_BIN_EXE_loopscope"));
+    let needle = b"LOOPSCOPE_TEST_PANIC";
+    let holds = |p: &Path| std::fs::read(p).unwrap().windows(needle.len()).any(|w| w == needle);
+    if cfg!(debug_assertions) {
+        assert!(holds(debug), "the debug build exercises the hook");
+    }
+    let release = debug.parent().unwrap().parent().unwrap().join("release/loopscope");
+    if !release.exists() {
+        assert!(
+            std::env::var_os("CI").is_none(),
+            "CI builds {} before the tests (.ci/run)",
+            release.display()
+        );
+        eprintln!(
+            "skipped: no release build at {} (cargo build --release)",
+            release.display()
+        );
+        return;
+    }
+    assert!(!holds(&release), "{} reads LOOPSCOPE_TEST_PANIC", release.display());
+}

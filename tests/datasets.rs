@@ -193,3 +193,72 @@ fn the_report_has_a_session_per_row() {
     let page = std::fs::read_to_string(&html).unwrap();
     assert!(page.contains("dataset.jsonl#rebench-1") && page.contains("dataset.jsonl#cjk-1"));
 }
+
+/// Four bytes of dataset.parquet that made the parquet crate panic (an
+/// assertion on a definition level in its record reader: `scan` exited 101
+/// and a folder holding the file lost its other sessions); `row` is the
+/// first row that cannot be read.
+const PANICKING: [(usize, [u8; 4], u64); 2] = [(894, [0x5f, 0xfa, 0xd0, 0x38], 1), (1773, [0x0d, 0xa7, 0x63, 0x64], 4)];
+
+fn damaged(dir: &Path, (at, bytes, _): (usize, [u8; 4], u64)) -> PathBuf {
+    let mut data = std::fs::read(fixture("dataset.parquet")).unwrap();
+    data[at..at + 4].copy_from_slice(&bytes);
+    let p = dir.join(format!("damaged-{at}.parquet"));
+    std::fs::write(&p, data).unwrap();
+    p
+}
+
+/// Issue 43, item 1: a Parquet file that makes the parquet crate panic is
+/// a bad input like any other — one line, exit 2 — and the rest of a folder
+/// is still scanned; one damaged past its first rows keeps those rows.
+#[test]
+fn a_parquet_file_that_panics_the_parquet_crate_is_a_bad_input() {
+    let dir = tempfile::tempdir().unwrap();
+    let first = damaged(dir.path(), PANICKING[0]);
+    let out = loopscope().arg("scan").arg(&first).output().unwrap();
+    let err = String::from_utf8(out.stderr).unwrap();
+    assert_eq!(out.status.code(), Some(2), "{err}");
+    assert!(
+        err.contains("not a readable Parquet file (row 1:") && err.lines().count() == 1,
+        "{err}"
+    );
+    assert!(!err.contains("panicked") && !err.contains("RUST_BACKTRACE"), "{err}");
+    // In a folder with a session that loops: that session is still scanned.
+    let folder = dir.path().join("folder");
+    std::fs::create_dir(&folder).unwrap();
+    std::fs::rename(&first, folder.join("damaged.parquet")).unwrap();
+    let session = Path::new(env!("CARGO_MANIFEST_DIR")).join("sample-logs/identical-tool-calls.jsonl");
+    std::fs::copy(&session, folder.join("session.jsonl")).unwrap();
+    let out = loopscope().arg("scan").arg(&folder).output().unwrap();
+    let (text, err) = (
+        String::from_utf8(out.stdout).unwrap(),
+        String::from_utf8(out.stderr).unwrap(),
+    );
+    assert_eq!(out.status.code(), Some(2), "{err}");
+    assert!(text.contains("session.jsonl") && text.contains("tool-repeat"), "{text}");
+    assert_eq!(err.lines().count(), 1, "{err}");
+    // Damaged at row 4: rows 1 to 3 are scanned, row 4 is said, nothing after.
+    let later = damaged(dir.path(), PANICKING[1]);
+    let (by_file, err, code) = scan_json(&[later.to_str().unwrap()]);
+    assert_eq!(code, Some(1), "{err}");
+    assert!(
+        by_file
+            .keys()
+            .all(|f| f.ends_with("#1") || f.ends_with("#2") || f.ends_with("#3")),
+        "{by_file:?}"
+    );
+    assert!(!by_file.is_empty());
+    assert!(
+        err.contains("line 4: not readable") && err.contains("the rest of the file is skipped"),
+        "{err}"
+    );
+    // view and convert open one row: an error, not a crash.
+    let first = damaged(dir.path(), PANICKING[0]);
+    let out = loopscope()
+        .arg("convert")
+        .arg(format!("{}#1", first.display()))
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("row 1 is not readable"));
+}

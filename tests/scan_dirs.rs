@@ -111,3 +111,65 @@ fn a_summary_after_the_files_in_text_and_json() {
     // Detection records keep their fields (no type added without --summary).
     assert!(recs.iter().any(|r| r["detector"] == "block-cycle" && r["event"] == 278));
 }
+
+/// Copies a fixture folder (depth-first) to `to`.
+fn copy_tree(from: &Path, to: &Path) {
+    std::fs::create_dir_all(to).unwrap();
+    for e in std::fs::read_dir(from).unwrap().flatten() {
+        let p = e.path();
+        if p.is_dir() {
+            copy_tree(&p, &to.join(e.file_name()));
+        } else {
+            std::fs::copy(&p, to.join(e.file_name())).unwrap();
+        }
+    }
+}
+
+/// Issue 43, item 10: a symbolic link to nothing named like a session —
+/// a session file in a scanned folder, an OpenHands event file, an
+/// opencode storage tree's message or part — is skipped silently, as a
+/// walk skips it (it was a warning like any unreadable file, and a
+/// conversation or a tree with one was reported as damaged).
+#[test]
+fn dangling_links_named_like_sessions_are_skipped_silently() {
+    let dir = tempfile::tempdir().unwrap();
+    let root = dir.path();
+    let agents = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/agents");
+    copy("sample-logs/identical-tool-calls.jsonl", &root.join("calls.jsonl"));
+    copy_tree(&agents.join("openhands/conversations"), &root.join("conversations"));
+    copy_tree(&agents.join("opencode/storage"), &root.join("storage"));
+    let run = || common::loopscope_at_root().arg("scan").arg(root).output().unwrap();
+    let clean = run();
+    let link = |at: std::path::PathBuf| std::os::unix::fs::symlink(root.join("nowhere.json"), at).unwrap();
+    link(root.join("rollout-2026-11-28T10-00-00-dangling.jsonl"));
+    let conversation = std::fs::read_dir(root.join("conversations"))
+        .unwrap()
+        .next()
+        .unwrap()
+        .unwrap()
+        .path();
+    link(conversation.join("events/event-99999-dangling.json"));
+    let messages = std::fs::read_dir(root.join("storage/message"))
+        .unwrap()
+        .next()
+        .unwrap()
+        .unwrap()
+        .path();
+    link(messages.join("msg_9999.json"));
+    let parts = std::fs::read_dir(root.join("storage/part"))
+        .unwrap()
+        .next()
+        .unwrap()
+        .unwrap()
+        .path();
+    link(parts.join("prt_9999.json"));
+    let dangling = run();
+    let err = String::from_utf8_lossy(&dangling.stderr);
+    assert!(
+        !err.contains("no such file") && !err.contains("dangling") && !err.contains("_9999"),
+        "{err}"
+    );
+    assert_eq!(dangling.status.code(), clean.status.code(), "{err}");
+    assert_eq!(dangling.stdout, clean.stdout, "the same detections");
+    assert_eq!(dangling.stderr, clean.stderr, "the same warnings");
+}

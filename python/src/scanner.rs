@@ -4,6 +4,7 @@
 
 use std::io::Cursor;
 use std::path::PathBuf;
+use std::time::{Duration, Instant};
 
 use loopscope_core::{Event, EventKind, Format, FormatChoice, Monitor, Profile, Scanned, Setup};
 use pyo3::exceptions::PyTypeError;
@@ -28,11 +29,46 @@ pub(crate) struct Scanner {
     recipe: Recipe,
 }
 
+/// How often a scan running without the GIL takes it back to see whether
+/// Ctrl-C was pressed (Python runs its signal handlers only then).
+const SIGNAL_CHECK: Duration = Duration::from_millis(50);
+
+/// Runs a scan with the GIL released, checking for signals now and then
+/// (`PyErr_CheckSignals`, with the GIL taken back for that moment): Ctrl-C
+/// (KeyboardInterrupt), or any exception a signal handler raises, ends the
+/// scan and is raised in place of its result.
+fn interruptible(
+    py: Python<'_>,
+    scan: impl FnOnce(&mut dyn FnMut(bool) -> bool) -> Result<Scanned, loopscope_core::Error> + Send,
+) -> PyResult<Scanned> {
+    let mut raised: Option<PyErr> = None;
+    let result = py.detach(|| {
+        let mut last = Instant::now();
+        let mut stop = |interrupted: bool| {
+            if raised.is_some() {
+                return true;
+            }
+            if !interrupted && last.elapsed() < SIGNAL_CHECK {
+                return false;
+            }
+            last = Instant::now();
+            raised = Python::attach(|py| py.check_signals()).err();
+            raised.is_some()
+        };
+        guarded(|| scan(&mut stop))
+    });
+    if let Some(e) = raised {
+        return Err(e);
+    }
+    result?.map_err(py_error)
+}
+
 impl Scanner {
     fn bytes(&self, py: Python<'_>, bytes: Vec<u8>, choice: FormatChoice) -> PyResult<Scanned> {
         let setup = &self.setup;
-        py.detach(|| guarded(|| loopscope_core::scan(Cursor::new(bytes), choice, None, setup)))?
-            .map_err(py_error)
+        interruptible(py, |stop| {
+            loopscope_core::scan_until(Cursor::new(bytes), choice, None, setup, stop)
+        })
     }
 
     fn source(&self, py: Python<'_>, source: &Bound<'_, PyAny>, choice: FormatChoice) -> PyResult<Scanned> {
@@ -43,8 +79,7 @@ impl Scanner {
             .extract()
             .map_err(|_| PyTypeError::new_err("scan takes a path (str or os.PathLike) or bytes"))?;
         let setup = &self.setup;
-        py.detach(|| guarded(|| loopscope_core::scan_path(&path, choice, setup)))?
-            .map_err(py_error)
+        interruptible(py, |stop| loopscope_core::scan_path_until(&path, choice, setup, stop))
     }
 
     /// A trajectory given as a Python value, or as its JSON text.

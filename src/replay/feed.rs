@@ -16,6 +16,7 @@ use crate::event::Event;
 use crate::formats::detect::AutoDecoder;
 use crate::formats::drift::UnknownKinds;
 use crate::formats::source::{self, Records};
+use crate::formats::sqlite::StoreNews;
 use crate::formats::{Decoder, Format, Item, Problem};
 
 /// The polling fallback when file notifications are unavailable.
@@ -240,7 +241,26 @@ impl Followed {
                     *records = Some(source::open_records(&place).map_err(io::Error::other)?.0);
                 }
                 let mut bytes = Vec::new();
-                records.as_mut().expect("opened").poll(&mut bytes)?;
+                let source = records.as_mut().expect("opened");
+                source.poll(&mut bytes)?;
+                match source.news() {
+                    Some(StoreNews::Deleted) => return Ok(vec![Step::News(FileNews::Deleted)]),
+                    Some(StoreNews::Replaced) => {
+                        // Another store has the name: its session is found
+                        // again at the next look and read from its start.
+                        *records = None;
+                        let mut items = Vec::new();
+                        self.decoder.finish(&mut items);
+                        self.decoder = (self.make)();
+                        let mut steps: Vec<Step> = Vec::new();
+                        if !items.is_empty() {
+                            steps.push(Step::Items(items));
+                        }
+                        steps.push(Step::News(FileNews::Replaced));
+                        return Ok(steps);
+                    }
+                    None => {}
+                }
                 let mut items = Vec::new();
                 if !bytes.is_empty() {
                     self.decoder.feed(&bytes, &mut items);
@@ -423,7 +443,13 @@ fn follow_on(
                     steps
                 }
                 Err(e) => {
-                    let msg = format!("{}: {}", crate::sanitize::path(f.path()), crate::io_reason(&e));
+                    let (shown, reason) = (crate::sanitize::path(f.path()), crate::io_reason(&e));
+                    // A store's or a folder's own errors name it already.
+                    let msg = if reason.starts_with(&shown) {
+                        reason
+                    } else {
+                        format!("{shown}: {reason}")
+                    };
                     if failing.as_ref() != Some(&msg) && !sink(Feed::Failed(msg.clone())) {
                         return;
                     }

@@ -128,6 +128,9 @@ pub fn run(name: &str, setup: Setup, opts: ViewOptions, start: impl FnOnce(Sink)
     let mut last_draw: Option<Instant> = None;
     // The end-to-end tests check that a panic (or an allocation failure)
     // restores the terminal.
+    // Debug builds only: the hook is compiled out of a release build, where
+    // no variable can make the app fail.
+    #[cfg(debug_assertions)]
     let fail_for_test = std::env::var("LOOPSCOPE_TEST_PANIC").ok();
     loop {
         let now = Instant::now();
@@ -154,6 +157,7 @@ pub fn run(name: &str, setup: Setup, opts: ViewOptions, start: impl FnOnce(Sink)
             draw(&mut terminal, &app).map_err(|e| format!("cannot draw: {e}"))?;
             app.dirty = false;
             last_draw = Some(now);
+            #[cfg(debug_assertions)]
             if let Some(how) = fail_for_test.as_deref() {
                 fail_deliberately(how);
             }
@@ -257,6 +261,7 @@ pub(crate) fn draw_with(
 /// `LOOPSCOPE_TEST_PANIC`: `alloc` fails an allocation as running out of
 /// memory does (an abort), `thread` panics on another thread, anything
 /// else panics on this one.
+#[cfg(debug_assertions)]
 fn fail_deliberately(how: &str) {
     match how {
         "alloc" => std::alloc::handle_alloc_error(std::alloc::Layout::new::<[u8; 1 << 30]>()),
@@ -278,6 +283,11 @@ impl TerminalGuard {
     pub(crate) fn enter() -> io::Result<TerminalGuard> {
         let previous = std::panic::take_hook();
         std::panic::set_hook(Box::new(move |info| {
+            // A panic caught where it happens (the parquet crate on a
+            // damaged file) is an error the app reports: the viewer goes on.
+            if crate::contain::is_contained() {
+                return;
+            }
             let drawing = TERMINAL_SET_UP.load(Ordering::SeqCst);
             restore_terminal();
             previous(info);

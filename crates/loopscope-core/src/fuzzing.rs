@@ -46,6 +46,92 @@ pub const DECODERS: [(&str, Kind); 33] = [
     ("otel", Kind::Otel),
 ];
 
+/// The cargo-fuzz target (a file in `fuzz/fuzz_targets`) that reads each
+/// kind of input. The match has no catch-all: a new kind does not build
+/// until it names its target (tests/fuzz_stable.rs checks the file exists).
+pub fn target_for(kind: Kind) -> &'static str {
+    match kind {
+        Kind::Native => "decode_native",
+        Kind::OpenaiChat => "decode_openai_chat",
+        Kind::OpenaiResponses => "decode_openai_responses",
+        Kind::Anthropic => "decode_anthropic",
+        Kind::Gemini => "decode_gemini",
+        Kind::GeminiArray => "decode_gemini_array",
+        Kind::ClaudeCode => "decode_claude_code",
+        Kind::QwenCode => "decode_qwen_code",
+        Kind::Codex => "decode_codex",
+        Kind::GeminiCliJsonl => "decode_gemini_cli_jsonl",
+        Kind::GeminiCliLegacy => "decode_gemini_cli_legacy",
+        Kind::GeminiContents => "decode_gemini_contents",
+        Kind::ClineUi => "decode_cline_ui",
+        Kind::ClineApi => "decode_cline_api",
+        Kind::PiSession => "decode_pi_session",
+        Kind::PiStream => "decode_pi_stream",
+        Kind::OpencodeLines => "decode_opencode_lines",
+        Kind::OpencodeExport => "decode_opencode_export",
+        Kind::CopilotEvents => "decode_copilot_events",
+        Kind::OpenhandsEvents => "decode_openhands_events",
+        Kind::OpenhandsV0 => "decode_openhands_v0",
+        Kind::GooseRows => "decode_goose_rows",
+        Kind::CrushRows => "decode_crush_rows",
+        Kind::OpenclawRows => "decode_openclaw_rows",
+        Kind::ClaudeTrace => "decode_claude_trace",
+        Kind::MiniSwe => "decode_mini_swe",
+        Kind::SweAgent => "decode_swe_agent",
+        Kind::Atif => "decode_atif",
+        Kind::Aider => "decode_aider",
+        Kind::Otel => "decode_otel",
+        Kind::Cassette => "decode_cassette",
+        Kind::Zstd => "zstd_input",
+        Kind::Messages => "decode_messages",
+        Kind::Rows => "decode_rows",
+        Kind::Parquet => "parquet_rows",
+    }
+}
+
+/// The magic number every zstd frame starts with.
+const ZSTD_MAGIC: [u8; 4] = [0x28, 0xb5, 0x2f, 0xfd];
+
+/// A zstd input (a compressed Codex rollout, any compressed log): the
+/// bytes as a frame (the magic number put in front when missing, so every
+/// input reaches the decompressor), opened and scanned as `scan` does.
+pub fn zstd_input(data: &[u8]) {
+    if data.starts_with(&ZSTD_MAGIC) {
+        open_and_scan(data);
+    } else {
+        let mut framed = ZSTD_MAGIC.to_vec();
+        framed.extend_from_slice(data);
+        open_and_scan(&framed);
+    }
+}
+
+/// A Parquet dataset, damaged any way: written to a temporary file (Parquet
+/// is read by seeking), every row read as `scan` reads them (whole rows,
+/// then a named column and id field), and one row as `view FILE#ROW` opens
+/// it. The file is removed afterwards.
+pub fn parquet_rows(data: &[u8]) {
+    use crate::formats::rows::{each_parquet, parquet_row, RowOptions};
+    use std::sync::atomic::{AtomicUsize, Ordering};
+    static N: AtomicUsize = AtomicUsize::new(0);
+    let path = std::env::temp_dir().join(format!(
+        "loopscope-fuzz-rows-{}-{}.parquet",
+        std::process::id(),
+        N.fetch_add(1, Ordering::Relaxed)
+    ));
+    if std::fs::write(&path, data).is_err() {
+        return;
+    }
+    let named = RowOptions {
+        column: Some("messages".to_string()),
+        id_field: Some("instance_id".to_string()),
+    };
+    for opts in [RowOptions::default(), named] {
+        let _ = each_parquet(&path, &opts, |_| {});
+    }
+    let _ = parquet_row(&path, Some("2"), &RowOptions::default());
+    let _ = std::fs::remove_file(&path);
+}
+
 /// Splits `data` at points taken from its own first bytes, so the fuzzer
 /// also explores how input arrives (a record cut anywhere).
 fn pieces(data: &[u8]) -> (Vec<&[u8]>, &[u8]) {

@@ -11,6 +11,7 @@
 #![warn(missing_docs)]
 
 pub mod config;
+pub mod contain;
 pub mod detect;
 pub mod engine;
 pub mod event;
@@ -27,7 +28,7 @@ pub use detect::{Detection, DetectorState, Profile, Status};
 pub use engine::{Engine, Tape};
 pub use event::{Channel, Event, EventKind};
 pub use formats::{Format, FormatChoice};
-pub use monitor::{scan, scan_path, setup, Error, Monitor, Scanned};
+pub use monitor::{scan, scan_path, scan_path_until, scan_until, setup, Error, Monitor, Scanned};
 
 /// An I/O error as a short lowercase phrase ("no such file or directory").
 pub fn io_reason(e: &std::io::Error) -> String {

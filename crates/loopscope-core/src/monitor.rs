@@ -233,13 +233,37 @@ pub fn scan(
     hint: Option<&str>,
     setup: &Setup,
 ) -> Result<Scanned, Error> {
+    scan_until(reader, format, hint, setup, &mut |_| false)
+}
+
+/// [`scan`], asking `stop` now and then whether to stop (a caller's
+/// interrupt: Python's Ctrl-C). `stop` is asked at least every 64 KiB read
+/// and whenever a read was interrupted by a signal (its argument is then
+/// true); once it says yes the scan ends with what it found so far.
+pub fn scan_until(
+    reader: impl Read + Send + 'static,
+    format: FormatChoice,
+    hint: Option<&str>,
+    setup: &Setup,
+    stop: &mut dyn FnMut(bool) -> bool,
+) -> Result<Scanned, Error> {
     let opened = formats::detect::open_reader(Box::new(reader), format, hint).map_err(Error::Input)?;
-    scan_opened(opened, setup)
+    scan_opened(opened, setup, stop)
 }
 
 /// [`scan`] of a file (`-` is standard input; a Cline/Roo task folder is
 /// read as its session file).
 pub fn scan_path(path: &Path, format: FormatChoice, setup: &Setup) -> Result<Scanned, Error> {
+    scan_path_until(path, format, setup, &mut |_| false)
+}
+
+/// [`scan_path`], asking `stop` as [`scan_until`] does.
+pub fn scan_path_until(
+    path: &Path,
+    format: FormatChoice,
+    setup: &Setup,
+    stop: &mut dyn FnMut(bool) -> bool,
+) -> Result<Scanned, Error> {
     let opened = formats::open_input(path, format).map_err(|e| {
         if path.exists() || formats::is_stdin(path) {
             Error::Input(e)
@@ -247,10 +271,38 @@ pub fn scan_path(path: &Path, format: FormatChoice, setup: &Setup) -> Result<Sca
             Error::Io(e)
         }
     })?;
-    scan_opened(opened, setup)
+    scan_opened(opened, setup, stop)
 }
 
-fn scan_opened(mut opened: formats::Opened, setup: &Setup) -> Result<Scanned, Error> {
+/// A reader that asks `stop` before each read, and again when a read was
+/// interrupted by a signal (then at once: that is how Ctrl-C arrives while
+/// a read waits on a pipe).
+struct Stoppable<'a, R> {
+    inner: R,
+    stop: &'a mut dyn FnMut(bool) -> bool,
+}
+
+impl<R: Read> Read for Stoppable<'_, R> {
+    fn read(&mut self, buf: &mut [u8]) -> std::io::Result<usize> {
+        if (self.stop)(false) {
+            return Err(std::io::Error::other(STOPPED));
+        }
+        match self.inner.read(buf) {
+            Err(e) if e.kind() == std::io::ErrorKind::Interrupted && (self.stop)(true) => {
+                Err(std::io::Error::other(STOPPED))
+            }
+            r => r,
+        }
+    }
+}
+
+const STOPPED: &str = "stopped";
+
+fn scan_opened(
+    mut opened: formats::Opened,
+    setup: &Setup,
+    stop: &mut dyn FnMut(bool) -> bool,
+) -> Result<Scanned, Error> {
     let forced = opened.forced_check();
     let mut engine = Engine::new(setup);
     let mut out = Scanned {
@@ -258,7 +310,11 @@ fn scan_opened(mut opened: formats::Opened, setup: &Setup) -> Result<Scanned, Er
         ..Scanned::default()
     };
     let mut stream_events = 0;
-    formats::decode_all(opened.reader, &mut *opened.decoder, |item| match item {
+    let reader = Stoppable {
+        inner: opened.reader,
+        stop,
+    };
+    formats::decode_all(reader, &mut *opened.decoder, |item| match item {
         Item::Event(event, _) => {
             out.events += 1;
             stream_events += usize::from(formats::carries_stream(&event));
@@ -287,6 +343,39 @@ mod tests {
             s.push('\n');
         }
         s
+    }
+
+    #[test]
+    fn a_scan_asks_whether_to_stop_between_reads_and_stops_when_told() {
+        let setup = setup("extended", &[], &[]).unwrap();
+        // 2 MB of input: read 64 KiB at a time, the question comes between reads.
+        let log = looping("Wait, let me check the tests again. ", 40_000);
+        let mut asked = 0;
+        let whole = scan_until(
+            std::io::Cursor::new(log.clone().into_bytes()),
+            FormatChoice::Auto,
+            None,
+            &setup,
+            &mut |_| {
+                asked += 1;
+                false
+            },
+        )
+        .unwrap();
+        assert!(asked > log.len() / (64 << 10), "asked {asked} times");
+        let mut left = 3;
+        let stopped = scan_until(
+            std::io::Cursor::new(log.into_bytes()),
+            FormatChoice::Auto,
+            None,
+            &setup,
+            &mut |_| {
+                left -= 1;
+                left == 0
+            },
+        );
+        assert!(matches!(&stopped, Err(Error::Io(m)) if m == "stopped"), "{stopped:?}");
+        assert!(whole.events > 40_000);
     }
 
     #[test]

@@ -90,6 +90,46 @@ pub enum Kind {
 }
 
 impl Kind {
+    /// Every kind, in declaration order (tests/fuzz_stable.rs checks it is
+    /// complete, and that each has a fuzz target).
+    pub const ALL: [Kind; 35] = [
+        Kind::Native,
+        Kind::OpenaiChat,
+        Kind::OpenaiResponses,
+        Kind::Anthropic,
+        Kind::Gemini,
+        Kind::GeminiArray,
+        Kind::ClaudeCode,
+        Kind::QwenCode,
+        Kind::Codex,
+        Kind::GeminiCliJsonl,
+        Kind::GeminiCliLegacy,
+        Kind::GeminiContents,
+        Kind::ClineUi,
+        Kind::ClineApi,
+        Kind::PiSession,
+        Kind::PiStream,
+        Kind::OpencodeLines,
+        Kind::OpencodeExport,
+        Kind::CopilotEvents,
+        Kind::OpenhandsEvents,
+        Kind::OpenhandsV0,
+        Kind::GooseRows,
+        Kind::CrushRows,
+        Kind::OpenclawRows,
+        Kind::ClaudeTrace,
+        Kind::MiniSwe,
+        Kind::SweAgent,
+        Kind::Atif,
+        Kind::Aider,
+        Kind::Otel,
+        Kind::Cassette,
+        Kind::Zstd,
+        Kind::Messages,
+        Kind::Rows,
+        Kind::Parquet,
+    ];
+
     /// The importer name it belongs to.
     pub fn format(self) -> Format {
         match self {

@@ -27,7 +27,15 @@ fn first_event(events: &Path) -> Option<PathBuf> {
         .ok()?
         .flatten()
         .map(|e| e.path())
-        .find(|p| event_index(p).is_some())
+        .find(|p| event_index(p).is_some() && !is_dangling(p))
+}
+
+/// A symbolic link to nothing: no file of the folder's, skipped silently
+/// as a walk of the folder skips it (ripgrep and `find` do not report one
+/// either unless asked to follow links).
+pub fn is_dangling(p: &Path) -> bool {
+    std::fs::symlink_metadata(p).is_ok_and(|m| m.file_type().is_symlink())
+        && std::fs::metadata(p).is_err_and(|e| e.kind() == io::ErrorKind::NotFound)
 }
 
 /// `event-00042-<uuid>.json` → 42.
@@ -104,7 +112,7 @@ impl Conversation {
                     .flatten()
                     .map(|e| e.path())
                     .filter_map(|p| Some((event_index(&p)?, p)))
-                    .filter(|(i, _)| *i >= self.next)
+                    .filter(|(i, p)| *i >= self.next && !is_dangling(p))
                     .collect();
                 found.sort();
                 self.queue.extend(found.into_iter().map(|(_, p)| p));
@@ -147,7 +155,7 @@ fn json_files(dir: &Path) -> Vec<PathBuf> {
         .map(|r| {
             r.flatten()
                 .map(|e| e.path())
-                .filter(|p| p.extension().is_some_and(|e| e == "json"))
+                .filter(|p| p.extension().is_some_and(|e| e == "json") && !is_dangling(p))
                 .collect()
         })
         .unwrap_or_default();

@@ -17,6 +17,7 @@ use serde_json::Value;
 use super::detect::{classify, Kind};
 use super::lines::{is_blank, parse_json, Lines};
 use super::{Decoder, Format, Item, Out, Problem};
+use crate::contain::contain;
 
 /// How a dataset's rows are read.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
@@ -165,32 +166,57 @@ pub fn is_parquet_file(path: &Path) -> bool {
 
 /// Calls `f` with every row of a Parquet dataset, row group by row group
 /// (only the column and id field are read when they are named).
+///
+/// Every call into the parquet crate is [`contain`]ed: a damaged file can
+/// make it panic (an index out of bounds on a mutated page header), and a
+/// damaged file is a bad input like any other — its rows read so far are
+/// kept, the rest is said to be skipped.
 pub fn each_parquet(path: &Path, opts: &RowOptions, mut f: impl FnMut(Result<Row, Problem>)) -> Result<(), String> {
     use parquet::file::reader::{FileReader, SerializedFileReader};
     let shown = crate::sanitize::path(path);
     let file = File::open(path).map_err(|e| format!("{shown}: {}", crate::io_reason(&e)))?;
-    let reader = SerializedFileReader::new(file).map_err(|e| format!("{shown}: not a readable Parquet file ({e})"))?;
-    let projection = projection(&reader, opts).map_err(|e| format!("{shown}: {e}"))?;
-    let rows = reader
-        .get_row_iter(projection)
-        .map_err(|e| format!("{shown}: not a readable Parquet file ({e})"))?;
-    for (i, row) in rows.enumerate() {
-        let number = i as u64 + 1;
-        match row {
-            Ok(row) => f(document_of(row.to_json_value(), number, opts)),
+    let unreadable = |e: String| format!("{shown}: not a readable Parquet file ({e})");
+    let reader = contain(|| SerializedFileReader::new(file).map_err(|e| e.to_string()))
+        .and_then(|r| r)
+        .map_err(unreadable)?;
+    let projection = contain(|| projection(&reader, opts))
+        .map_err(unreadable)?
+        .map_err(|e| format!("{shown}: {e}"))?;
+    let mut rows = contain(|| reader.get_row_iter(projection).map_err(|e| e.to_string()))
+        .and_then(|r| r)
+        .map_err(unreadable)?;
+    let mut number = 0u64;
+    loop {
+        number += 1;
+        let row = match contain(|| rows.next().map(|r| r.map(|row| row.to_json_value()))) {
+            Ok(None) => break,
+            Ok(Some(Ok(row))) => row,
+            // Not one row could be read: the file is unreadable, said once.
+            Ok(Some(Err(e))) if number == 1 => return Err(unreadable(format!("row 1: {e}"))),
+            Err(panicked) if number == 1 => return Err(unreadable(format!("row 1: {panicked}"))),
             // A row group that cannot be read ends the file: what follows
             // would be read from the same broken pages.
-            Err(e) => {
-                f(Err(Problem {
-                    line: number,
-                    reason: format!("not readable ({e}); the rest of the file is skipped"),
-                    skipped: true,
-                }));
+            Ok(Some(Err(e))) => {
+                f(Err(unreadable_row(number, &e.to_string())));
                 break;
             }
-        }
+            Err(panicked) => {
+                f(Err(unreadable_row(number, &panicked)));
+                break;
+            }
+        };
+        f(document_of(row, number, opts));
     }
     Ok(())
+}
+
+/// A row that could not be read, and with it the rest of the file.
+fn unreadable_row(number: u64, why: &str) -> Problem {
+    Problem {
+        line: number,
+        reason: format!("not readable ({why}); the rest of the file is skipped"),
+        skipped: true,
+    }
 }
 
 /// The columns to read: the named column and id field, else every column.
@@ -222,18 +248,29 @@ fn projection(
 /// The row of a Parquet dataset named `part` (its 1-based number, or its
 /// id in one of the usual id fields), or the first row.
 pub fn parquet_row(path: &Path, part: Option<&str>, opts: &RowOptions) -> Result<Row, String> {
-    use parquet::file::reader::{FileReader, SerializedFileReader};
+    use parquet::file::reader::SerializedFileReader;
     let shown = crate::sanitize::path(path);
     let file = File::open(path).map_err(|e| format!("{shown}: {}", crate::io_reason(&e)))?;
-    let reader = SerializedFileReader::new(file).map_err(|e| format!("{shown}: not a readable Parquet file ({e})"))?;
-    let rows = reader
-        .get_row_iter(None)
-        .map_err(|e| format!("{shown}: not a readable Parquet file ({e})"))?;
-    for (i, row) in rows.enumerate() {
-        let number = i as u64 + 1;
-        let row = row
-            .map_err(|e| format!("{shown}: row {number} is not readable ({e})"))?
-            .to_json_value();
+    // Contained as in [`each_parquet`]: a damaged file is an input error.
+    let unreadable = |e: String| format!("{shown}: not a readable Parquet file ({e})");
+    let reader = contain(|| SerializedFileReader::new(file).map_err(|e| e.to_string()))
+        .and_then(|r| r)
+        .map_err(unreadable)?;
+    let mut rows = contain(|| {
+        use parquet::file::reader::FileReader;
+        reader.get_row_iter(None).map_err(|e| e.to_string())
+    })
+    .and_then(|r| r)
+    .map_err(unreadable)?;
+    let mut number = 0u64;
+    loop {
+        number += 1;
+        let row = match contain(|| rows.next().map(|r| r.map(|row| row.to_json_value()))) {
+            Ok(None) => break,
+            Ok(Some(Ok(row))) => row,
+            Ok(Some(Err(e))) => return Err(format!("{shown}: row {number} is not readable ({e})")),
+            Err(e) => return Err(format!("{shown}: row {number} is not readable ({e})")),
+        };
         if part.is_none_or(|p| is_part(&row, number, p)) {
             return document_of(row, number, opts).map_err(|p| format!("{shown}: row {}: {}", p.line, p.reason));
         }

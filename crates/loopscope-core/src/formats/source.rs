@@ -102,6 +102,12 @@ pub trait Records: Send {
     fn has_more(&self) -> bool;
     /// Bytes produced so far.
     fn offset(&self) -> u64;
+    /// What happened to the source's file since the last call (a store
+    /// deleted, or created again: then these records are done, and the
+    /// place is opened again).
+    fn news(&mut self) -> Option<sqlite::StoreNews> {
+        None
+    }
 }
 
 /// The record sources: each has the methods of [`Records`] as its own.
@@ -121,7 +127,22 @@ macro_rules! records {
     )*};
 }
 
-records!(SessionRows, Conversation, TreeSession);
+records!(Conversation, TreeSession);
+
+impl Records for SessionRows {
+    fn poll(&mut self, out: &mut Vec<u8>) -> io::Result<()> {
+        SessionRows::poll(self, out)
+    }
+    fn has_more(&self) -> bool {
+        SessionRows::has_more(self)
+    }
+    fn offset(&self) -> u64 {
+        SessionRows::offset(self)
+    }
+    fn news(&mut self) -> Option<sqlite::StoreNews> {
+        SessionRows::news(self)
+    }
+}
 
 /// A store's kind and sessions (newest first).
 pub fn store_sessions(db: &Path) -> Result<(StoreKind, Vec<StoreSession>), String> {

@@ -88,6 +88,28 @@ pub struct StoreSession {
 struct Signature {
     db: Option<(SystemTime, u64)>,
     wal: Option<(SystemTime, u64)>,
+    /// Which file the name is (a store deleted and created again is another).
+    identity: Option<Identity>,
+}
+
+/// A file's device, inode and creation time (a file deleted and created
+/// again often gets the same inode back; its creation time differs where
+/// the filesystem keeps one, and a name seen missing in between is another
+/// file anyway: see [`Shared::missing`]).
+type Identity = (u64, u64, Option<SystemTime>);
+
+fn identity(path: &Path) -> Option<Identity> {
+    let m = std::fs::metadata(path).ok()?;
+    let born = m.created().ok();
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::MetadataExt;
+        Some((m.dev(), m.ino(), born))
+    }
+    #[cfg(not(unix))]
+    {
+        Some((0, 0, born))
+    }
 }
 
 fn signature(path: &Path) -> Signature {
@@ -99,6 +121,7 @@ fn signature(path: &Path) -> Signature {
     Signature {
         db: of(path),
         wal: of(&wal_path(path)),
+        identity: identity(path),
     }
 }
 
@@ -122,6 +145,11 @@ fn uri(path: &Path, query: &str) -> String {
 
 /// A database's error as a phrase for the user.
 fn reason(e: &rusqlite::Error) -> String {
+    if let rusqlite::Error::SqliteFailure(f, _) = e {
+        if f.extended_code == rusqlite::ffi::SQLITE_READONLY_ROLLBACK {
+            return HOT_JOURNAL.to_string();
+        }
+    }
     let s = e.to_string();
     if s.contains("file is not a database") {
         "not a SQLite database (or a damaged one)".to_string()
@@ -133,6 +161,15 @@ fn reason(e: &rusqlite::Error) -> String {
         s
     }
 }
+
+/// What a hot journal is and how to recover, as SQLite's own guidance
+/// (sqlite.org/howtocorrupt.html, §1.4 and sqlite.org/lockingv3.html,
+/// "hot journals") puts it. Reading the database would roll the journal
+/// back, which is a write: loopscope only reads.
+const HOT_JOURNAL: &str = "a hot journal lies beside it: a writer stopped mid-transaction, and SQLite must roll \
+     that back before the database can be read; loopscope only reads and will not touch it. To recover, open \
+     it once with its agent or `sqlite3 FILE 'PRAGMA integrity_check'` with write access; never delete the \
+     -journal file (that corrupts the database)";
 
 /// Opens a database for reading only (see the module's notes on WAL).
 pub fn open(path: &Path) -> Result<Connection, String> {
@@ -422,12 +459,31 @@ struct Shared {
     signature: Signature,
     /// Bumped each time the files changed.
     generation: u64,
+    /// The file the connection was (last) opened on.
+    opened: Option<Identity>,
+    /// Bumped each time the name was found to be another file (the store
+    /// deleted and created again): what was read came from the old one.
+    incarnation: u64,
+    /// The name was seen with no file since the connection was opened.
+    missing: bool,
 }
 
 impl Shared {
     fn conn(&mut self) -> io::Result<&Connection> {
+        let now = identity(&self.path);
+        self.missing |= now.is_none();
+        if now.is_none() || now != self.opened || self.missing {
+            // A connection to a deleted file reads the old file (or fails:
+            // "attempt to write a readonly database"); the name is read again.
+            self.conn = None;
+        }
         if self.conn.is_none() {
             let (conn, immutable) = open_for(&self.path).map_err(io::Error::other)?;
+            if self.opened.is_some() && (now != self.opened || self.missing) {
+                self.incarnation += 1;
+            }
+            self.opened = now;
+            self.missing = false;
             self.conn = Some(conn);
             self.immutable = immutable;
         }
@@ -438,6 +494,7 @@ impl Shared {
     /// connection is opened again, to see it).
     fn refresh(&mut self) -> u64 {
         let now = signature(&self.path);
+        self.missing |= now.identity.is_none();
         if now != self.signature {
             // A -wal appearing or going changes how the database must be opened.
             if self.immutable || now.wal.is_some() != self.signature.wal.is_some() {
@@ -474,6 +531,9 @@ fn shared_uncached(path: &Path) -> Arc<Mutex<Shared>> {
         immutable: false,
         signature: signature(path),
         generation: 0,
+        opened: None,
+        incarnation: 0,
+        missing: false,
     }));
     all.push((path.to_path_buf(), Arc::downgrade(&s)));
     s
@@ -500,6 +560,22 @@ pub struct SessionRows {
     /// Rows read in this look, 1-based, for problem lines.
     row: u64,
     bytes: u64,
+    /// The store's incarnation the rows come from (see [`Shared`]).
+    incarnation: u64,
+    /// What happened to the store's file, not yet taken by [`Self::news`].
+    news: Option<StoreNews>,
+    /// The file is gone (said once).
+    gone: bool,
+}
+
+/// What happened to a followed store's file, besides new rows.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum StoreNews {
+    /// The file is gone; what was read is kept.
+    Deleted,
+    /// Another database has the name now (deleted and created again): its
+    /// sessions must be found again and read from their start.
+    Replaced,
 }
 
 /// One row of a query.
@@ -547,13 +623,16 @@ impl SessionRows {
     pub fn open(path: &Path, id: Option<&str>) -> Result<SessionRows, String> {
         let shown = crate::sanitize::path(path);
         let shared = shared(path);
-        let (kind, found, queries) = {
+        let (kind, found, queries, incarnation) = {
             let mut s = shared.lock().unwrap_or_else(|e| e.into_inner());
+            // A connection kept from before may be immutable, on files
+            // that changed since (a store being created): looked at first.
+            s.refresh();
             let conn = s.conn().map_err(|e| e.to_string())?;
             let kind = kind_of(conn).map_err(|e| format!("{shown}: {e}"))?;
             let found = session(conn, kind, id).map_err(|e| format!("{shown}: {e}"))?;
             let queries = queries(conn, kind).map_err(|e| format!("{shown}: {e}"))?;
-            (kind, found, queries)
+            (kind, found, queries, s.incarnation)
         };
         let s = found.ok_or_else(|| match id {
             Some(id) => format!(
@@ -563,21 +642,29 @@ impl SessionRows {
             ),
             None => format!("{shown}: the {} store holds no session", kind.name()),
         })?;
-        Ok(SessionRows::with(shared, kind, &s.id, &s.title, queries))
+        Ok(SessionRows::with(shared, kind, &s.id, &s.title, queries, incarnation))
     }
 
     /// A session of the store at `path` (the caller found its kind and id).
     pub fn new(path: &Path, kind: StoreKind, session: &str, title: &str) -> Result<SessionRows, String> {
         let shared = shared(path);
-        let queries = {
+        let (queries, incarnation) = {
             let mut s = shared.lock().unwrap_or_else(|e| e.into_inner());
+            s.refresh();
             let conn = s.conn().map_err(|e| e.to_string())?;
-            queries(conn, kind)?
+            (queries(conn, kind)?, s.incarnation)
         };
-        Ok(SessionRows::with(shared, kind, session, title, queries))
+        Ok(SessionRows::with(shared, kind, session, title, queries, incarnation))
     }
 
-    fn with(shared: Arc<Mutex<Shared>>, kind: StoreKind, session: &str, title: &str, queries: Queries) -> SessionRows {
+    fn with(
+        shared: Arc<Mutex<Shared>>,
+        kind: StoreKind,
+        session: &str,
+        title: &str,
+        queries: Queries,
+        incarnation: u64,
+    ) -> SessionRows {
         let since = queries.since.len();
         let header = json!({"loopscope": "rows", "store": kind.name(), "session": session, "title": title});
         SessionRows {
@@ -594,7 +681,17 @@ impl SessionRows {
             at_newest: HashMap::new(),
             row: 0,
             bytes: 0,
+            incarnation,
+            news: None,
+            gone: false,
         }
+    }
+
+    /// What happened to the store's file since the last call, if anything.
+    /// After [`StoreNews::Replaced`] these rows give nothing more: the
+    /// session is opened again ([`SessionRows::open`]) in the new store.
+    pub fn news(&mut self) -> Option<StoreNews> {
+        self.news.take()
     }
 
     /// The store it is read from.
@@ -710,6 +807,11 @@ impl SessionRows {
             if self.seen == 0 {
                 self.seen = s.refresh();
             }
+            s.conn()?;
+            if s.incarnation != self.incarnation {
+                self.news = Some(StoreNews::Replaced);
+                return Ok(());
+            }
             let conn = s.conn()?;
             if !self.next_page(conn, out)? {
                 self.read_all = true;
@@ -718,8 +820,28 @@ impl SessionRows {
             }
         } else {
             let generation = s.refresh();
-            if generation != self.seen {
+            if generation != self.seen || s.incarnation != self.incarnation {
                 self.seen = generation;
+                if identity(&s.path).is_none() {
+                    // Deleted (perhaps to be created again): said once,
+                    // looked at again at the next change.
+                    if !std::mem::replace(&mut self.gone, true) {
+                        self.news = Some(StoreNews::Deleted);
+                    }
+                    return Ok(());
+                }
+                if s.signature.db.is_some_and(|(_, len)| len == 0) {
+                    // Being created (SQLite writes its header at the first
+                    // commit): looked at again at the next change.
+                    return Ok(());
+                }
+                s.conn()?;
+                if s.incarnation != self.incarnation {
+                    // Created again: the rows read were the old store's.
+                    self.news = Some(StoreNews::Replaced);
+                    return Ok(());
+                }
+                self.gone = false;
                 let conn = s.conn()?;
                 self.since(conn, out)?;
             }
