@@ -58,8 +58,10 @@ fn stuck_conversation(dir: &Path) -> std::path::PathBuf {
     events.push(json!({"id": "n-0", "timestamp": "2026-03-01T10:00:12.000001", "source": "environment",
                        "llm_message": {"role": "user", "content": [{"type": "text", "text": NUDGE}]}, "kind": "MessageEvent"}));
     events.extend(step(3));
-    events.push(json!({"id": "s-0", "timestamp": "2026-03-01T10:00:20.000001", "source": "environment",
-                       "key": "execution_status", "value": "stuck", "kind": "ConversationStateUpdateEvent"}));
+    events.push(
+        json!({"id": "s-0", "timestamp": "2026-03-01T10:00:20.000001", "source": "environment",
+                       "key": "execution_status", "value": "stuck", "kind": "ConversationStateUpdateEvent"}),
+    );
     for (i, e) in events.iter().enumerate() {
         let id = e["id"].as_str().unwrap();
         std::fs::write(events_dir.join(format!("event-{i:05}-{id}.json")), e.to_string()).unwrap();
@@ -73,7 +75,10 @@ fn detections(profile: &str, path: &str) -> Vec<(String, u64)> {
     out.lines()
         .map(|l| {
             let d: Value = serde_json::from_str(l).unwrap();
-            (d["detector"].as_str().unwrap().to_string(), d["event"].as_u64().unwrap())
+            (
+                d["detector"].as_str().unwrap().to_string(),
+                d["event"].as_u64().unwrap(),
+            )
         })
         .collect()
 }
@@ -121,7 +126,12 @@ fn the_thresholds_are_set_on_the_command_line_and_listed() {
     let (code, out, err) = cli(&["detectors", "--profile", "openhands", "--json"]);
     assert_eq!(code, 0, "{err}");
     let doc: Value = serde_json::from_str(&out).unwrap();
-    let ids: Vec<&str> = doc["detectors"].as_array().unwrap().iter().map(|d| d["id"].as_str().unwrap()).collect();
+    let ids: Vec<&str> = doc["detectors"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|d| d["id"].as_str().unwrap())
+        .collect();
     assert_eq!(ids, ["openhands-sdk-nudge", "openhands-sdk-stuck"]);
     let params: Vec<&str> = doc["detectors"][1]["params"]
         .as_array()
@@ -129,7 +139,10 @@ fn the_thresholds_are_set_on_the_command_line_and_listed() {
         .iter()
         .map(|p| p["name"].as_str().unwrap())
         .collect();
-    assert_eq!(params, ["action_observation", "action_error", "monologue", "alternating_pattern"]);
+    assert_eq!(
+        params,
+        ["action_observation", "action_error", "monologue", "alternating_pattern"]
+    );
     // action_error 2: the nudge after the 2nd error, the stop after the 3rd.
     let dir = tempfile::tempdir().unwrap();
     let conv = stuck_conversation(dir.path());
@@ -148,7 +161,10 @@ fn the_thresholds_are_set_on_the_command_line_and_listed() {
         .lines()
         .map(|l| {
             let d: Value = serde_json::from_str(l).unwrap();
-            (d["detector"].as_str().unwrap().to_string(), d["event"].as_u64().unwrap())
+            (
+                d["detector"].as_str().unwrap().to_string(),
+                d["event"].as_u64().unwrap(),
+            )
         })
         .collect();
     // Steps are request, thought, call, error: requests at 1, 5, 9.
@@ -159,7 +175,14 @@ fn the_thresholds_are_set_on_the_command_line_and_listed() {
             ("openhands-sdk-stuck".to_string(), 14)
         ]
     );
-    let (code, _, err) = cli(&["scan", "--profile", "openhands", "--set", "openhands-sdk-stuck.monologue=0", &path]);
+    let (code, _, err) = cli(&[
+        "scan",
+        "--profile",
+        "openhands",
+        "--set",
+        "openhands-sdk-stuck.monologue=0",
+        &path,
+    ]);
     assert_eq!(code, 2);
     assert!(err.contains("at least 1"), "{err}");
 }

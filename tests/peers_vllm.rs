@@ -127,7 +127,10 @@ fn without_ids_a_tokenizer_counts_the_tokens_and_without_either_it_says_so() {
     let lines: Vec<&str> = err.lines().collect();
     assert_eq!(lines.len(), 1, "{err}");
     assert!(lines[0].contains("cannot run exactly"), "{err}");
-    assert!(lines[0].contains("token_ids") && lines[0].contains("--tokenizer"), "{err}");
+    assert!(
+        lines[0].contains("token_ids") && lines[0].contains("--tokenizer"),
+        "{err}"
+    );
 
     // CJK and emoji through the tokenizer: "思考 🎉 ." is 3 tokens.
     let cjk = [
@@ -178,8 +181,16 @@ fn the_listing_explains_the_parameters_and_that_vllm_has_it_off() {
     let doc: Value = serde_json::from_str(&out).unwrap();
     let det = &doc["detectors"][0];
     assert_eq!(det["id"], "vllm-repetition");
-    let names: Vec<&str> = det["params"].as_array().unwrap().iter().map(|p| p["name"].as_str().unwrap()).collect();
-    assert_eq!(names, ["max_pattern_size", "min_pattern_size", "min_count", "min_tokens"]);
+    let names: Vec<&str> = det["params"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|p| p["name"].as_str().unwrap())
+        .collect();
+    assert_eq!(
+        names,
+        ["max_pattern_size", "min_pattern_size", "min_count", "min_tokens"]
+    );
 }
 
 #[test]
@@ -201,7 +212,10 @@ fn parameters_vllm_refuses_switch_it_off_and_a_bad_tokenizer_is_one_line() {
 
     let bad = dir.path().join("bad.json");
     std::fs::write(&bad, "{\"model\": 7}").unwrap();
-    for path in [bad.display().to_string(), dir.path().join("absent.json").display().to_string()] {
+    for path in [
+        bad.display().to_string(),
+        dir.path().join("absent.json").display().to_string(),
+    ] {
         let (code, out, err) = cli(&["scan", "--profile", "vllm", "--tokenizer", &path, &file]);
         assert_eq!(code, 2, "{err}");
         assert!(out.is_empty());
@@ -219,8 +233,16 @@ fn a_chat_completions_stream_with_token_ids_keeps_them() {
         json!({"id": "chatcmpl-1", "object": "chat.completion.chunk", "model": "m",
                "choices": [{"index": 0, "delta": delta, "token_ids": ids, "finish_reason": null}]})
     };
-    sse += &format!("data: {}\n\n", chunk(json!({"role": "assistant", "content": ""}), json!([])));
-    for (text, ids) in [("ab", json!([7, 8])), ("ab", json!([7, 8])), ("a", json!([7])), ("b", json!([8]))] {
+    sse += &format!(
+        "data: {}\n\n",
+        chunk(json!({"role": "assistant", "content": ""}), json!([]))
+    );
+    for (text, ids) in [
+        ("ab", json!([7, 8])),
+        ("ab", json!([7, 8])),
+        ("a", json!([7])),
+        ("b", json!([8])),
+    ] {
         sse += &format!("data: {}\n\n", chunk(json!({"content": text}), ids));
     }
     sse += "data: [DONE]\n\n";

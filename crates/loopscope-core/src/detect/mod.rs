@@ -25,9 +25,9 @@ mod roo;
 mod roo_fork;
 mod short_repeat;
 mod text_loop;
+pub mod tokens;
 mod tool_loop;
 mod tool_repeat;
-pub mod tokens;
 mod vllm;
 
 pub use evidence::{CheckpointRun, Detection, DetectorState, Evidence, Span, Status};

@@ -18,7 +18,11 @@ use std::collections::VecDeque;
 
 use serde_json::Value;
 
-use super::openhands::py_eq;
+use std::collections::hash_map::DefaultHasher;
+use std::hash::{Hash, Hasher};
+use std::sync::Arc;
+
+use super::keys::KeyStyle;
 use super::params::{Default, Kind, ParamSpec, Profile};
 use super::{
     quote, Buffers, Configured, Detection, Detector, DetectorInfo, DetectorState, Evidence, Family, Group, Kinds,
@@ -93,13 +97,15 @@ enum Ev {
     Environment,
     /// A `Condensation` (it holds a window slot and ends a monologue).
     Condensation,
+    /// `key`: the tool's name and its arguments with keys sorted and
+    /// numbers by value (the validated action compares as a dict).
     Action {
-        tool: String,
-        args: Value,
+        key: Arc<str>,
+        tool: Arc<str>,
         thought: String,
     },
     Observation {
-        tool: String,
+        tool: Arc<str>,
         output: String,
     },
     Error {
@@ -115,6 +121,19 @@ impl Ev {
     fn is_observation(&self) -> bool {
         matches!(self, Ev::Observation { .. } | Ev::Error { .. })
     }
+
+    /// A hash of what `event_eq` compares: equal events hash alike.
+    fn hash(&self) -> u64 {
+        let mut h = DefaultHasher::new();
+        match self {
+            Ev::Action { key, thought, .. } => (0u8, key, thought).hash(&mut h),
+            Ev::Observation { tool, output } => (1u8, tool, output).hash(&mut h),
+            Ev::Error { error } => (2u8, error).hash(&mut h),
+            // Messages and condensations are never compared.
+            _ => 3u8.hash(&mut h),
+        }
+        h.finish()
+    }
 }
 
 /// `_event_eq`: the same type and the fields the SDK compares.
@@ -122,25 +141,64 @@ fn event_eq(a: &Ev, b: &Ev) -> bool {
     match (a, b) {
         (
             Ev::Action {
-                tool: t1,
-                args: a1,
-                thought: h1,
+                key: k1, thought: h1, ..
             },
             Ev::Action {
-                tool: t2,
-                args: a2,
-                thought: h2,
+                key: k2, thought: h2, ..
             },
-        ) => t1 == t2 && h1 == h2 && py_eq(a1, a2),
+        ) => k1 == k2 && h1 == h2,
         (Ev::Observation { tool: t1, output: o1 }, Ev::Observation { tool: t2, output: o2 }) => t1 == t2 && o1 == o2,
         (Ev::Error { error: e1 }, Ev::Error { error: e2 }) => e1 == e2,
         _ => false,
     }
 }
 
+/// Up to a window's worth of its items, newest first.
+struct Picks<'a> {
+    buf: [&'a Item; WINDOW],
+    len: usize,
+}
+
+impl<'a> Picks<'a> {
+    fn new(window: &'a VecDeque<Item>) -> Picks<'a> {
+        // Filled with any item of the window; only `..len` is read.
+        let filler = window.front().unwrap_or(&NO_ITEM);
+        Picks {
+            buf: [filler; WINDOW],
+            len: 0,
+        }
+    }
+
+    fn push(&mut self, item: &'a Item) {
+        self.buf[self.len] = item;
+        self.len += 1;
+    }
+}
+
+impl<'a> std::ops::Deref for Picks<'a> {
+    type Target = [&'a Item];
+
+    fn deref(&self) -> &[&'a Item] {
+        &self.buf[..self.len]
+    }
+}
+
+static NO_ITEM: Item = Item {
+    ev: Ev::Agent,
+    class: 0,
+    hash: 0,
+    event: 0,
+    seq: 0,
+};
+
 #[derive(Clone, Debug)]
 struct Item {
     ev: Ev,
+    /// Its equality class among the window's events: two items are
+    /// `_event_eq` exactly when their classes are equal, so a check compares
+    /// numbers (each event is compared with the window once, when it comes).
+    class: u64,
+    hash: u64,
     /// The loopscope event it came from.
     event: usize,
     /// Its place in the SDK's log (ids the nudge remembers).
@@ -171,9 +229,11 @@ struct Sdk {
     /// The last 20 events of the log since the user's message.
     window: VecDeque<Item>,
     seq: u64,
+    /// Equality classes handed out.
+    classes: u64,
     response: Option<Response>,
     /// Calls waiting for a result: id and tool name.
-    pending: Vec<(Option<String>, String)>,
+    pending: Vec<(Option<String>, Arc<str>)>,
     /// The newest error already nudged about.
     nudged: Option<u64>,
     /// STUCK: nothing more until the next prompt.
@@ -198,6 +258,7 @@ impl Sdk {
             ],
             window: VecDeque::with_capacity(WINDOW + 1),
             seq: 0,
+            classes: 0,
             response: None,
             pending: Vec::new(),
             nudged: None,
@@ -208,11 +269,35 @@ impl Sdk {
 
     fn push(&mut self, ev: Ev, event: usize) -> u64 {
         self.seq += 1;
-        self.window.push_back(Item { ev, event, seq: self.seq });
+        let hash = ev.hash();
+        let class = self.class_of(&ev, hash, None);
+        self.window.push_back(Item {
+            ev,
+            class,
+            hash,
+            event,
+            seq: self.seq,
+        });
         if self.window.len() > WINDOW {
             self.window.pop_front();
         }
         self.seq
+    }
+
+    /// The class of an equal event in the window (but the one at `skip`),
+    /// else a new one.
+    fn class_of(&mut self, ev: &Ev, hash: u64, skip: Option<u64>) -> u64 {
+        let same = self
+            .window
+            .iter()
+            .find(|i| Some(i.seq) != skip && i.hash == hash && event_eq(&i.ev, ev));
+        match same {
+            Some(i) => i.class,
+            None => {
+                self.classes += 1;
+                self.classes
+            }
+        }
     }
 
     /// The response is complete: one without a call is the agent's message.
@@ -225,31 +310,42 @@ impl Sdk {
     }
 
     /// Newest first, at most `n` actions and at most `n` observations
-    /// (observations and errors), each list on its own.
-    fn newest(&self, n: usize) -> (Vec<&Item>, Vec<&Item>) {
-        let actions = self.window.iter().rev().filter(|i| i.ev.is_action()).take(n).collect();
-        let observations = self.window.iter().rev().filter(|i| i.ev.is_observation()).take(n).collect();
+    /// (observations and errors), each list on its own (no allocation:
+    /// the window holds 20).
+    fn newest(&self, n: usize) -> (Picks<'_>, Picks<'_>) {
+        let (mut actions, mut observations) = (Picks::new(&self.window), Picks::new(&self.window));
+        for item in self.window.iter().rev() {
+            if item.ev.is_action() {
+                if actions.len < n {
+                    actions.push(item);
+                }
+            } else if item.ev.is_observation() && observations.len < n {
+                observations.push(item);
+            }
+        }
         (actions, observations)
     }
 
-    /// `_count_action_error_streak` over lists of at most `n`.
-    fn error_streak(&self, n: usize) -> (usize, Vec<usize>) {
+    /// `_action_error_streak` over lists of at most `n`, with the events
+    /// of the streak when `events` asks for them.
+    fn error_streak(&self, n: usize, mut events: Option<&mut Vec<usize>>) -> usize {
         let (actions, observations) = self.newest(n);
         let Some(first) = actions.first() else {
-            return (0, Vec::new());
+            return 0;
         };
-        let mut events = Vec::new();
         let mut streak = 0;
-        for (a, o) in actions.iter().zip(&observations) {
-            if event_eq(&a.ev, &first.ev) && matches!(o.ev, Ev::Error { .. }) {
+        for (a, o) in actions.iter().zip(observations.iter()) {
+            if a.class == first.class && matches!(o.ev, Ev::Error { .. }) {
                 streak += 1;
-                events.push(a.event);
-                events.push(o.event);
+                if let Some(ev) = events.as_deref_mut() {
+                    ev.push(a.event);
+                    ev.push(o.event);
+                }
             } else {
                 break;
             }
         }
-        (streak, events)
+        streak
     }
 
     /// `is_stuck`: the scenario, the events involved, the count and the
@@ -272,15 +368,17 @@ impl Sdk {
         let n = t.action_observation;
         if actions.len() >= n
             && observations.len() >= n
-            && actions[..n].iter().all(|a| event_eq(&a.ev, &actions[0].ev))
-            && observations[..n].iter().all(|o| event_eq(&o.ev, &observations[0].ev))
+            && actions[..n].iter().all(|a| a.class == actions[0].class)
+            && observations[..n].iter().all(|o| o.class == observations[0].class)
         {
             let ev = involved(&actions[..n], &observations[..n]);
             return Some(("repeating_action_observation", ev, n, "action_observation", n));
         }
         // 2. the same action failing, more than action_error times.
-        let (streak, mut ev) = self.error_streak(max_needed);
+        let streak = self.error_streak(max_needed, None);
         if streak > t.action_error {
+            let mut ev = Vec::new();
+            self.error_streak(max_needed, Some(&mut ev));
             ev.sort_unstable();
             return Some(("repeating_action_error", ev, streak, "action_error", t.action_error));
         }
@@ -305,7 +403,7 @@ impl Sdk {
         let n = t.alternating;
         if events.len() >= n {
             let (actions, observations) = self.newest(n);
-            let ab = |x: &[&Item]| x.len() >= n && (0..n.saturating_sub(2)).all(|i| event_eq(&x[i].ev, &x[i + 2].ev));
+            let ab = |x: &[&Item]| x.len() >= n && (0..n.saturating_sub(2)).all(|i| x[i].class == x[i + 2].class);
             if ab(&actions) && ab(&observations) {
                 let ev = involved(&actions, &observations);
                 return Some(("alternating_pattern", ev, n, "alternating_pattern", n));
@@ -317,7 +415,10 @@ impl Sdk {
     /// The newest action, for the reason.
     fn last_action(&self) -> Option<(String, String)> {
         self.window.iter().rev().find_map(|i| match &i.ev {
-            Ev::Action { tool, args, .. } => Some((tool.clone(), quote(&super::keys::json(args, super::keys::KeyStyle::Canonical), 80))),
+            Ev::Action { key, tool, .. } => {
+                let args = key.get(tool.len() + 1..).unwrap_or_default();
+                Some((tool.to_string(), quote(args, 80)))
+            }
             _ => None,
         })
     }
@@ -327,7 +428,7 @@ impl Sdk {
         if self.stuck.is_some() {
             return;
         }
-        let (streak, events) = self.error_streak(self.t.action_error + 1);
+        let streak = self.error_streak(self.t.action_error + 1, None);
         let newest_error = self
             .window
             .iter()
@@ -337,6 +438,9 @@ impl Sdk {
             .map(|i| i.seq);
         if streak == self.t.action_error && newest_error.is_some() && newest_error != self.nudged {
             self.nudged = newest_error;
+            let mut events = Vec::new();
+            self.error_streak(self.t.action_error + 1, Some(&mut events));
+            events.sort_unstable();
             let (tool, args) = self.last_action().unwrap_or_default();
             let error = self.window.iter().rev().find_map(|i| match &i.ev {
                 Ev::Error { error } => Some(quote(error, 80)),
@@ -413,21 +517,28 @@ impl Detector for Sdk {
                 r.text.push_str(text);
                 // Text after the first call still belongs to its thought.
                 if let Some(seq) = r.first_call {
-                    if let Some(Item {
-                        ev: Ev::Action { thought, .. },
-                        ..
-                    }) = self.window.iter_mut().rev().find(|i| i.seq == seq)
-                    {
+                    let Some(at) = self.window.iter().rposition(|i| i.seq == seq) else {
+                        return;
+                    };
+                    let item = &mut self.window[at];
+                    if let Ev::Action { thought, .. } = &mut item.ev {
                         thought.push_str(text);
                     }
+                    item.hash = item.ev.hash();
+                    let (ev, hash) = (item.ev.clone(), item.hash);
+                    self.window[at].class = self.class_of(&ev, hash, Some(seq));
                 }
             }
             EventKind::ToolCall { name, args, id } => {
-                let args = if args.is_null() {
-                    Value::Object(serde_json::Map::new())
-                } else {
-                    args.clone()
+                // Arguments in the canonical key (no arguments are `{}`).
+                let key = match args {
+                    Value::Null => Arc::from(format!("{name}:{{}}")),
+                    _ => obs
+                        .shared_call_key(KeyStyle::Canonical)
+                        .cloned()
+                        .unwrap_or_else(|| Arc::from(name.as_str())),
                 };
+                let tool: Arc<str> = Arc::from(name.as_str());
                 let (thought, first) = match self.response.as_mut() {
                     Some(r) => {
                         r.calls += 1;
@@ -437,8 +548,8 @@ impl Detector for Sdk {
                 };
                 let seq = self.push(
                     Ev::Action {
-                        tool: name.clone(),
-                        args,
+                        key,
+                        tool: tool.clone(),
                         thought,
                     },
                     index,
@@ -446,7 +557,7 @@ impl Detector for Sdk {
                 if let (true, Some(r)) = (first, self.response.as_mut()) {
                     r.first_call = Some(seq);
                 }
-                self.pending.push((id.clone(), name.clone()));
+                self.pending.push((id.clone(), tool));
             }
             EventKind::ToolResult { id, ok, .. } => {
                 let at = self
@@ -454,7 +565,7 @@ impl Detector for Sdk {
                     .iter()
                     .position(|p| id.is_some() && p.0 == *id)
                     .or(if self.pending.is_empty() { None } else { Some(0) });
-                let tool = at.map(|i| self.pending.remove(i).1).unwrap_or_default();
+                let tool = at.map_or_else(|| Arc::from(""), |i| self.pending.remove(i).1);
                 let output = match obs.event.compared_output() {
                     None | Some(Value::Null) => String::new(),
                     Some(Value::String(s)) => s.clone(),
@@ -493,7 +604,7 @@ impl Detector for Sdk {
     fn states(&self, _: &Buffers) -> Vec<DetectorState> {
         let mut v = Vec::new();
         if self.speaks[0] {
-            let (streak, _) = self.error_streak(self.t.action_error + 1);
+            let streak = self.error_streak(self.t.action_error + 1, None);
             v.push(DetectorState {
                 id: NUDGE,
                 status: match &self.last_nudge {
@@ -504,7 +615,10 @@ impl Detector for Sdk {
                     None => Status::Watching {
                         current: streak,
                         threshold: self.t.action_error,
-                        detail: format!("{streak} identical failing calls in a row (nudge at {})", self.t.action_error),
+                        detail: format!(
+                            "{streak} identical failing calls in a row (nudge at {})",
+                            self.t.action_error
+                        ),
                     },
                 },
             });
@@ -520,7 +634,10 @@ impl Detector for Sdk {
                     None => Status::Watching {
                         current: self.window.len(),
                         threshold: WINDOW,
-                        detail: format!("{} of the last {WINDOW} events since the user's message", self.window.len()),
+                        detail: format!(
+                            "{} of the last {WINDOW} events since the user's message",
+                            self.window.len()
+                        ),
                     },
                 },
             });

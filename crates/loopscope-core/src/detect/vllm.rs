@@ -23,7 +23,7 @@ use std::collections::hash_map::DefaultHasher;
 use std::collections::HashMap;
 use std::hash::{Hash, Hasher};
 
-use super::params::{Default, Kind, ParamSpec, Profile, Params};
+use super::params::{Default, Kind, ParamSpec, Params, Profile};
 use super::tokens::Encoder;
 use super::{quote, Buffers, Detection, Detector, DetectorInfo, Evidence, Family, Kinds, Observation, Status};
 use crate::event::{Channel, EventKind};
@@ -70,7 +70,10 @@ pub(crate) static INFO: DetectorInfo = DetectorInfo {
 /// refuses them when the request is built (`RepetitionDetectionParams`).
 fn disabled(max: usize, min: usize, count: usize) -> Option<String> {
     if max == 0 {
-        Some("off: max_pattern_size is 0 (vLLM's default: only a request sending repetition_detection turns it on)".into())
+        Some(
+            "off: max_pattern_size is 0 (vLLM's default: only a request sending repetition_detection turns it on)"
+                .into(),
+        )
     } else if min > max {
         Some(format!(
             "off: vLLM refuses the request: min_pattern_size ({min}) must be <= max_pattern_size ({max})"
@@ -199,7 +202,9 @@ impl Repetition {
             if l > self.max {
                 break;
             }
-            let slot = self.window[at % cap].as_ref().expect("a position in the window has its slot");
+            let slot = self.window[at % cap]
+                .as_ref()
+                .expect("a position in the window has its slot");
             if slot.token == token {
                 if self.runs.len() <= l {
                     self.runs.resize(l + 1, (usize::MAX, 0));
@@ -277,7 +282,11 @@ impl Repetition {
                 .collect();
         }
         if let Some(enc) = &self.encoder {
-            return enc.encode(text).into_iter().map(|id| Token::Id(u64::from(id))).collect();
+            return enc
+                .encode(text)
+                .into_iter()
+                .map(|id| Token::Id(u64::from(id)))
+                .collect();
         }
         self.untokenized += 1;
         vec![Token::Text(text.into())]
@@ -323,7 +332,11 @@ impl Detector for Repetition {
             };
         }
         let (run, need) = self.best;
-        let copies = if need == 0 { 1 } else { 1 + run * (self.count - 1) / need };
+        let copies = if need == 0 {
+            1
+        } else {
+            1 + run * (self.count - 1) / need
+        };
         Status::Watching {
             current: copies.min(self.count),
             threshold: self.count,

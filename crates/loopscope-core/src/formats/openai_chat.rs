@@ -6,10 +6,10 @@ use std::collections::BTreeMap;
 
 use serde_json::Value;
 
-use crate::event::TOKEN_IDS;
 use super::sse::{Handler, StreamDecoder};
 use super::{str_of, Args, Format, Out};
 use crate::event::Ts;
+use crate::event::TOKEN_IDS;
 
 pub fn decoder() -> StreamDecoder<OpenAiChat> {
     StreamDecoder::new(OpenAiChat::default(), Format::OpenaiChat)
