@@ -6,11 +6,14 @@
 use std::fmt;
 use std::sync::Arc;
 
+/// The function that turns text into token ids.
+type EncodeFn = dyn Fn(&str) -> Vec<u32> + Send + Sync;
+
 /// Text to token ids, and a name for listings.
 #[derive(Clone)]
 pub struct Encoder {
     name: Arc<str>,
-    encode: Arc<dyn Fn(&str) -> Vec<u32> + Send + Sync>,
+    encode: Arc<EncodeFn>,
 }
 
 impl Encoder {

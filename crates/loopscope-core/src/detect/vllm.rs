@@ -332,11 +332,7 @@ impl Detector for Repetition {
             };
         }
         let (run, need) = self.best;
-        let copies = if need == 0 {
-            1
-        } else {
-            1 + run * (self.count - 1) / need
-        };
+        let copies = 1 + (run * self.count.saturating_sub(1)).checked_div(need).unwrap_or(0);
         Status::Watching {
             current: copies.min(self.count),
             threshold: self.count,
