@@ -45,6 +45,7 @@ pub mod scan;
 pub mod sessions;
 pub mod tail;
 pub mod telemetry;
+pub mod tokenize;
 pub mod tui;
 pub mod tune;
 pub mod watch;

@@ -282,6 +282,11 @@ impl Summarizer {
     /// The next event of the stream, then the detections it caused.
     pub fn push(&mut self, e: &Event, found: &[Detection]) {
         self.tally.push(e);
+        self.found(found);
+    }
+
+    /// Detections made after the last event (a check at the stream's end).
+    pub fn found(&mut self, found: &[Detection]) {
         for d in found {
             if let Some((s, at)) = self.runs.get_mut(d.run) {
                 s.detections += 1;

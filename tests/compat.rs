@@ -155,7 +155,7 @@ fn openhands_ignores_a_shell_commands_output() {
         ev.push(shell("tail -n 1 build.log"));
         ev.push(result(true, &format!("[{}%] building", 25 * (i + 1))));
     }
-    let d = run(&setup(Profile::Openhands, &["openhands-stuck"]), &ev);
+    let d = run(&setup(Profile::OpenhandsV0, &["openhands-stuck"]), &ev);
     assert_eq!(d.len(), 1);
     assert_eq!(d[0].event, 12, "at the 4th observation");
     assert!(
@@ -170,7 +170,7 @@ fn openhands_ignores_a_shell_commands_output() {
         other.push(tool("get_status", "{}"));
         other.push(result(true, &format!("{i}")));
     }
-    assert_eq!(first(Profile::Openhands, &["openhands-stuck"], &other), None);
+    assert_eq!(first(Profile::OpenhandsV0, &["openhands-stuck"], &other), None);
 }
 
 #[test]
@@ -183,7 +183,7 @@ fn openhands_monologue_errors_and_thoughts() {
     }
     ev.push(Event::request());
     assert_eq!(
-        first(Profile::Openhands, &["openhands-stuck"], &ev),
+        first(Profile::OpenhandsV0, &["openhands-stuck"], &ev),
         Some(("openhands-stuck", 7))
     );
     // The same failing call three times.
@@ -194,7 +194,7 @@ fn openhands_monologue_errors_and_thoughts() {
         err.push(result(false, "no such file"));
     }
     assert_eq!(
-        first(Profile::Openhands, &["openhands-stuck"], &err),
+        first(Profile::OpenhandsV0, &["openhands-stuck"], &err),
         Some(("openhands-stuck", 9))
     );
     // A different thought before the call makes a different action.
@@ -205,7 +205,7 @@ fn openhands_monologue_errors_and_thoughts() {
         thoughts.push(shell("ls"));
         thoughts.push(result(true, "a b"));
     }
-    assert_eq!(first(Profile::Openhands, &["openhands-stuck"], &thoughts), None);
+    assert_eq!(first(Profile::OpenhandsV0, &["openhands-stuck"], &thoughts), None);
 }
 
 // ---------------------------------------------------------------- Roo fork
@@ -297,7 +297,7 @@ fn cli(args: &[&str]) -> (i32, String, String) {
 #[test]
 fn the_new_profiles_and_their_parameters_on_the_command_line() {
     for (profile, ids) in [
-        ("openhands", vec!["openhands-stuck"]),
+        ("openhands-v0", vec!["openhands-stuck"]),
         ("roo-code", vec!["roo-tool-repeat", "roo-mistake-limit"]),
         ("cline", vec!["cline-loop-warning", "cline-loop", "cline-mistake-limit"]),
         ("roo-fork", vec!["roo-fork-dead-loop"]),
@@ -332,7 +332,7 @@ fn the_new_profiles_and_their_parameters_on_the_command_line() {
     let (code, _, err) = cli(&[
         "scan",
         "--profile",
-        "openhands",
+        "openhands-v0",
         "--set",
         "openhands-stuck.headless=true",
         file,

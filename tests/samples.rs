@@ -18,13 +18,13 @@ const PROFILES: [&str; 8] = [
     "gemini-cli",
     "extended",
     "qwen-code",
-    "openhands",
+    "openhands-v0",
     "roo-code",
     "cline",
     "roo-fork",
 ];
 /// The other agents' profiles, shown together in one column.
-const AGENTS: [&str; 5] = ["qwen-code", "openhands", "roo-code", "cline", "roo-fork"];
+const AGENTS: [&str; 5] = ["qwen-code", "openhands-v0", "roo-code", "cline", "roo-fork"];
 
 fn expected() -> Value {
     let text = std::fs::read_to_string(Path::new(ROOT).join("sample-logs/expected.json")).unwrap();

@@ -23,7 +23,7 @@ import subprocess
 import sys
 import tempfile
 
-PROFILES = ["seed", "gemini-cli", "extended", "qwen-code", "openhands", "roo-code", "cline", "roo-fork"]
+PROFILES = ["seed", "gemini-cli", "extended", "qwen-code", "openhands", "roo-code", "cline", "roo-fork", "openhands-v0", "vllm"]
 SYLLABLES = "ka lo mi ne ru ta shi po ve da zu fe gi ho ja ku ly mo ni pa qu ri so tu vi wa xe yo ze".split()
 
 

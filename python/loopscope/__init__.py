@@ -1,8 +1,8 @@
 """loopscope: catch LLM loops while they stream.
 
 Run loopscope's loop detectors (every profile: ``extended``, ``seed``,
-``gemini-cli``, ``qwen-code``, ``openhands``, ``roo-code``, ``cline``,
-``roo-fork``) inside a generation loop, over recorded logs, or over
+``gemini-cli``, ``qwen-code``, ``openhands`` (the OpenHands SDK's),
+``openhands-v0``, ``roo-code``, ``cline``, ``roo-fork``, ``vllm``) inside a generation loop, over recorded logs, or over
 trajectories held as chat message lists::
 
     import loopscope

@@ -113,16 +113,21 @@ impl Detector {
         self.push_event(py, Event::new(EventKind::Request { id }), 0)
     }
 
-    /// A delta of the model's reasoning text. Returns the detections it caused.
-    fn push_reasoning(&self, py: Python<'_>, text: String) -> PyResult<Py<PyList>> {
-        let size = text.len();
-        self.push_event(py, Event::new(EventKind::Reasoning { text }), size)
+    /// A delta of the model's reasoning text, with the token ids the server
+    /// generated for it where it has them (profile vllm compares ids).
+    /// Returns the detections it caused.
+    #[pyo3(signature = (text, token_ids = None))]
+    fn push_reasoning(&self, py: Python<'_>, text: String, token_ids: Option<Vec<u64>>) -> PyResult<Py<PyList>> {
+        let size = text.len() + token_ids.as_ref().map_or(0, |t| t.len() * 8);
+        self.push_event(py, with_token_ids(EventKind::Reasoning { text }, token_ids), size)
     }
 
-    /// A delta of the model's answer text. Returns the detections it caused.
-    fn push_content(&self, py: Python<'_>, text: String) -> PyResult<Py<PyList>> {
-        let size = text.len();
-        self.push_event(py, Event::new(EventKind::Content { text }), size)
+    /// A delta of the model's answer text, with its token ids where the
+    /// server sent them. Returns the detections it caused.
+    #[pyo3(signature = (text, token_ids = None))]
+    fn push_content(&self, py: Python<'_>, text: String, token_ids: Option<Vec<u64>>) -> PyResult<Py<PyList>> {
+        let size = text.len() + token_ids.as_ref().map_or(0, |t| t.len() * 8);
+        self.push_event(py, with_token_ids(EventKind::Content { text }, token_ids), size)
     }
 
     /// A tool call: its name, its arguments (a dict or any JSON value) and id.
@@ -224,4 +229,16 @@ impl Detector {
             m.detections().len()
         ))
     }
+}
+
+/// A text event carrying the server's token ids (`token_ids`), if given.
+fn with_token_ids(kind: EventKind, token_ids: Option<Vec<u64>>) -> Event {
+    let mut e = Event::new(kind);
+    if let Some(ids) = token_ids {
+        e.extra.insert(
+            loopscope_core::event::TOKEN_IDS.into(),
+            Value::Array(ids.into_iter().map(Value::from).collect()),
+        );
+    }
+    e
 }

@@ -220,7 +220,7 @@ pub fn run_tune(args: TuneArgs) -> Result<i32, String> {
         inputs,
         vary: args.vary,
         pick: args.pick,
-        choices: args.detectors.choices(),
+        choices: args.detectors.choices()?,
         expect: args.expect,
         format: args.input.format,
         json: args.json,

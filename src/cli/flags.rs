@@ -725,16 +725,22 @@ pub struct DetectorFlags {
     /// TOML config file [default: $LOOPSCOPE_CONFIG, then $XDG_CONFIG_HOME/loopscope/config.toml].
     #[arg(long, value_name = "FILE")]
     pub config: Option<PathBuf>,
+    /// A Hugging Face tokenizer.json: profile vllm counts the tokens of text
+    /// events without token_ids with it (the model's own tokenizer makes it exact).
+    #[arg(long, value_name = "FILE")]
+    pub tokenizer: Option<PathBuf>,
 }
 
 impl DetectorFlags {
-    pub fn choices(&self) -> Choices {
-        Choices {
+    /// The choices, with the tokenizer file loaded (its error is one line).
+    pub fn choices(&self) -> Result<Choices, String> {
+        Ok(Choices {
             profile: self.profile.first().copied(),
             detectors: self.detectors.clone(),
             config: self.config.clone(),
             sets: self.sets.clone(),
-        }
+            tokenizer: self.tokenizer.as_deref().map(loopscope::tokenize::load).transpose()?,
+        })
     }
 
     /// The one setup of a command that runs one profile.
@@ -745,7 +751,7 @@ impl DetectorFlags {
                     .to_string(),
             );
         }
-        Setup::resolve(&self.choices())
+        Setup::resolve(&self.choices()?)
     }
 
     /// One setup per profile named (one when none or one is).
@@ -759,7 +765,7 @@ impl DetectorFlags {
                 profiles.push(p);
             }
         }
-        Setup::resolve_each(&self.choices(), &profiles)
+        Setup::resolve_each(&self.choices()?, &profiles)
     }
 }
 

@@ -66,7 +66,7 @@ pub struct InstallArgs {
 
 /// The hook's setup: the profile asked for, `extended` by default.
 fn setup(flags: &DetectorFlags) -> Result<Setup, String> {
-    let mut choices = flags.choices();
+    let mut choices = flags.choices()?;
     choices.profile.get_or_insert(loopscope::detect::Profile::Extended);
     Setup::resolve(&choices)
 }

@@ -18,6 +18,7 @@ pub fn run_record(args: &RecordArgs) -> Result<i32, String> {
                 detectors: args.detectors.clone(),
                 config: args.config.clone(),
                 sets: args.sets.clone(),
+                tokenizer: None,
             })?,
             hook: args.guard_hook.clone(),
         }),

@@ -252,6 +252,8 @@ pub struct FileScan {
     pub summaries: Vec<RunSummary>,
     /// The first and last clock times of its events (Unix seconds).
     pub clock: Option<(f64, f64)>,
+    /// What kept a detector from running exactly (one line each, e.g. vllm-repetition without token ids).
+    pub caveats: Vec<String>,
 }
 
 /// Runs every setup's engine over one input (re-cut into `rechunk`-char
@@ -354,10 +356,31 @@ pub fn scan_one(
     if let Some(r) = rechunker.as_mut() {
         r.flush_into(&mut |e, origin| run(&e, origin, text_line, &mut result));
     }
+    // The checks some agents make once more after the last event (the
+    // OpenHands SDK's before the next LLM call): reported at one past it.
+    let mut at_end = Vec::new();
+    for (k, engine) in engines.iter_mut().enumerate() {
+        for mut d in engine.finish() {
+            d.run = k;
+            at_end.push(d);
+        }
+    }
+    summary.found(&at_end);
+    let end = Event::new(EventKind::Meta);
+    for d in at_end {
+        on_detection(&d, None, &end);
+        result.detections.push(d);
+        result.lines.push(None);
+    }
     if !beyond_line_one {
         result.lines.iter_mut().for_each(|l| *l = None);
     }
     result.summaries = summary.finish();
+    for c in engines.iter().flat_map(Engine::caveats) {
+        if !result.caveats.contains(&c) {
+            result.caveats.push(c);
+        }
+    }
     Ok(result)
 }
 
@@ -644,6 +667,9 @@ fn scan_opened(
     }
     if let Ok(s) = &scanned {
         bad.unknown_kinds(&s.unknown);
+        for c in &s.caveats {
+            say(err, &format!("loopscope: {name}: {c}"))?;
+        }
     }
     bad.finish(err)?;
     if let (Some(link), Ok(s)) = (link.as_mut(), &scanned) {

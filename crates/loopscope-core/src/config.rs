@@ -44,6 +44,9 @@ pub struct Setup {
     pub judge: JudgeEndpoint,
     /// The config file that was read, if any.
     pub config_file: Option<PathBuf>,
+    /// `--tokenizer`: what turns text into token ids where a text event
+    /// carries no `token_ids` (profile `vllm`).
+    pub tokenizer: Option<crate::detect::Encoder>,
 }
 
 /// What the user asked for on the command line.
@@ -57,6 +60,8 @@ pub struct Choices {
     pub config: Option<PathBuf>,
     /// `--set ID.PARAM=VALUE`, in order.
     pub sets: Vec<String>,
+    /// `--tokenizer FILE`, loaded.
+    pub tokenizer: Option<crate::detect::Encoder>,
 }
 
 /// `[judge]` in the config file: the endpoint `--judge live` and
@@ -143,6 +148,7 @@ impl Setup {
                 .collect(),
             config_file: None,
             judge: JudgeEndpoint::default(),
+            tokenizer: None,
         }
     }
 
@@ -189,6 +195,7 @@ impl Setup {
                 detectors: ids,
                 config: choices.config.clone(),
                 sets,
+                tokenizer: choices.tokenizer.clone(),
             };
             setups.push(Setup::resolve(&mine)?);
         }
@@ -223,6 +230,7 @@ impl Setup {
         let profile = choices.profile.or(file.profile).unwrap_or(Profile::Seed);
         let mut setup = Setup::profile(profile);
         setup.judge = file.judge.clone().unwrap_or_default();
+        setup.tokenizer = choices.tokenizer.clone();
         if let Some(ids) = choices.detectors.as_ref().or(file.detectors.as_ref()) {
             setup.select(ids)?;
         }

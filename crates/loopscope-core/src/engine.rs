@@ -26,7 +26,12 @@ pub struct Engine {
 impl Engine {
     /// An engine at the start of a stream.
     pub fn new(setup: &Setup) -> Engine {
-        let detectors = crate::detect::build_all(&setup.detectors);
+        let mut detectors = crate::detect::build_all(&setup.detectors);
+        if let Some(encoder) = &setup.tokenizer {
+            for d in &mut detectors {
+                d.use_encoder(encoder);
+            }
+        }
         Engine {
             kinds: detectors.iter().map(|d| d.kinds()).collect(),
             detectors,
@@ -93,6 +98,23 @@ impl Engine {
         for d in &mut self.detectors {
             d.compact();
         }
+    }
+
+    /// The stream has ended: what the detectors that check once more at
+    /// the end find, at index [`Engine::position`] (one past the last event).
+    /// The engine is at its end afterwards: nothing more should be pushed.
+    pub fn finish(&mut self) -> Vec<Detection> {
+        let mut found = Vec::new();
+        for d in &mut self.detectors {
+            d.finish(self.position, &mut found);
+        }
+        found
+    }
+
+    /// What kept a detector from running exactly, one line each (see
+    /// [`crate::detect::Detector::caveat`]).
+    pub fn caveats(&self) -> Vec<String> {
+        self.detectors.iter().filter_map(|d| d.caveat()).collect()
     }
 
     /// Events applied so far.

@@ -178,6 +178,16 @@ pub enum EventKind {
 /// changes on every call (see [`Event::compared_output`]).
 pub const STABLE_OUTPUT: &str = "stable_output";
 
+/// The extra field of a failed `tool_result` whose failure the tool returned
+/// as its output rather than raised (`true`; see
+/// [`crate::formats::Out::error_returned`]).
+pub const ERROR_RETURNED: &str = "error_returned";
+
+/// The extra field of a `reasoning` or `content` event holding the token ids
+/// the server generated for its text (vLLM's `token_ids` with
+/// `return_token_ids`), which profile `vllm` compares.
+pub const TOKEN_IDS: &str = "token_ids";
+
 #[derive(Clone, Debug, PartialEq)]
 /// One event of a stream: what it is, when, and whatever else its line held.
 pub struct Event {

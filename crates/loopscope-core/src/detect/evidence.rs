@@ -195,6 +195,29 @@ impl Detection {
             "max-turns" => format!("not fired yet with max_turns at {} or more", n(self.repeats)),
             "error-total" => format!("not fired yet with max_total at {} or more", n(self.repeats)),
             "action-cycle" => format!("a longer k than {} would need more repetition", n(self.period)),
+            "vllm-repetition" => {
+                let (l, c) = (n(self.period), n(self.repeats));
+                format!(
+                    "not stopped here with min_count above {c}, or a pattern range (min_pattern_size..max_pattern_size) without {l} and without the other lengths that repeat {c} times here; min_tokens above {} would only move the check later",
+                    n(self.matches)
+                )
+            }
+            "openhands-sdk-nudge" => format!(
+                "no nudge here with action_error other than {} (it is sent at exactly that many failing repeats)",
+                n(self.repeats)
+            ),
+            "openhands-sdk-stuck" => {
+                let c = n(self.repeats);
+                if self.reason.contains("repeating_action_error") {
+                    format!("not stuck yet with action_error at {c} or more (it stops after one repeat more than action_error)")
+                } else if self.reason.contains("repeating_action_observation") {
+                    format!("not stuck yet with action_observation above {c}")
+                } else if self.reason.contains("monologue") {
+                    format!("not stuck yet with monologue above {c}")
+                } else {
+                    format!("not stuck yet with alternating_pattern above {c}")
+                }
+            }
             _ => return None,
         })
     }

@@ -15,6 +15,7 @@ pub mod judge;
 pub mod keys;
 mod kinds;
 mod openhands;
+mod openhands_sdk;
 pub mod params;
 mod paraphrase;
 pub(crate) mod periodic;
@@ -24,12 +25,15 @@ mod roo;
 mod roo_fork;
 mod short_repeat;
 mod text_loop;
+pub mod tokens;
 mod tool_loop;
 mod tool_repeat;
+mod vllm;
 
 pub use evidence::{CheckpointRun, Detection, DetectorState, Evidence, Span, Status};
 pub use kinds::Kinds;
 pub use params::{Params, Profile};
+pub use tokens::Encoder;
 
 use crate::event::{Channel, Event, EventKind};
 use crate::text::TextBuffer;
@@ -142,6 +146,18 @@ pub trait Detector: Send + Sync {
     /// be worked out again; the next event rebuilds the rest. What it
     /// finds is the same either way.
     fn compact(&mut self) {}
+    /// The stream ended after event `index - 1`: a detector whose agent
+    /// checks once more when its loop would go on reports at `index`
+    /// (the OpenHands SDK's check before the next LLM call).
+    fn finish(&mut self, _index: usize, _out: &mut Vec<Detection>) {}
+    /// Hands it the tokenizer of the run (`--tokenizer`); only detectors
+    /// that count tokens keep it.
+    fn use_encoder(&mut self, _encoder: &Encoder) {}
+    /// One line on what kept it from running exactly, if anything did
+    /// (vllm-repetition without token ids or a tokenizer).
+    fn caveat(&self) -> Option<String> {
+        None
+    }
     /// A boxed copy (detectors are cloned for seek snapshots).
     fn clone_box(&self) -> Box<dyn Detector>;
     /// The kinds of event it looks at; the engine does not hand it others
@@ -239,7 +255,7 @@ impl DetectorInfo {
 }
 
 /// Every detector, in the order they run and are listed.
-pub static DETECTORS: [&DetectorInfo; 31] = [
+pub static DETECTORS: [&DetectorInfo; 34] = [
     &short_repeat::INFO,
     &cycles::BLOCK_CYCLE,
     &cycles::LIST_CYCLE,
@@ -271,6 +287,9 @@ pub static DETECTORS: [&DetectorInfo; 31] = [
     &qwen::STAGNATION,
     &qwen::GLOBAL_DUP,
     &qwen::ALTERNATION,
+    &vllm::INFO,
+    &openhands_sdk::NUDGE_INFO,
+    &openhands_sdk::STUCK_INFO,
 ];
 
 /// The detector with this id.

@@ -1,4 +1,4 @@
-//! Profile `openhands` (compat.md): OpenHands V0's `StuckDetector`
+//! Profile `openhands-v0` (compat.md; `openhands` is the SDK's V1, openhands_sdk.rs): OpenHands V0's `StuckDetector`
 //! (All-Hands-AI/OpenHands@156d0686), run where its controller runs it — at
 //! each observation, request, prompt and condensation — over the history a
 //! native stream maps to. Values compare as Python values; a shell
@@ -17,7 +17,7 @@ pub(crate) static INFO: DetectorInfo = DetectorInfo {
     family: Family::Compat,
     channel: Channel::Tools,
     rule: "after an observation: the last 4 actions and observations repeat; or the last 3 actions repeat with 3 errors; or 3 equal agent messages with no observation between; or an A/B pattern over the last 6; or 10 condensations with two in a row",
-    profiles: &[Profile::Openhands],
+    profiles: &[Profile::OpenhandsV0],
     params: &[ParamSpec::new(
         "headless",
         Kind::Flag,

@@ -16,8 +16,12 @@ pub enum Profile {
     Extended,
     /// qwen-code 0.24.4's LoopDetectionService, both tiers (qwen-code.md).
     QwenCode,
-    /// OpenHands V0's StuckDetector (compat.md).
+    /// The OpenHands SDK's stuck detector, V1 (openhands-sdk.md).
     Openhands,
+    /// OpenHands V0's StuckDetector (compat.md).
+    OpenhandsV0,
+    /// vLLM's repetition_detection (vllm.md).
+    Vllm,
     /// Roo Code's tool repetition guard and mistake limit (compat.md).
     RooCode,
     /// Cline's loop detection and mistake limit (compat.md).
@@ -28,7 +32,7 @@ pub enum Profile {
 
 impl Profile {
     /// Every profile, in listing order.
-    pub const ALL: [Profile; 8] = [
+    pub const ALL: [Profile; 10] = [
         Profile::Seed,
         Profile::GeminiCli,
         Profile::Extended,
@@ -37,6 +41,8 @@ impl Profile {
         Profile::RooCode,
         Profile::Cline,
         Profile::RooFork,
+        Profile::OpenhandsV0,
+        Profile::Vllm,
     ];
 
     /// The profile's name (`gemini-cli`).
@@ -50,6 +56,8 @@ impl Profile {
             Profile::RooCode => "roo-code",
             Profile::Cline => "cline",
             Profile::RooFork => "roo-fork",
+            Profile::OpenhandsV0 => "openhands-v0",
+            Profile::Vllm => "vllm",
         }
     }
 
@@ -61,9 +69,11 @@ impl Profile {
             Profile::GeminiCli => "gemini-cli at commit 5411f113, its LoopDetectionService exactly: 5 identical tool calls in a row (JavaScript key order), and a 50-unit content chunk seen 10 times within 250 units on average (UTF-16, its regex quirks). Never reads reasoning. Known false positives: repeated lines of a long answer; known misses: everything in reasoning, loops with per-delta structure resets.",
             Profile::Extended => "loopscope's own, a loop detector: it fires when something repeats — text of any period, found continuously on reasoning and content (exact, normalized, paraphrased), tool steps with their results, the same failing step again — never because a session is long or has failed often (seed's max-turns and error-total are budgets: name them with --detectors to add them). Built to catch what seed and gemini-cli miss without their false positives.",
             Profile::QwenCode => "qwen-code 0.24.4's LoopDetectionService (npm @qwen-code/qwen-code@0.24.4), one service with one latch: always on, 5 identical calls in a row (canonical keys; task_list polling whose results change is productive), 8 git inspections in a row, the per-prompt tool-call cap (100, adaptive); with the heuristic tier (the CLI skips it by default: qwen-code.heuristics=false), 50-unit chanting over content and reasoning (UTF-16, 4000-unit window, clustered or periodic), 3 equal thoughts, read loops, 8 calls of one tool, 6 duplicates, A/B alternation. Known false positives: three whitespace-only reasoning deltas in a row are 'repetitive thoughts'; a list with a long shared prefix chants.",
-            Profile::Openhands => "OpenHands V0's StuckDetector (All-Hands-AI/OpenHands@156d0686): after each observation it compares the last 4 actions and observations, the last 3 with errors, monologues, an A/B pattern over 6, and repeated condensations. A shell command's observation is compared by command and exit code only, so polling a build log with changing output is called a loop (its best-known false positive); other tools compare their whole output.",
+            Profile::Openhands => "The OpenHands SDK's stuck detector (openhands-sdk 1.58.2, what OpenHands runs today; V0's is openhands-v0): before every LLM call it looks at the last 20 events since the user's message — the same action (thought included, arguments in any key order) with the same observation 4 times, the same action failing 4 times (a nudge to the model after the 3rd; error texts not compared), 3 agent messages in a row, or an A/B pattern over 6 actions and observations — and stops the run as STUCK. Thresholds configurable (action_observation 4, action_error 3, monologue 3, alternating_pattern 6). Known misses: a loop whose thought text changes each time; errors that a tool returns as output rather than raises.",
+            Profile::OpenhandsV0 => "OpenHands V0's StuckDetector (All-Hands-AI/OpenHands@156d0686): after each observation it compares the last 4 actions and observations, the last 3 with errors, monologues, an A/B pattern over 6, and repeated condensations. A shell command's observation is compared by command and exit code only, so polling a build log with changing output is called a loop (its best-known false positive); other tools compare their whole output.",
             Profile::RooCode => "Roo Code (RooCodeInc/Roo-Code@cb836567): the 4th consecutive identical tool call (name + stable JSON of its arguments) is blocked and the user asked, re-armed at once (8th, 12th…); and the consecutive-mistake limit of 3 (tool errors, or two requests in a row without a tool). Alternating A/B calls are never caught.",
             Profile::Cline => "Cline (cline/cline@f3a3f30db5): a warning to the model at exactly 3 consecutive identical calls, a hard stop at exactly 5 (name + arguments serialized with only the top-level keys, at every depth), and the mistake limit of 3 (tool errors, requests without a tool). Calls that differ only below the top level look identical (a false positive shape).",
+            Profile::Vllm => "vLLM 0.33.0's repetition_detection (the server-side check since 0.17; copied by mlx runtimes, proposed for llama.cpp): after every generated token, the request ends with finish reason \"repetition\" once its output tokens (reasoning and answer, one sequence) end in min_count copies of a pattern of min_pattern_size..max_pattern_size tokens. Off in vLLM by default: a request turns it on by sending \"repetition_detection\" (max_pattern_size 0 or min_count below 2 is off); the profile's defaults are what llama.cpp's port and mlxcel use (min 16, max 1024, count 4). Tokens are compared by id: give it logs with token_ids (vLLM's return_token_ids, kept by `loopscope record`) or --tokenizer tokenizer.json; otherwise each text delta counts as one token and it says so. Known false positives: min_count 2 stops at any doubled word; a markdown table or code of identical lines.",
             Profile::RooFork => "A Roo Code fork's dead-loop detector (kkkqkx123/Roo-Code@1ce5e59d), the checkpoint design as coded: at 1000 chars a short CJK unit repeated 4 times in the last 200 UTF-16 units, at 2000 and 4000 a list or paragraph period check on the text between checkpoints, cut at the checkpoint. Only CJK units count, and a loop that starts after a checkpoint's segment is missed.",
         }
     }
@@ -165,7 +175,13 @@ impl ParamSpec {
             // but for the seed guards it keeps and reads as loop detectors.
             Profile::Extended => self.extended.unwrap_or(self.seed),
             // The compat profiles' detectors are their own: one default each.
-            Profile::QwenCode | Profile::Openhands | Profile::RooCode | Profile::Cline | Profile::RooFork => self.seed,
+            Profile::QwenCode
+            | Profile::Openhands
+            | Profile::OpenhandsV0
+            | Profile::RooCode
+            | Profile::Cline
+            | Profile::RooFork
+            | Profile::Vllm => self.seed,
         };
         match d {
             Default::Count(n) => Value::Count(n),

@@ -586,6 +586,49 @@ impl<'a> Out<'a> {
         }
     }
 
+    /// How many items are out so far: [`Out::token_ids`] marks the ones after it.
+    pub fn mark(&self) -> usize {
+        self.items.len()
+    }
+
+    /// The token ids a server sent with the text emitted since `from` (one
+    /// streamed chunk): they go to the first text event, as `token_ids`, and
+    /// the chunk's other text events (a `<think>` split) get none (`[]`), so
+    /// every id is counted once. Ids of a chunk without text (a tool call's
+    /// arguments) wait in `held` (the decoder's, per response) for the next
+    /// text event, so the sequence keeps every token up to there in order.
+    pub fn token_ids(&mut self, from: usize, ids: &[Value], held: &mut Vec<Value>) {
+        let mut ids = Some(ids);
+        for item in self.items.iter_mut().skip(from) {
+            let Item::Event(e, _) = item else { continue };
+            if !matches!(e.kind, EventKind::Reasoning { .. } | EventKind::Content { .. }) {
+                continue;
+            }
+            let mine = match ids.take() {
+                Some(list) => {
+                    let mut all = std::mem::take(held);
+                    all.extend_from_slice(list);
+                    all
+                }
+                None => Vec::new(),
+            };
+            e.extra.insert(crate::event::TOKEN_IDS.into(), Value::Array(mine));
+        }
+        if let Some(list) = ids {
+            held.extend_from_slice(list);
+        }
+    }
+
+    /// The failed result just emitted came back as the tool's output (the
+    /// OpenHands SDK's `ObservationEvent` with `is_error`), not as an error
+    /// the tool raised (`AgentErrorEvent`): `error_returned: true`, which
+    /// profile `openhands` compares as an observation.
+    pub fn error_returned(&mut self) {
+        if let Some(Item::Event(e, _)) = self.items.last_mut() {
+            e.extra.insert(crate::event::ERROR_RETURNED.into(), Value::Bool(true));
+        }
+    }
+
     /// What the agent's own loop detection did (a warning, a refused call,
     /// a run it stopped), as its session records it: a `note` of kind
     /// `agent_loop_detection`, with the agent and the level, so a profile

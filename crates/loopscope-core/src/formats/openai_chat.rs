@@ -9,6 +9,7 @@ use serde_json::Value;
 use super::sse::{Handler, StreamDecoder};
 use super::{str_of, Args, Format, Out};
 use crate::event::Ts;
+use crate::event::TOKEN_IDS;
 
 pub fn decoder() -> StreamDecoder<OpenAiChat> {
     StreamDecoder::new(OpenAiChat::default(), Format::OpenaiChat)
@@ -72,6 +73,8 @@ pub struct OpenAiChat {
     think: ThinkTags,
     /// A reasoning field was seen: `<think>` tags are then plain text.
     reasoning_fields: bool,
+    /// Token ids of chunks without text, for the response's next text event.
+    held_ids: Vec<Value>,
 }
 
 fn error_message(v: &Value) -> String {
@@ -214,6 +217,7 @@ impl Handler for OpenAiChat {
             self.think.flush(out);
             self.started = true;
             self.reasoning_fields = false;
+            self.held_ids.clear();
             out.request(id.as_deref());
             self.response = id;
         }
@@ -226,7 +230,14 @@ impl Handler for OpenAiChat {
         {
             let index = choice.get("index").and_then(Value::as_u64).unwrap_or(pos as u64);
             if let Some(delta) = choice.get("delta") {
+                let from = out.mark();
                 self.delta(index, delta, out);
+                // vLLM with `return_token_ids`: the chunk's generated token ids,
+                // on the choice (or, in some servers, on the delta).
+                let ids = choice.get(TOKEN_IDS).or(delta.get(TOKEN_IDS));
+                if let Some(ids) = ids.and_then(Value::as_array) {
+                    out.token_ids(from, ids, &mut self.held_ids);
+                }
             }
             if choice.get("finish_reason").is_some_and(|f| !f.is_null()) {
                 self.flush_calls(Some(index), out);

@@ -78,6 +78,11 @@ impl Handler for Events {
                 let text = text_of(m.get("content"));
                 if source == "user" {
                     out.prompt(&text);
+                } else if source == "environment" {
+                    // The SDK's nudge after repeated failing calls (a user-role
+                    // message from the environment): the agent's own detector
+                    // speaking, not a response of the model.
+                    out.agent_detection("openhands", "nudge", text);
                 } else {
                     self.request(str_of(&v, "llm_response_id"), out);
                     out.reasoning(&reasoning_of(m));
@@ -108,6 +113,9 @@ impl Handler for Events {
                     ok,
                     Some(Value::String(text_of(o.get("content")))),
                 );
+                if !ok {
+                    out.error_returned();
+                }
             }
             "AgentErrorEvent" => out.tool_result(str_of(&v, "tool_call_id"), false, v.get("error").cloned()),
             "UserRejectObservation" => {
@@ -120,7 +128,11 @@ impl Handler for Events {
             )),
             "ConversationStateUpdateEvent" if str_of(&v, "key") == Some("execution_status") => {
                 match str_of(&v, "value") {
-                    Some("stuck") => out.note("OpenHands' stuck detector stopped the agent (execution_status stuck)"),
+                    Some("stuck") => out.agent_detection(
+                        "openhands",
+                        "stuck",
+                        "OpenHands' stuck detector stopped the agent (execution_status stuck)".to_string(),
+                    ),
                     Some("error") => out.note("the conversation ended with an error (execution_status error)"),
                     _ => {}
                 }
