@@ -2,7 +2,7 @@
 
 Run loopscope's loop detectors (every profile: ``extended``, ``seed``,
 ``gemini-cli``, ``qwen-code``, ``openhands``, ``roo-code``, ``cline``,
-``roo-fork``) inside a generation loop, over recorded logs, or over
+``roo-fork``, ``openclaw``, ``opencode``) inside a generation loop, over recorded logs, or over
 trajectories held as chat message lists::
 
     import loopscope

@@ -5,7 +5,7 @@ from typing import Any, Dict, List, Literal, Mapping, Optional, Sequence, Tuple,
 
 __version__: str
 
-Profile = Literal["seed", "gemini-cli", "extended", "qwen-code", "openhands", "roo-code", "cline", "roo-fork"]
+Profile = Literal["seed", "gemini-cli", "extended", "qwen-code", "openhands", "roo-code", "cline", "roo-fork", "openclaw", "opencode"]
 ParamValue = Union[int, float, bool, str, Sequence[int]]
 
 class Detection:

@@ -195,6 +195,11 @@ impl Detection {
             "max-turns" => format!("not fired yet with max_turns at {} or more", n(self.repeats)),
             "error-total" => format!("not fired yet with max_total at {} or more", n(self.repeats)),
             "action-cycle" => format!("a longer k than {} would need more repetition", n(self.period)),
+            "opencode-doom-loop" => format!(
+                "not asked with opencode-doom-loop.parts above {}, with a text part between the calls, or with the calls in separate responses",
+                n(self.repeats)
+            ),
+            id if id.starts_with("openclaw") => return super::openclaw::what_would_change(self),
             _ => return None,
         })
     }

@@ -14,6 +14,8 @@ pub use guards::BUDGETS;
 pub mod judge;
 pub mod keys;
 mod kinds;
+mod openclaw;
+mod opencode;
 mod openhands;
 pub mod params;
 mod paraphrase;
@@ -239,7 +241,7 @@ impl DetectorInfo {
 }
 
 /// Every detector, in the order they run and are listed.
-pub static DETECTORS: [&DetectorInfo; 31] = [
+pub static DETECTORS: [&DetectorInfo; 43] = [
     &short_repeat::INFO,
     &cycles::BLOCK_CYCLE,
     &cycles::LIST_CYCLE,
@@ -271,6 +273,18 @@ pub static DETECTORS: [&DetectorInfo; 31] = [
     &qwen::STAGNATION,
     &qwen::GLOBAL_DUP,
     &qwen::ALTERNATION,
+    &openclaw::SERVICE,
+    &openclaw::GENERIC_WARNING,
+    &openclaw::GENERIC_BLOCK,
+    &openclaw::POLL_WARNING,
+    &openclaw::POLL_BLOCK,
+    &openclaw::PING_PONG_WARNING,
+    &openclaw::PING_PONG_BLOCK,
+    &openclaw::CHURN_WARNING,
+    &openclaw::UNKNOWN_BLOCK,
+    &openclaw::GLOBAL_BLOCK,
+    &openclaw::COMPACTION_ABORT,
+    &opencode::INFO,
 ];
 
 /// The detector with this id.

@@ -24,11 +24,15 @@ pub enum Profile {
     Cline,
     /// A Roo Code fork's dead-loop detector, the checkpoint design as coded (compat.md).
     RooFork,
+    /// OpenClaw's tool-loop detection and post-compaction guard (openclaw.md).
+    Openclaw,
+    /// opencode's (and Kilo CLI's) doom_loop permission (opencode.md).
+    Opencode,
 }
 
 impl Profile {
     /// Every profile, in listing order.
-    pub const ALL: [Profile; 8] = [
+    pub const ALL: [Profile; 10] = [
         Profile::Seed,
         Profile::GeminiCli,
         Profile::Extended,
@@ -37,6 +41,8 @@ impl Profile {
         Profile::RooCode,
         Profile::Cline,
         Profile::RooFork,
+        Profile::Openclaw,
+        Profile::Opencode,
     ];
 
     /// The profile's name (`gemini-cli`).
@@ -50,6 +56,8 @@ impl Profile {
             Profile::RooCode => "roo-code",
             Profile::Cline => "cline",
             Profile::RooFork => "roo-fork",
+            Profile::Openclaw => "openclaw",
+            Profile::Opencode => "opencode",
         }
     }
 
@@ -65,6 +73,8 @@ impl Profile {
             Profile::RooCode => "Roo Code (RooCodeInc/Roo-Code@cb836567): the 4th consecutive identical tool call (name + stable JSON of its arguments) is blocked and the user asked, re-armed at once (8th, 12th…); and the consecutive-mistake limit of 3 (tool errors, or two requests in a row without a tool). Alternating A/B calls are never caught.",
             Profile::Cline => "Cline (cline/cline@f3a3f30db5): a warning to the model at exactly 3 consecutive identical calls, a hard stop at exactly 5 (name + arguments serialized with only the top-level keys, at every depth), and the mistake limit of 3 (tool errors, requests without a tool). Calls that differ only below the top level look identical (a false positive shape).",
             Profile::RooFork => "A Roo Code fork's dead-loop detector (kkkqkx123/Roo-Code@1ce5e59d), the checkpoint design as coded: at 1000 chars a short CJK unit repeated 4 times in the last 200 UTF-16 units, at 2000 and 4000 a list or paragraph period check on the text between checkpoints, cut at the checkpoint. Only CJK units count, and a loop that starts after a checkpoint's segment is missed.",
+            Profile::Openclaw => "OpenClaw's tool-loop detection (npm openclaw@2026.9.6, tool-loop-detection.ts and its caller) on tool outcomes, per run (a prompt): a warning at 10 earlier identical calls (again at 20, 30), a block at 20 identical earlier outcomes (an exec failure counts across commands by its failure identity; a blocked call extends the streak), a global breaker at 30, polls without progress (10/20), A/B ping-pong (10; 20 with stable results), argument churn (10), an unknown tool named 10 times, and the post-compaction guard (after a compaction note, 3 identical calls with one result abort the run). Calls of one response are one batch: a block vetoes it. OpenClaw itself leaves the rolling rules off unless tools.loopDetection.enabled is true (openclaw.enabled=unset: only the post-compaction guard). Known misses: calls without results never block; a result that changes every time (a timestamp) never blocks; 30 records of history across runs.",
+            Profile::Opencode => "opencode's doom_loop (npm opencode-ai@1.18.33; Kilo CLI's processor is the same): when the last three parts of one model response are tool calls of one tool with one input (JSON.stringify, key order as written), opencode asks the user for the doom_loop permission, and again at every further identical call. Blind across turns: identical calls in separate responses, or with a text or reasoning part among the last three, never ask; A/B cycles are missed. Read from the compiled binary (not run): the cases follow the spec.",
         }
     }
 
@@ -165,7 +175,13 @@ impl ParamSpec {
             // but for the seed guards it keeps and reads as loop detectors.
             Profile::Extended => self.extended.unwrap_or(self.seed),
             // The compat profiles' detectors are their own: one default each.
-            Profile::QwenCode | Profile::Openhands | Profile::RooCode | Profile::Cline | Profile::RooFork => self.seed,
+            Profile::QwenCode
+            | Profile::Openhands
+            | Profile::RooCode
+            | Profile::Cline
+            | Profile::RooFork
+            | Profile::Openclaw
+            | Profile::Opencode => self.seed,
         };
         match d {
             Default::Count(n) => Value::Count(n),
