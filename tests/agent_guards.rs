@@ -66,7 +66,9 @@ fn converted(run: &Run, file: &std::path::Path) -> Vec<Value> {
 
 #[test]
 fn openclaw_own_guard_lines_up_with_profile_openclaw() {
-    let Some(program) = require(Agent::Openclaw) else { return };
+    let Some(program) = require(Agent::Openclaw) else {
+        return;
+    };
     // OpenClaw runs its rolling detection only when it is switched on.
     let settings = json!({"tools": {"loopDetection": {"enabled": true}}});
     let r = run(Agent::Openclaw, &program, Script::ToolLoop(24), Some(settings));
@@ -98,4 +100,53 @@ fn openclaw_own_guard_lines_up_with_profile_openclaw() {
             "{d} has no counterpart in the session: {own:?}"
         );
     }
+}
+
+/// opencode (and Kilo, its fork) ask the doom_loop permission when one
+/// response holds three identical calls; with `"doom_loop": "deny"` the
+/// ask is answered at once and the session keeps the denial (interactive
+/// "ask" waits for a person: `run` has none). Its message's error lists the
+/// doom_loop rules; loopscope reads it as the agent's own detection, before
+/// the response's parts (the message row comes first). `--profile opencode`
+/// must ask at the call where opencode did: the last call of that response
+/// (the denial ends the step).
+fn doom_loop_lines_up(agent: Agent) {
+    let Some(program) = require(agent) else { return };
+    let settings = json!({"permission": {"doom_loop": "deny"}});
+    let r = run(agent, &program, Script::ParallelLoop(3), Some(settings));
+    let files = r.sessions();
+    assert_eq!(files.len(), 1, "{files:?}\n{}", r.said());
+    let events = converted(&r, &files[0]);
+    let denial = events
+        .iter()
+        .position(|e| e["kind"] == "agent_loop_detection" && e["agent"] == "opencode")
+        .unwrap_or_else(|| panic!("the denial is read: {events:?}\n{}", r.said()));
+    let request = denial
+        + events[denial..]
+            .iter()
+            .position(|e| e["type"] == "request")
+            .expect("the denied response");
+    let end = events[request + 1..]
+        .iter()
+        .position(|e| e["type"] == "request" || e["type"] == "prompt")
+        .map_or(events.len(), |i| request + 1 + i);
+    let calls: Vec<usize> = (request..end).filter(|&i| events[i]["type"] == "tool_call").collect();
+    assert_eq!(calls.len(), 3, "{:?}\n{}", &events[request..end], r.said());
+    let found = loopscope(&["scan", "--json", "--profile", "opencode"], &files[0]);
+    let asks: Vec<u64> = found
+        .iter()
+        .filter(|d| d["detector"] == "opencode-doom-loop")
+        .map(|d| d["event"].as_u64().unwrap())
+        .collect();
+    assert_eq!(asks, [calls[2] as u64], "{found:?}\n{}", r.said());
+}
+
+#[test]
+fn opencode_doom_loop_lines_up_with_profile_opencode() {
+    doom_loop_lines_up(Agent::Opencode);
+}
+
+#[test]
+fn kilo_doom_loop_lines_up_with_profile_opencode() {
+    doom_loop_lines_up(Agent::Kilo);
 }

@@ -185,7 +185,11 @@ impl Detector for DoomLoop {
             _ => None,
         };
         let run = self.last.back().and_then(call).map_or(0, |last| {
-            self.last.iter().rev().take_while(|p| call(p).as_ref() == Some(&last)).count()
+            self.last
+                .iter()
+                .rev()
+                .take_while(|p| call(p).as_ref() == Some(&last))
+                .count()
         });
         Status::Watching {
             current: run,

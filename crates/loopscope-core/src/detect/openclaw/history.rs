@@ -196,7 +196,8 @@ fn count_no_progress(h: &[&Record], tool: &str, args: Digest, terminal_only: boo
                 crossed = true;
             }
         }
-        let same_failure = terminal_only && r.failure_identity.is_some() && r.failure_identity == first.failure_identity;
+        let same_failure =
+            terminal_only && r.failure_identity.is_some() && r.failure_identity == first.failure_identity;
         if r.result != first.result && !same_failure {
             break;
         }
@@ -300,7 +301,13 @@ fn ping_pong(h: &[&Record], current: Digest) -> Option<(usize, Digest, Arc<str>,
 
 /// `detectToolCallLoop` over the current run's records `h` for a call of
 /// `tool` (normalised) whose arguments hash to `args`; also the counts.
-pub(crate) fn check(h: &[&Record], tool: &str, args: Digest, action: Option<&str>, l: &Limits) -> (Option<Verdict>, Counts) {
+pub(crate) fn check(
+    h: &[&Record],
+    tool: &str,
+    args: Digest,
+    action: Option<&str>,
+    l: &Limits,
+) -> (Option<Verdict>, Counts) {
     let (unknown, unknown_name) = unknown_streak(h, tool);
     let (progress, latest) = no_progress(h, tool, args);
     let (churn_count, variants) = churn(h, tool, args, l.churn_variant);
@@ -330,7 +337,13 @@ pub(crate) fn check(h: &[&Record], tool: &str, args: Digest, action: Option<&str
     let v = if unknown >= l.unknown_tool {
         Some(Verdict {
             unknown: unknown_name,
-            ..verdict(Rule::UnknownTool, true, unknown, l.unknown_tool, WarningKey::Generic(args))
+            ..verdict(
+                Rule::UnknownTool,
+                true,
+                unknown,
+                l.unknown_tool,
+                WarningKey::Generic(args),
+            )
         })
     } else if progress >= l.global {
         Some(verdict(Rule::GlobalBreaker, true, progress, l.global, poll_key))
@@ -351,10 +364,22 @@ pub(crate) fn check(h: &[&Record], tool: &str, args: Digest, action: Option<&str
     } else if churn_count >= l.warning {
         Some(Verdict {
             variants,
-            ..verdict(Rule::ArgumentChurn, false, churn_count, l.warning, WarningKey::Churn(tool.into()))
+            ..verdict(
+                Rule::ArgumentChurn,
+                false,
+                churn_count,
+                l.warning,
+                WarningKey::Churn(tool.into()),
+            )
         })
     } else if !poll && recent >= l.warning {
-        Some(verdict(Rule::GenericRepeat, false, recent, l.warning, WarningKey::Generic(args)))
+        Some(verdict(
+            Rule::GenericRepeat,
+            false,
+            recent,
+            l.warning,
+            WarningKey::Generic(args),
+        ))
     } else {
         None
     };

@@ -15,8 +15,8 @@ use serde_json::Value;
 
 use super::params::{Default, Kind, ParamSpec, Profile};
 use super::{
-    Buffers, Configured, Detection, Detector, DetectorInfo, DetectorState, Evidence, Family, Group, Kinds,
-    Observation, Status,
+    Buffers, Configured, Detection, Detector, DetectorInfo, DetectorState, Evidence, Family, Group, Kinds, Observation,
+    Status,
 };
 use crate::event::{Channel, EventKind};
 use history::{Counts, Limits, Record, Rule, Verdict, WarningKey};
@@ -397,7 +397,11 @@ impl OpenClaw {
         d.evidence = Evidence::Calls;
         let pair = v.paired_tool.as_ref().map_or(String::new(), |p| format!(" ↔ {p}"));
         d.repeated = Some(format!("{tool}{pair}"));
-        let what = if v.critical { "OpenClaw blocks the call" } else { "OpenClaw warns the model" };
+        let what = if v.critical {
+            "OpenClaw blocks the call"
+        } else {
+            "OpenClaw warns the model"
+        };
         d.reason = format!(
             "{what} ({} {}, count {} of {}): \"{}\"",
             v.rule.name(),
@@ -552,9 +556,7 @@ impl Detector for OpenClaw {
             EventKind::ToolResult { id, ok, output } => {
                 self.result(obs.index, id.as_deref(), *ok, output.as_ref(), &mut found)
             }
-            EventKind::Note { .. }
-                if obs.event.extra.get("kind").and_then(Value::as_str) == Some("condensation") =>
-            {
+            EventKind::Note { .. } if obs.event.extra.get("kind").and_then(Value::as_str) == Some("condensation") => {
                 if self.mode != Mode::Off {
                     self.armed = self.window;
                     self.window_calls.clear();
@@ -592,15 +594,28 @@ impl Detector for OpenClaw {
                 let live = match i {
                     0 => Status::Idle {
                         detail: match self.mode {
-                            Mode::On => format!("on: {} records of this run", self.history.iter().filter(|r| r.run == self.run).count()),
-                            Mode::Unset => "rolling detection off (OpenClaw's default); the post-compaction guard on".to_string(),
+                            Mode::On => format!(
+                                "on: {} records of this run",
+                                self.history.iter().filter(|r| r.run == self.run).count()
+                            ),
+                            Mode::Unset => {
+                                "rolling detection off (OpenClaw's default); the post-compaction guard on".to_string()
+                            }
                             Mode::Off => "off".to_string(),
                         },
                     },
                     1 => watching(c.recent, l.warning, "identical earlier calls"),
                     2 => watching(c.no_progress, l.critical, "identical earlier outcomes"),
-                    3 => watching(if c.poll { c.no_progress } else { 0 }, l.warning, "identical poll outcomes"),
-                    4 => watching(if c.poll { c.no_progress } else { 0 }, l.critical, "identical poll outcomes"),
+                    3 => watching(
+                        if c.poll { c.no_progress } else { 0 },
+                        l.warning,
+                        "identical poll outcomes",
+                    ),
+                    4 => watching(
+                        if c.poll { c.no_progress } else { 0 },
+                        l.critical,
+                        "identical poll outcomes",
+                    ),
                     5 => watching(c.ping_pong, l.warning, "alternating calls"),
                     6 => watching(c.ping_pong, l.critical, "alternating calls with stable results"),
                     7 => watching(c.churn, l.warning, "no-progress results over churned arguments"),
@@ -609,7 +624,11 @@ impl Detector for OpenClaw {
                     _ if self.armed > 0 => Status::Watching {
                         current: self.window_calls.len(),
                         threshold: self.window,
-                        detail: format!("armed after a compaction: {} of {} calls seen", self.window_calls.len(), self.window),
+                        detail: format!(
+                            "armed after a compaction: {} of {} calls seen",
+                            self.window_calls.len(),
+                            self.window
+                        ),
                     },
                     _ => Status::Idle {
                         detail: "armed by a compaction note".to_string(),

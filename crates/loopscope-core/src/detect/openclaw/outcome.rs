@@ -342,7 +342,11 @@ fn content_text(content: Option<&Value>) -> String {
 
 /// A trimmed non-empty string field (`normalizeNullableString`).
 fn nonblank<'a>(details: &'a Map<String, Value>, key: &str) -> Option<&'a str> {
-    details.get(key).and_then(Value::as_str).map(js_trim).filter(|s| !s.is_empty())
+    details
+        .get(key)
+        .and_then(Value::as_str)
+        .map(js_trim)
+        .filter(|s| !s.is_empty())
 }
 
 fn result_outcome(tool: &str, args: &Value, details: &Map<String, Value>, text: &str) -> Outcome {
@@ -388,7 +392,10 @@ fn result_outcome(tool: &str, args: &Value, details: &Map<String, Value>, text: 
         return result(digest_value(&strip_volatile(&Value::Object(details.clone()))));
     }
     let details = Value::Object(details.clone());
-    result(digest_fields(&mut [("details", Field::Json(&details)), ("text", Field::Text(text))]))
+    result(digest_fields(&mut [
+        ("details", Field::Json(&details)),
+        ("text", Field::Text(text)),
+    ]))
 }
 
 fn result(digest: Digest) -> Outcome {
@@ -419,7 +426,10 @@ fn exec_outcome(details: &Map<String, Value>, status: Option<&str>, text: &str) 
             ]);
             let code = exit.and_then(Value::as_f64).filter(|c| c.is_finite() && *c != 0.0);
             if let Some(code) = code {
-                if !timed_out && !output.is_empty() && output != format!("(Command exited with code {})", js_number(code)) {
+                if !timed_out
+                    && !output.is_empty()
+                    && output != format!("(Command exited with code {})", js_number(code))
+                {
                     let shape = volatile_free(output);
                     let identity = digest_fields(&mut [
                         ("status", Field::Text(status)),
@@ -452,13 +462,16 @@ fn exec_outcome(details: &Map<String, Value>, status: Option<&str>, text: &str) 
 }
 
 /// JavaScript's whitespace, for the patterns below (`\s` with the `u` flag).
-const JS_SPACE: &str = r"[\t\n\x0B\x0C\r \u{a0}\u{1680}\u{2000}-\u{200a}\u{2028}\u{2029}\u{202f}\u{205f}\u{3000}\u{feff}]";
+const JS_SPACE: &str =
+    r"[\t\n\x0B\x0C\r \u{a0}\u{1680}\u{2000}-\u{200a}\u{2028}\u{2029}\u{202f}\u{205f}\u{3000}\u{feff}]";
 
 /// `VOLATILE_EXEC_FAILURE_PATTERNS`: `\d` and `\b` are ASCII in JavaScript.
 static VOLATILE: LazyLock<Vec<Regex>> = LazyLock::new(|| {
     let d = "[0-9]";
     [
-        format!(r"(?i){d}{{4}}-{d}{{2}}-{d}{{2}}[t ]{d}{{2}}:{d}{{2}}:{d}{{2}}(?:\.{d}{{1,6}})?(?:z|[+-]{d}{{2}}:{d}{{2}})?"),
+        format!(
+            r"(?i){d}{{4}}-{d}{{2}}-{d}{{2}}[t ]{d}{{2}}:{d}{{2}}:{d}{{2}}(?:\.{d}{{1,6}})?(?:z|[+-]{d}{{2}}:{d}{{2}})?"
+        ),
         format!(r"{d}{{1,2}}:{d}{{2}}:{d}{{2}}(?:\.{d}{{1,6}})?"),
         format!(r"(?i)(?-u:\b)(?:attempt|retry)(?-u:\b)(?:[#:=]|{JS_SPACE})*{d}+"),
         format!(r"(?i)(?-u:\b){d}+(?:\.{d}+)?{JS_SPACE}?(?:ns|us|ms|seconds?|minutes?|hours?|s)(?-u:\b)"),
@@ -525,7 +538,10 @@ fn strip_volatile(v: &Value) -> Value {
             let is_str = |k: &str| m.get(k).is_some_and(Value::is_string);
             let message_like = is_str("id")
                 && is_str("text")
-                && (is_str("direction") || is_str("senderId") || is_str("accountId") || m.get("conversation").is_some_and(Value::is_object));
+                && (is_str("direction")
+                    || is_str("senderId")
+                    || is_str("accountId")
+                    || m.get("conversation").is_some_and(Value::is_object));
             Value::Object(
                 m.iter()
                     .filter(|(k, _)| !VOLATILE_KEYS.contains(&k.as_str()) && !(message_like && *k == "id"))
@@ -558,7 +574,11 @@ fn name_at(s: &str, at: usize) -> &str {
 
 /// JavaScript whitespace at `at`, with its length in bytes.
 fn space_at(s: &str, at: usize) -> Option<usize> {
-    s[at..].chars().next().filter(|&c| super::super::js_space(c)).map(char::len_utf8)
+    s[at..]
+        .chars()
+        .next()
+        .filter(|&c| super::super::js_space(c))
+        .map(char::len_utf8)
 }
 
 /// `/unknown tool[:\s]+["']?([a-z0-9_.-]+)["']?/i`
@@ -639,7 +659,10 @@ mod tests {
             call_digest("read", &json!({"a": 1, "b": [1.0, "x"]})),
             call_digest("read", &json!({"b": [1, "x"], "a": 1}))
         );
-        assert_ne!(call_digest("read", &json!({"a": 1})), call_digest("grep", &json!({"a": 1})));
+        assert_ne!(
+            call_digest("read", &json!({"a": 1})),
+            call_digest("grep", &json!({"a": 1}))
+        );
         assert_eq!(tool_name(" Bash "), "exec");
         assert_eq!(tool_name(""), "tool");
         assert_eq!(tool_name("Web_Fetch"), "web_fetch");
@@ -650,7 +673,10 @@ mod tests {
         assert_eq!(unknown_tool("Unknown tool: Web_Fetch").as_deref(), Some("web_fetch"));
         assert_eq!(unknown_tool("unknown tool \"x.y\" requested").as_deref(), Some("x.y"));
         assert_eq!(unknown_tool("Tool 'grep' not found").as_deref(), Some("grep"));
-        assert_eq!(unknown_tool("the tool  fetch is not available").as_deref(), Some("fetch"));
+        assert_eq!(
+            unknown_tool("the tool  fetch is not available").as_deref(),
+            Some("fetch")
+        );
         assert_eq!(unknown_tool("unknown toolbox"), None);
         assert_eq!(unknown_tool("Tool grep failed"), None);
         assert_eq!(unknown_tool("未知 unknown tool：x"), None);
@@ -664,7 +690,9 @@ mod tests {
                 "exec",
                 &json!({"command": cmd}),
                 true,
-                Some(&json!({"content": [{"type": "text", "text": out}], "details": {"status": "completed", "exitCode": 1, "aggregated": out}})),
+                Some(
+                    &json!({"content": [{"type": "text", "text": out}], "details": {"status": "completed", "exitCode": 1, "aggregated": out}}),
+                ),
             )
         };
         let a = run("npm test", "FAIL\nDone in 1.00s at 12:00:01 pid 42");
@@ -686,7 +714,13 @@ mod tests {
         // A text result and the same text as OpenClaw's result object agree.
         assert_eq!(
             outcome("read", &read, true, Some(&json!(" hi \n"))).result,
-            outcome("read", &read, true, Some(&json!({"content": [{"type": "text", "text": "hi"}]}))).result
+            outcome(
+                "read",
+                &read,
+                true,
+                Some(&json!({"content": [{"type": "text", "text": "hi"}]}))
+            )
+            .result
         );
         // An error and a result with the same text differ.
         assert_ne!(
@@ -700,8 +734,20 @@ mod tests {
         // Sending: ids and the text are not hashed.
         let send = json!({"action": "send"});
         assert_eq!(
-            outcome("message", &send, true, Some(&json!({"content": [{"type": "text", "text": "m1"}], "details": {"ok": true, "messageId": "1"}}))).result,
-            outcome("message", &send, true, Some(&json!({"content": [{"type": "text", "text": "m2"}], "details": {"ok": true, "messageId": "2"}}))).result
+            outcome(
+                "message",
+                &send,
+                true,
+                Some(&json!({"content": [{"type": "text", "text": "m1"}], "details": {"ok": true, "messageId": "1"}}))
+            )
+            .result,
+            outcome(
+                "message",
+                &send,
+                true,
+                Some(&json!({"content": [{"type": "text", "text": "m2"}], "details": {"ok": true, "messageId": "2"}}))
+            )
+            .result
         );
         // CJK and emoji are text like any other.
         assert_ne!(
@@ -713,7 +759,9 @@ mod tests {
     #[test]
     fn untrusted_markers_lose_their_ids_when_consistent() {
         let wrap = |id: &str, end: &str, body: &str| {
-            format!("<<<EXTERNAL_UNTRUSTED_CONTENT id=\"{id}\">>>{body}<<<END_EXTERNAL_UNTRUSTED_CONTENT id=\"{end}\">>>")
+            format!(
+                "<<<EXTERNAL_UNTRUSTED_CONTENT id=\"{id}\">>>{body}<<<END_EXTERNAL_UNTRUSTED_CONTENT id=\"{end}\">>>"
+            )
         };
         let a = wrap("0123456789abcdef", "0123456789abcdef", "page");
         let b = wrap("fedcba9876543210", "fedcba9876543210", "page");
