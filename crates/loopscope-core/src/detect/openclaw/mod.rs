@@ -556,11 +556,12 @@ impl Detector for OpenClaw {
             EventKind::ToolResult { id, ok, output } => {
                 self.result(obs.index, id.as_deref(), *ok, output.as_ref(), &mut found)
             }
-            EventKind::Note { .. } if obs.event.extra.get("kind").and_then(Value::as_str) == Some("condensation") => {
-                if self.mode != Mode::Off {
-                    self.armed = self.window;
-                    self.window_calls.clear();
-                }
+            EventKind::Note { .. }
+                if self.mode != Mode::Off
+                    && obs.event.extra.get("kind").and_then(Value::as_str) == Some("condensation") =>
+            {
+                self.armed = self.window;
+                self.window_calls.clear();
             }
             _ => {}
         }

@@ -544,7 +544,7 @@ fn strip_volatile(v: &Value) -> Value {
                     || m.get("conversation").is_some_and(Value::is_object));
             Value::Object(
                 m.iter()
-                    .filter(|(k, _)| !VOLATILE_KEYS.contains(&k.as_str()) && !(message_like && *k == "id"))
+                    .filter(|(k, _)| !(VOLATILE_KEYS.contains(&k.as_str()) || message_like && *k == "id"))
                     .map(|(k, v)| (k.clone(), strip_volatile(v)))
                     .collect(),
             )
@@ -770,7 +770,7 @@ mod tests {
         // Ids that differ, or a stray quote inside, keep the text as it is.
         let c = wrap("0123456789abcdef", "fedcba9876543210", "page");
         assert_eq!(zero_markers(&c), c);
-        let d = format!("<<<EXTERNAL_UNTRUSTED_CONTENT id=\\\"0123456789abcdef\\\">>>say \"x\"<<<END_EXTERNAL_UNTRUSTED_CONTENT id=\\\"0123456789abcdef\\\">>>");
+        let d = "<<<EXTERNAL_UNTRUSTED_CONTENT id=\\\"0123456789abcdef\\\">>>say \"x\"<<<END_EXTERNAL_UNTRUSTED_CONTENT id=\\\"0123456789abcdef\\\">>>".to_string();
         assert_eq!(zero_markers(&d), d);
         assert_eq!(zero_markers("plain"), "plain");
     }
