@@ -556,6 +556,62 @@ def qwen_tour():
     s.write("qwen-tour.jsonl")
 
 
+def openclaw_tour():
+    s = Stream(36, "OpenClaw's tool-loop guard, every rule: warnings, blocks, the breaker and the post-compaction guard")
+    s.prompt("Why does the server start on port 8080? 请检查配置 🔍")
+    for i in range(31):  # warn at the 11th, block from the 21st, the global breaker at the 31st
+        s.request()
+        s.call("read", {"path": "config/server.toml"}, output="[server]\nport = 3000 # 端口\n")
+    s.prompt("Wait for the build to finish.")
+    for i in range(21):  # a poll that never changes: warn at 11, block at 21
+        s.request()
+        s.call("process", {"action": "poll", "sessionId": "build-1"},
+               output={"content": [{"type": "text", "text": "still building…"}], "details": {"status": "running"}})
+    s.prompt("Fix the date test.")
+    for i in range(20):  # an A/B alternation with stable results: warn at 10, block at 20
+        s.request()
+        if i % 2 == 0:
+            s.call("edit", {"path": "src/date.rs", "old": "{m}", "new": "{m:02}"}, output="applied 1 edit")
+        else:
+            s.call("exec", {"command": "cargo test date"}, ok=False, output="test date::iso ... FAILED")
+    s.prompt("Write the notice file.")
+    for path in "aaabbbccca":  # the same unchanged write over rotating arguments: churn at the 11th
+        s.request()
+        s.call("write", {"path": f"NOTICE-{path}.md", "content": "© 2026"},
+               output={"content": [{"type": "text", "text": "unchanged"}], "details": {"changed": False}})
+    s.request()
+    s.call("write", {"path": "NOTICE-a.md", "content": "© 2026"},
+           output={"content": [{"type": "text", "text": "unchanged"}], "details": {"changed": False}})
+    s.prompt("Fetch the release notes.")
+    for i in range(11):  # a tool that does not exist, 10 times: the 11th is blocked
+        s.request()
+        s.call("web_fetch", {"url": f"https://example.com/notes/{i}"}, ok=False, output="Unknown tool: web_fetch")
+    s.prompt("Check the config once more.")
+    s.wait(0.5, 1.0)
+    s.ev.append({"type": "note", "text": "context compacted (48000 tokens before)", "kind": "condensation", "ts": round(s.t, 3)})
+    for i in range(3):  # right after a compaction, one call with one result 3 times: the run is aborted
+        s.request()
+        s.call("read", {"path": "config/server.toml"}, output="[server]\nport = 3000 # 端口\n")
+    s.write("openclaw-tour.jsonl")
+
+
+def opencode_parallel_reads():
+    s = Stream(37, "opencode's doom_loop: three identical calls in one response ask; the same calls one per response never do")
+    s.prompt("What does notes.txt say? 请读一下 🙏")
+    for i in range(4):  # one call per response: blind across turns
+        s.request()
+        s.think("Reading notes.txt again.")
+        s.call("read", {"filePath": "notes.txt"}, output="hello 你好")
+    s.request()
+    s.think("I will read it three times at once.")
+    for i in range(3):
+        s.calls += 1
+        s.add("tool_call", id=f"par_{i}", name="read", args={"filePath": "notes.txt"})
+    for i in range(3):
+        s.add("tool_result", id=f"par_{i}", ok=True, output="hello 你好")
+    s.write("opencode-parallel-reads.jsonl")
+
+
 def judge_recorded_verdicts():
     s = Stream(35, "A long session with the LLM judge's verdicts recorded (loop_check events)")
     s.prompt("Make the flaky integration test pass reliably.")
@@ -795,7 +851,7 @@ def main():
                  fp_batch_edits, fp_user_repeats, fp_haha_zh, fp_dividers, miss_loop_after_5000,
                  miss_stutter_after_2000_zh, miss_paraphrase_loop_en, miss_long_paragraph_en, long_clean_session,
                  oh_polling_build_log, roo_fourth_read, cline_nested_args, fork_stutter_at_1000_zh, qwen_tour,
-                 judge_recorded_verdicts,
+                 judge_recorded_verdicts, openclaw_tour, opencode_parallel_reads,
                  openai_chat_sse, openai_responses_sse, anthropic_sse,
                  gemini_sse, claude_code_jsonl, codex_rollout, gemini_cli_jsonl, cline_task,
                  pi_session, opencode_store, copilot_events]:

@@ -301,6 +301,15 @@ fn the_new_profiles_and_their_parameters_on_the_command_line() {
         ("roo-code", vec!["roo-tool-repeat", "roo-mistake-limit"]),
         ("cline", vec!["cline-loop-warning", "cline-loop", "cline-mistake-limit"]),
         ("roo-fork", vec!["roo-fork-dead-loop"]),
+        (
+            "openclaw",
+            vec![
+                "openclaw-generic-repeat-warning",
+                "openclaw-generic-repeat-block",
+                "openclaw-compaction-abort",
+            ],
+        ),
+        ("opencode", vec!["opencode-doom-loop"]),
     ] {
         let (code, out, err) = cli(&["detectors", "--profile", profile]);
         assert_eq!(code, 0, "{err}");

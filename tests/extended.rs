@@ -647,6 +647,7 @@ fn tables_dividers_lists_and_long_numbers_are_no_letterless_loop() {
             assert!(run(&cut(&text, sizes)).is_empty(), "{:?}", run(&cut(&text, sizes)));
         }
     }
+}
 
 /// The steps of one prompt, each in its own request, with ids.
 fn steps_with(list: &[(&str, serde_json::Value, bool, String)]) -> Vec<Event> {

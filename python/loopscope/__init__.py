@@ -2,7 +2,8 @@
 
 Run loopscope's loop detectors (every profile: ``extended``, ``seed``,
 ``gemini-cli``, ``qwen-code``, ``openhands`` (the OpenHands SDK's),
-``openhands-v0``, ``roo-code``, ``cline``, ``roo-fork``, ``vllm``) inside a generation loop, over recorded logs, or over
+``openhands-v0``, ``roo-code``, ``cline``, ``roo-fork``, ``vllm``, ``openclaw``,
+``opencode``) inside a generation loop, over recorded logs, or over
 trajectories held as chat message lists::
 
     import loopscope

@@ -7,7 +7,7 @@ __version__: str
 
 # The known names, for completions; any str is accepted (a name held in a
 # variable type-checks; an unknown one raises ValueError at run time).
-KnownProfile = Literal["seed", "gemini-cli", "extended", "qwen-code", "openhands", "roo-code", "cline", "roo-fork", "openhands-v0", "vllm"]
+KnownProfile = Literal["seed", "gemini-cli", "extended", "qwen-code", "openhands", "roo-code", "cline", "roo-fork", "openhands-v0", "vllm", "openclaw", "opencode"]
 Profile = Union[KnownProfile, str]
 ParamValue = Union[int, float, bool, str, Sequence[int]]
 

@@ -7,7 +7,7 @@ import subprocess
 import pytest
 
 ROOT = pathlib.Path(__file__).resolve().parents[2]
-PROFILES = ["seed", "gemini-cli", "extended", "qwen-code", "openhands", "roo-code", "cline", "roo-fork", "openhands-v0", "vllm"]
+PROFILES = ["seed", "gemini-cli", "extended", "qwen-code", "openhands", "roo-code", "cline", "roo-fork", "openhands-v0", "vllm", "openclaw", "opencode"]
 
 
 def cli_binary():

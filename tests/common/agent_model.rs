@@ -37,6 +37,9 @@ pub enum Script {
     /// The reasoning repeats a paragraph and the answer another, in small
     /// deltas; no call.
     TextLoop,
+    /// One answer with this many identical calls side by side (read
+    /// notes.txt), then an answer.
+    ParallelLoop(usize),
 }
 
 /// How the agent acts on the model's answers.
@@ -493,6 +496,13 @@ fn plan(api: Api, body: &Value, play: &Play) -> (String, Vec<Step>) {
         (Script::Clean, _) if done == 0 => ("call".into(), [reasoning(CLEAN_REASONING), vec![call(NOTES)]].concat()),
         (Script::ToolLoop(turns), _) if done < turns => {
             ("call".into(), [reasoning(TOOL_REASONING), vec![call(NOTES)]].concat())
+        }
+        (Script::ParallelLoop(calls), _) if done == 0 => {
+            let (name, args) = pick_tool(&tools, &play.work, NOTES);
+            let same: Vec<Step> = (0..calls)
+                .map(|i| Step::Call(format!("{id}_{i}"), name.clone(), args.clone()))
+                .collect();
+            ("parallel-calls".into(), [reasoning(TOOL_REASONING), same].concat())
         }
         (Script::FailLoop(turns), _) if done < turns => {
             ("call".into(), [reasoning(TOOL_REASONING), vec![call(MISSING)]].concat())

@@ -39,25 +39,27 @@ pub fn chat_stream(id: &str, model: &str, steps: &[Step]) -> Vec<Vec<u8>> {
         )
     };
     let mut out = vec![chunk(json!({"role": "assistant", "content": ""}), Value::Null)];
-    let mut called = false;
+    // Calls of one answer are told apart by their index.
+    let mut calls = 0;
     for s in steps {
         match s {
             Step::Reasoning(t) => out.push(chunk(json!({"reasoning_content": t}), Value::Null)),
             Step::Content(t) => out.push(chunk(json!({"content": t}), Value::Null)),
             Step::Call(id, name, args) => {
-                called = true;
+                let index = calls;
+                calls += 1;
                 for (i, piece) in args_pieces(args).iter().enumerate() {
                     let call = if i == 0 {
-                        json!({"index": 0, "id": id, "type": "function", "function": {"name": name, "arguments": piece}})
+                        json!({"index": index, "id": id, "type": "function", "function": {"name": name, "arguments": piece}})
                     } else {
-                        json!({"index": 0, "function": {"arguments": piece}})
+                        json!({"index": index, "function": {"arguments": piece}})
                     };
                     out.push(chunk(json!({"tool_calls": [call]}), Value::Null));
                 }
             }
         }
     }
-    out.push(chunk(json!({}), json!(if called { "tool_calls" } else { "stop" })));
+    out.push(chunk(json!({}), json!(if calls > 0 { "tool_calls" } else { "stop" })));
     out.push(sse(None, &json!({"id": id, "object": "chat.completion.chunk", "created": 1_700_000_000, "model": model,
         "choices": [], "usage": {"prompt_tokens": 5, "completion_tokens": steps.len(), "total_tokens": steps.len() + 5}})));
     out.push(b"data: [DONE]\n\n".to_vec());

@@ -218,6 +218,11 @@ impl Detection {
                     format!("not stuck yet with alternating_pattern above {c}")
                 }
             }
+            "opencode-doom-loop" => format!(
+                "not asked with opencode-doom-loop.parts above {}, with a text part between the calls, or with the calls in separate responses",
+                n(self.repeats)
+            ),
+            id if id.starts_with("openclaw") => return super::openclaw::what_would_change(self),
             _ => return None,
         })
     }

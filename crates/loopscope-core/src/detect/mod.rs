@@ -14,6 +14,8 @@ pub use guards::BUDGETS;
 pub mod judge;
 pub mod keys;
 mod kinds;
+mod openclaw;
+mod opencode;
 mod openhands;
 mod openhands_sdk;
 pub mod params;
@@ -255,7 +257,7 @@ impl DetectorInfo {
 }
 
 /// Every detector, in the order they run and are listed.
-pub static DETECTORS: [&DetectorInfo; 34] = [
+pub static DETECTORS: [&DetectorInfo; 46] = [
     &short_repeat::INFO,
     &cycles::BLOCK_CYCLE,
     &cycles::LIST_CYCLE,
@@ -290,6 +292,18 @@ pub static DETECTORS: [&DetectorInfo; 34] = [
     &vllm::INFO,
     &openhands_sdk::NUDGE_INFO,
     &openhands_sdk::STUCK_INFO,
+    &openclaw::SERVICE,
+    &openclaw::GENERIC_WARNING,
+    &openclaw::GENERIC_BLOCK,
+    &openclaw::POLL_WARNING,
+    &openclaw::POLL_BLOCK,
+    &openclaw::PING_PONG_WARNING,
+    &openclaw::PING_PONG_BLOCK,
+    &openclaw::CHURN_WARNING,
+    &openclaw::UNKNOWN_BLOCK,
+    &openclaw::GLOBAL_BLOCK,
+    &openclaw::COMPACTION_ABORT,
+    &opencode::INFO,
 ];
 
 /// The detector with this id.

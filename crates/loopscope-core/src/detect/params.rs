@@ -28,11 +28,15 @@ pub enum Profile {
     Cline,
     /// A Roo Code fork's dead-loop detector, the checkpoint design as coded (compat.md).
     RooFork,
+    /// OpenClaw's tool-loop detection and post-compaction guard (openclaw.md).
+    Openclaw,
+    /// opencode's (and Kilo CLI's) doom_loop permission (opencode.md).
+    Opencode,
 }
 
 impl Profile {
     /// Every profile, in listing order.
-    pub const ALL: [Profile; 10] = [
+    pub const ALL: [Profile; 12] = [
         Profile::Seed,
         Profile::GeminiCli,
         Profile::Extended,
@@ -43,6 +47,8 @@ impl Profile {
         Profile::RooFork,
         Profile::OpenhandsV0,
         Profile::Vllm,
+        Profile::Openclaw,
+        Profile::Opencode,
     ];
 
     /// The profile's name (`gemini-cli`).
@@ -58,6 +64,8 @@ impl Profile {
             Profile::RooFork => "roo-fork",
             Profile::OpenhandsV0 => "openhands-v0",
             Profile::Vllm => "vllm",
+            Profile::Openclaw => "openclaw",
+            Profile::Opencode => "opencode",
         }
     }
 
@@ -75,6 +83,8 @@ impl Profile {
             Profile::Cline => "Cline (cline/cline@f3a3f30db5): a warning to the model at exactly 3 consecutive identical calls, a hard stop at exactly 5 (name + arguments serialized with only the top-level keys, at every depth), and the mistake limit of 3 (tool errors, requests without a tool). Calls that differ only below the top level look identical (a false positive shape).",
             Profile::Vllm => "vLLM 0.33.0's repetition_detection (the server-side check since 0.17; copied by mlx runtimes, proposed for llama.cpp): after every generated token, the request ends with finish reason \"repetition\" once its output tokens (reasoning and answer, one sequence) end in min_count copies of a pattern of min_pattern_size..max_pattern_size tokens. Off in vLLM by default: a request turns it on by sending \"repetition_detection\" (max_pattern_size 0 or min_count below 2 is off); the profile's defaults are what llama.cpp's port and mlxcel use (min 16, max 1024, count 4). Tokens are compared by id: give it logs with token_ids (vLLM's return_token_ids, kept by `loopscope record`) or --tokenizer tokenizer.json; otherwise each text delta counts as one token and it says so. Known false positives: min_count 2 stops at any doubled word; a markdown table or code of identical lines.",
             Profile::RooFork => "A Roo Code fork's dead-loop detector (kkkqkx123/Roo-Code@1ce5e59d), the checkpoint design as coded: at 1000 chars a short CJK unit repeated 4 times in the last 200 UTF-16 units, at 2000 and 4000 a list or paragraph period check on the text between checkpoints, cut at the checkpoint. Only CJK units count, and a loop that starts after a checkpoint's segment is missed.",
+            Profile::Openclaw => "OpenClaw's tool-loop detection (npm openclaw@2026.9.6, tool-loop-detection.ts and its caller) on tool outcomes, per run (a prompt): a warning at 10 earlier identical calls (again at 20, 30), a block at 20 identical earlier outcomes (an exec failure counts across commands by its failure identity; a blocked call extends the streak), a global breaker at 30, polls without progress (10/20), A/B ping-pong (10; 20 with stable results), argument churn (10), an unknown tool named 10 times, and the post-compaction guard (after a compaction note, 3 identical calls with one result abort the run). Calls of one response are one batch: a block vetoes it. OpenClaw itself leaves the rolling rules off unless tools.loopDetection.enabled is true (openclaw.enabled=unset: only the post-compaction guard). Known misses: calls without results never block; a result that changes every time (a timestamp) never blocks; 30 records of history across runs.",
+            Profile::Opencode => "opencode's doom_loop (npm opencode-ai@1.18.33; Kilo CLI's processor is the same): when the last three parts of one model response are tool calls of one tool with one input (JSON.stringify, key order as written), opencode asks the user for the doom_loop permission, and again at every further identical call. Blind across turns: identical calls in separate responses, or with a text or reasoning part among the last three, never ask; A/B cycles are missed. Read from the compiled binary (not run): the cases follow the spec.",
         }
     }
 
@@ -181,7 +191,9 @@ impl ParamSpec {
             | Profile::RooCode
             | Profile::Cline
             | Profile::RooFork
-            | Profile::Vllm => self.seed,
+            | Profile::Vllm
+            | Profile::Openclaw
+            | Profile::Opencode => self.seed,
         };
         match d {
             Default::Count(n) => Value::Count(n),

@@ -192,6 +192,9 @@ impl Opencode {
     }
 }
 
+/// What opencode's DeniedError says (a permission rule said deny).
+const DENIED: &str = "The user has specified a rule which prevents you from using this specific tool call.";
+
 /// An `error` of a message, a `run` line or a retry part (a NamedError:
 /// `{name, data{message, statusCode?}}`).
 fn error(e: &Value, out: &mut Out<'_>) {
@@ -211,6 +214,14 @@ fn error(e: &Value, out: &mut Out<'_>) {
                 format!(": {msg}")
             }
         )),
+        // A permission denied by a rule lists the rules of the permission
+        // asked: doom_loop's are opencode's own loop guard stopping the step.
+        _ if msg.starts_with(DENIED) && msg.contains(r#""permission":"doom_loop""#) => out.agent_detection(
+            "opencode",
+            "deny",
+            "opencode's doom_loop permission was denied: the same call three times in one response; the step ends"
+                .to_string(),
+        ),
         "APIError" | "ProviderAuthError" | "UnknownError" => out.api_error(&format!("{code}{msg} ({name})")),
         _ => out.note(format!("{name}: {msg}")),
     }

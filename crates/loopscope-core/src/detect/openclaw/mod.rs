@@ -1,0 +1,668 @@
+//! Profile `openclaw` (shared/design/openclaw.md): OpenClaw's tool-loop
+//! detection (npm openclaw@2026.9.6, `tool-loop-detection.ts` and its
+//! caller) and its post-compaction loop guard. One session history, one
+//! warning-bucket map and one guard are shared by every rule, so they are
+//! one group: one object answering for the profile's detector ids — each
+//! rule's warning and block apart, as OpenClaw tells them apart.
+
+mod history;
+mod outcome;
+
+use std::collections::VecDeque;
+use std::sync::Arc;
+
+use serde_json::Value;
+
+use super::params::{Default, Kind, ParamSpec, Profile};
+use super::{
+    Buffers, Configured, Detection, Detector, DetectorInfo, DetectorState, Evidence, Family, Group, Kinds, Observation,
+    Status,
+};
+use crate::event::{Channel, EventKind};
+use history::{Counts, Limits, Record, Rule, Verdict, WarningKey};
+use outcome::Digest;
+
+pub(crate) static GROUP: Group = Group {
+    name: "openclaw",
+    build: build_group,
+};
+
+const fn member(id: &'static str, rule: &'static str, params: &'static [ParamSpec]) -> DetectorInfo {
+    DetectorInfo {
+        id,
+        family: Family::Compat,
+        channel: Channel::Tools,
+        rule,
+        profiles: &[Profile::Openclaw],
+        params,
+        group: Some(&GROUP),
+        build: |_| Box::new(OpenClaw::new(&[])),
+    }
+}
+
+pub(crate) static SERVICE: DetectorInfo = member(
+    "openclaw",
+    "the guard itself: its switch (tools.loopDetection.enabled), its history and thresholds (constants in 2026.9.6)",
+    &[
+        ParamSpec::new(
+            "enabled",
+            Kind::Choice(&["true", "false", "unset"]),
+            Default::Word("true"),
+            "tools.loopDetection.enabled: true runs every rule; unset (OpenClaw's default) only the post-compaction guard; false neither",
+        ),
+        ParamSpec::new(
+            "history_size",
+            Kind::Count { min: 1 },
+            Default::Count(30),
+            "records the session keeps (TOOL_CALL_HISTORY_SIZE), of every run",
+        ),
+        ParamSpec::new(
+            "warning_threshold",
+            Kind::Count { min: 1 },
+            Default::Count(10),
+            "the count that warns (generic, poll, ping-pong, churn)",
+        ),
+        ParamSpec::new(
+            "critical_threshold",
+            Kind::Count { min: 1 },
+            Default::Count(20),
+            "the count that blocks (generic, poll, ping-pong)",
+        ),
+        ParamSpec::new(
+            "global_circuit_breaker_threshold",
+            Kind::Count { min: 1 },
+            Default::Count(30),
+            "identical no-progress outcomes that block any tool",
+        ),
+        ParamSpec::new(
+            "unknown_tool_threshold",
+            Kind::Count { min: 1 },
+            Default::Count(10),
+            "errors naming the same unknown tool in a row that block",
+        ),
+        ParamSpec::new(
+            "min_variant_calls",
+            Kind::Count { min: 1 },
+            Default::Count(3),
+            "argument churn: calls each argument variant needs (MIN_STABLE_CALLS_PER_VARIANT)",
+        ),
+        ParamSpec::new(
+            "warning_bucket",
+            Kind::Count { min: 1 },
+            Default::Count(10),
+            "a key warns again only when floor(count / warning_bucket) grows (LOOP_WARNING_BUCKET_SIZE)",
+        ),
+        ParamSpec::new(
+            "post_compaction_window",
+            Kind::Count { min: 1 },
+            Default::Count(3),
+            "calls the post-compaction guard watches after a compaction (all identical with one result: abort)",
+        ),
+    ],
+);
+pub(crate) static GENERIC_WARNING: DetectorInfo = member(
+    "openclaw-generic-repeat-warning",
+    "generic_repeat, warning: 10 earlier calls of this run with the same tool and arguments (stable JSON), whatever they returned; again at 20, 30",
+    &[],
+);
+pub(crate) static GENERIC_BLOCK: DetectorInfo = member(
+    "openclaw-generic-repeat-block",
+    "generic_repeat, critical: 20 identical earlier outcomes of the same call (other calls between do not reset it; an exec failure counts across commands by its failure identity): the call is blocked",
+    &[],
+);
+pub(crate) static POLL_WARNING: DetectorInfo = member(
+    "openclaw-known-poll-warning",
+    "known_poll_no_progress, warning: a poll (process poll/log, command_status) with 10 identical earlier outcomes",
+    &[],
+);
+pub(crate) static POLL_BLOCK: DetectorInfo = member(
+    "openclaw-known-poll-block",
+    "known_poll_no_progress, critical: a poll with 20 identical earlier outcomes is blocked",
+    &[],
+);
+pub(crate) static PING_PONG_WARNING: DetectorInfo = member(
+    "openclaw-ping-pong-warning",
+    "ping_pong, warning: the 10th call of an A/B alternation (by arguments, any tools)",
+    &[],
+);
+pub(crate) static PING_PONG_BLOCK: DetectorInfo = member(
+    "openclaw-ping-pong-block",
+    "ping_pong, critical: the 20th call of an A/B alternation with one stable result per side is blocked",
+    &[],
+);
+pub(crate) static CHURN_WARNING: DetectorInfo = member(
+    "openclaw-argument-churn-warning",
+    "argument_churn, warning: 10 no-progress results (errors, unchanged writes) of one tool over 2+ argument variants of 3+ calls each, one shared result",
+    &[],
+);
+pub(crate) static UNKNOWN_BLOCK: DetectorInfo = member(
+    "openclaw-unknown-tool-block",
+    "unknown_tool_repeat, critical: 10 results in a row of this tool whose error names the same unknown tool: the next call is blocked",
+    &[],
+);
+pub(crate) static GLOBAL_BLOCK: DetectorInfo = member(
+    "openclaw-global-breaker-block",
+    "global_circuit_breaker, critical: 30 identical no-progress outcomes of one call, any tool (polls too)",
+    &[],
+);
+pub(crate) static COMPACTION_ABORT: DetectorInfo = member(
+    "openclaw-compaction-abort",
+    "compaction_loop_persisted (the post-compaction guard, on unless enabled=false): after a compaction note, the 3 next results are one call with one result: the run is aborted",
+    &[],
+);
+
+/// The members in registry order (the order their states are reported).
+const IDS: [&str; 11] = [
+    "openclaw",
+    "openclaw-generic-repeat-warning",
+    "openclaw-generic-repeat-block",
+    "openclaw-known-poll-warning",
+    "openclaw-known-poll-block",
+    "openclaw-ping-pong-warning",
+    "openclaw-ping-pong-block",
+    "openclaw-argument-churn-warning",
+    "openclaw-unknown-tool-block",
+    "openclaw-global-breaker-block",
+    "openclaw-compaction-abort",
+];
+
+/// The detector id of a verdict.
+fn id_of(rule: Rule, critical: bool) -> &'static str {
+    match (rule, critical) {
+        (Rule::GenericRepeat, false) => IDS[1],
+        (Rule::GenericRepeat, true) => IDS[2],
+        (Rule::KnownPoll, false) => IDS[3],
+        (Rule::KnownPoll, true) => IDS[4],
+        (Rule::PingPong, false) => IDS[5],
+        (Rule::PingPong, true) => IDS[6],
+        (Rule::ArgumentChurn, _) => IDS[7],
+        (Rule::UnknownTool, _) => IDS[8],
+        (Rule::GlobalBreaker, _) => IDS[9],
+    }
+}
+
+fn build_group(members: &[&Configured]) -> Box<dyn Detector> {
+    Box::new(OpenClaw::new(members))
+}
+
+/// The most calls kept waiting for their results (a log's calls without
+/// results must not hold memory without bound).
+const MAX_OPEN_CALLS: usize = 256;
+/// OpenClaw's `MAX_LOOP_WARNING_KEYS`.
+const MAX_WARNING_KEYS: usize = 256;
+/// The post-compaction guard keeps the last 16 calls (`BASELINE_WINDOW_SIZE`)
+/// only to log repeats of them; nothing is decided by them, so they are not kept.
+///
+/// A call seen in the log, until its result.
+#[derive(Clone, Debug)]
+struct OpenCall {
+    id: Option<Arc<str>>,
+    tool: Arc<str>,
+    args: Digest,
+    /// What the outcome digest reads of the arguments: their `action`, and
+    /// whether they are an object.
+    action: Option<String>,
+    object: bool,
+    /// Blocked by the guard: its result is ignored (OpenClaw never ran it).
+    blocked: bool,
+    answered: bool,
+    event: usize,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Mode {
+    On,
+    Unset,
+    Off,
+}
+
+#[derive(Clone)]
+struct OpenClaw {
+    mode: Mode,
+    history_size: usize,
+    limits: Limits,
+    bucket: usize,
+    window: usize,
+    /// Which member ids are selected (`--detectors`); all run, these speak.
+    speaks: [bool; 11],
+    run: u64,
+    history: VecDeque<Record>,
+    /// The current batch (one model response's calls): admitted calls
+    /// waiting to be recorded at launch.
+    batch: Vec<Record>,
+    /// The batch was vetoed: the blocked call's identity.
+    vetoed: Option<Digest>,
+    calls: VecDeque<OpenCall>,
+    buckets: VecDeque<((u64, WarningKey), usize)>,
+    /// Post-compaction guard: attempts left and the window's (tool, args, result).
+    armed: usize,
+    window_calls: Vec<(Digest, Digest)>,
+    counts: Counts,
+    fired: [Option<(usize, String)>; 11],
+}
+
+impl OpenClaw {
+    fn new(members: &[&Configured]) -> OpenClaw {
+        let service = members.iter().find(|c| c.info.id == "openclaw").map(|c| &c.params);
+        let count = |name: &str, default: usize| service.map_or(default, |p| p.count(name));
+        let mode = match service.map_or("true", |p| p.word("enabled")) {
+            "false" => Mode::Off,
+            "unset" => Mode::Unset,
+            _ => Mode::On,
+        };
+        let mut speaks = [false; 11];
+        for (i, id) in IDS.iter().enumerate() {
+            speaks[i] = members.iter().any(|c| c.info.id == *id);
+        }
+        OpenClaw {
+            mode,
+            history_size: count("history_size", 30),
+            limits: Limits {
+                warning: count("warning_threshold", 10),
+                critical: count("critical_threshold", 20),
+                global: count("global_circuit_breaker_threshold", 30),
+                unknown_tool: count("unknown_tool_threshold", 10),
+                churn_variant: count("min_variant_calls", 3),
+            },
+            bucket: count("warning_bucket", 10),
+            window: count("post_compaction_window", 3),
+            speaks,
+            run: 0,
+            history: VecDeque::new(),
+            batch: Vec::new(),
+            vetoed: None,
+            calls: VecDeque::new(),
+            buckets: VecDeque::new(),
+            armed: 0,
+            window_calls: Vec::new(),
+            counts: Counts::default(),
+            fired: std::default::Default::default(),
+        }
+    }
+
+    fn push(&mut self, r: Record) {
+        self.history.push_back(r);
+        while self.history.len() > self.history_size {
+            self.history.pop_front();
+        }
+    }
+
+    /// The batch is launched: its calls are recorded in order.
+    fn commit(&mut self) {
+        self.vetoed = None;
+        for r in std::mem::take(&mut self.batch) {
+            self.push(Record { kind: None, ..r });
+        }
+    }
+
+    /// `shouldEmitLoopWarning`: a key warns once per bucket of counts.
+    fn should_warn(&mut self, key: WarningKey, count: usize) -> bool {
+        let bucket = count / self.bucket;
+        let key = (self.run, key);
+        match self.buckets.iter_mut().find(|(k, _)| *k == key) {
+            Some((_, b)) if bucket <= *b => false,
+            Some((_, b)) => {
+                *b = bucket;
+                true
+            }
+            None if bucket == 0 => false,
+            None => {
+                self.buckets.push_back((key, bucket));
+                while self.buckets.len() > MAX_WARNING_KEYS {
+                    self.buckets.pop_front();
+                }
+                true
+            }
+        }
+    }
+
+    fn call(&mut self, index: usize, name: &str, args: &Value, id: Option<&str>, out: &mut Vec<Detection>) {
+        let tool: Arc<str> = outcome::tool_name(name).into();
+        let digest = outcome::call_digest(&tool, args);
+        let action = args.get("action").and_then(Value::as_str).map(str::to_string);
+        let mut open = OpenCall {
+            id: id.map(Arc::from),
+            tool: tool.clone(),
+            args: digest,
+            action,
+            object: args.is_object(),
+            blocked: false,
+            answered: false,
+            event: index,
+        };
+        if self.mode == Mode::On {
+            self.admit(index, &mut open, out);
+        }
+        if self.calls.len() >= MAX_OPEN_CALLS {
+            self.calls.pop_front();
+        }
+        self.calls.push_back(open);
+    }
+
+    /// `admitToolCallBatch` for one more call of the current batch.
+    fn admit(&mut self, index: usize, call: &mut OpenCall, out: &mut Vec<Detection>) {
+        let record = Record::call(call.tool.clone(), call.args, call.id.clone(), self.run, index);
+        if let Some(blocked) = self.vetoed {
+            // The whole batch was vetoed; calls like the blocked one leave a veto.
+            call.blocked = true;
+            if call.args == blocked {
+                self.push(record.veto());
+            }
+            return;
+        }
+        let run = self.run;
+        let view: Vec<&Record> = self
+            .history
+            .iter()
+            .filter(|r| r.run == run)
+            .chain(self.batch.iter())
+            .collect();
+        let (verdict, counts) = history::check(&view, &call.tool, call.args, call.action.as_deref(), &self.limits);
+        let events = verdict.as_ref().map(|v| evidence_events(&view, v, call.args));
+        drop(view);
+        self.counts = counts;
+        let Some(v) = verdict else {
+            self.batch.push(record.veto());
+            return;
+        };
+        let events = events.unwrap_or_default();
+        if v.critical {
+            call.blocked = true;
+            let start = self.batch.first().map_or(index, |r| r.event);
+            let batch = std::mem::take(&mut self.batch);
+            for r in batch.into_iter().filter(|r| r.args == call.args) {
+                self.push(r);
+            }
+            for c in self.calls.iter_mut().filter(|c| c.event >= start) {
+                c.blocked = true;
+            }
+            self.push(record.veto());
+            self.vetoed = Some(call.args);
+            self.emit(index, &v, &call.tool, events, out);
+        } else {
+            if self.should_warn(v.key.clone(), v.count) {
+                self.emit(index, &v, &call.tool, events, out);
+            }
+            self.batch.push(record.veto());
+        }
+    }
+
+    fn emit(&mut self, index: usize, v: &Verdict, tool: &str, events: Vec<usize>, out: &mut Vec<Detection>) {
+        let id = id_of(v.rule, v.critical);
+        let mut d = Detection::new(id, index, Channel::Tools, None);
+        d.repeats = Some(v.count);
+        d.threshold = Some(v.threshold);
+        d.onset = events.first().copied();
+        d.events = events;
+        d.evidence = Evidence::Calls;
+        let pair = v.paired_tool.as_ref().map_or(String::new(), |p| format!(" ↔ {p}"));
+        d.repeated = Some(format!("{tool}{pair}"));
+        let what = if v.critical {
+            "OpenClaw blocks the call"
+        } else {
+            "OpenClaw warns the model"
+        };
+        d.reason = format!(
+            "{what} ({} {}, count {} of {}): \"{}\"",
+            v.rule.name(),
+            if v.critical { "critical" } else { "warning" },
+            v.count,
+            v.threshold,
+            history::message(v, tool)
+        );
+        self.record_fired(id, index, &d.reason);
+        out.push(d);
+    }
+
+    fn record_fired(&mut self, id: &str, index: usize, reason: &str) {
+        if let Some(i) = IDS.iter().position(|x| *x == id) {
+            self.fired[i] = Some((index, reason.to_string()));
+        }
+    }
+
+    fn result(&mut self, index: usize, id: Option<&str>, ok: bool, output: Option<&Value>, out: &mut Vec<Detection>) {
+        self.commit();
+        let found = match id {
+            Some(id) => self.calls.iter().rposition(|c| c.id.as_deref() == Some(id)),
+            None => self.calls.iter().rposition(|c| !c.answered),
+        };
+        let Some(at) = found else { return };
+        let call = self.calls.remove(at).expect("a found call");
+        if call.blocked {
+            return;
+        }
+        let args = match &call.action {
+            Some(a) => serde_json::json!({ "action": a }),
+            None if call.object => serde_json::json!({}),
+            None => Value::Null,
+        };
+        let o = outcome::outcome(&call.tool, &args, ok, output);
+        if !o.recorded() {
+            return;
+        }
+        let result = if self.mode == Mode::On {
+            self.attach(index, &call, o)
+        } else {
+            o.result
+        };
+        if let Some(result) = result.filter(|_| self.mode != Mode::Off) {
+            self.observe_after_compaction(index, &call, result, out);
+        }
+    }
+
+    /// `recordToolCallOutcome`: fills the newest matching call of this run
+    /// without an outcome, else pushes a record of its own. Its result digest.
+    fn attach(&mut self, index: usize, call: &OpenCall, o: outcome::Outcome) -> Option<Digest> {
+        let run = self.run;
+        let kind = if o.veto {
+            Some(history::OutcomeKind::Veto)
+        } else if o.failure_identity.is_some() {
+            Some(history::OutcomeKind::TerminalFailure)
+        } else {
+            Some(history::OutcomeKind::Plain)
+        };
+        let fill = |r: &mut Record| {
+            r.kind = kind;
+            r.result = o.result;
+            r.failure_identity = o.failure_identity;
+            r.no_progress = o.no_progress;
+            r.unknown_tool = o.unknown_tool.as_deref().map(Arc::from);
+        };
+        let matching = self.history.iter_mut().rev().find(|r| {
+            r.run == run
+                && (call.id.is_none() || r.call_id == call.id)
+                && r.tool == call.tool
+                && r.args == call.args
+                && r.result.is_none()
+                && r.kind.is_none()
+        });
+        match matching {
+            Some(r) => fill(r),
+            None => {
+                let mut r = Record::call(call.tool.clone(), call.args, call.id.clone(), run, index);
+                fill(&mut r);
+                self.push(r);
+            }
+        }
+        o.result
+    }
+
+    /// The post-compaction guard's `observe` (only while armed).
+    fn observe_after_compaction(&mut self, index: usize, call: &OpenCall, result: Digest, out: &mut Vec<Detection>) {
+        if self.armed == 0 {
+            return;
+        }
+        self.armed -= 1;
+        self.window_calls.push((call.args, result));
+        let matches = self.window_calls.iter().filter(|c| **c == (call.args, result)).count();
+        if matches >= self.window {
+            let id = COMPACTION_ABORT.id;
+            let mut d = Detection::new(id, index, Channel::Tools, None);
+            d.repeats = Some(matches);
+            d.threshold = Some(self.window);
+            d.evidence = Evidence::Calls;
+            d.repeated = Some(call.tool.to_string());
+            d.events = vec![call.event, index];
+            d.reason = format!(
+                "OpenClaw aborts the run (compaction_loop_persisted, {matches} of {}): \"CRITICAL: tool {} repeated {matches} times with identical arguments and identical results within {} attempts after auto-compaction. The compaction did not break the loop. Aborting to prevent runaway resource use.\"",
+                self.window, call.tool, self.window
+            );
+            self.record_fired(id, index, &d.reason);
+            out.push(d);
+        }
+    }
+}
+
+/// The earlier events a verdict counted: the calls with these arguments
+/// (for ping-pong, the alternation's), else the tool's records.
+fn evidence_events(view: &[&Record], v: &Verdict, args: Digest) -> Vec<usize> {
+    let mut events: Vec<usize> = match (&v.rule, &v.key) {
+        (Rule::PingPong, WarningKey::PingPong(a, b)) => view
+            .iter()
+            .filter(|r| r.args == *a || r.args == *b)
+            .map(|r| r.event)
+            .collect(),
+        (Rule::ArgumentChurn | Rule::UnknownTool, _) => {
+            let tool = view.iter().rev().find(|r| r.args == args).map(|r| r.tool.clone());
+            view.iter()
+                .filter(|r| tool.as_ref().is_some_and(|t| *t == r.tool))
+                .map(|r| r.event)
+                .collect()
+        }
+        _ => view.iter().filter(|r| r.args == args).map(|r| r.event).collect(),
+    };
+    events.dedup();
+    let keep = events.len().saturating_sub(v.count.max(1));
+    events.drain(..keep);
+    events
+}
+
+impl Detector for OpenClaw {
+    fn id(&self) -> &'static str {
+        "openclaw"
+    }
+
+    fn observe(&mut self, obs: &Observation<'_>, out: &mut Vec<Detection>) {
+        let mut found = Vec::new();
+        match &obs.event.kind {
+            EventKind::Prompt { .. } => {
+                self.commit();
+                self.run += 1;
+                self.armed = 0;
+                self.window_calls.clear();
+            }
+            EventKind::Request { .. } => self.commit(),
+            EventKind::ToolCall { name, args, id } => self.call(obs.index, name, args, id.as_deref(), &mut found),
+            EventKind::ToolResult { id, ok, output } => {
+                self.result(obs.index, id.as_deref(), *ok, output.as_ref(), &mut found)
+            }
+            EventKind::Note { .. }
+                if self.mode != Mode::Off
+                    && obs.event.extra.get("kind").and_then(Value::as_str) == Some("condensation") =>
+            {
+                self.armed = self.window;
+                self.window_calls.clear();
+            }
+            _ => {}
+        }
+        out.extend(found.into_iter().filter(|d| {
+            IDS.iter()
+                .position(|x| *x == d.detector)
+                .is_some_and(|i| self.speaks[i])
+        }));
+    }
+
+    fn status(&self, _: &Buffers) -> Status {
+        Status::Idle { detail: String::new() }
+    }
+
+    fn kinds(&self) -> Kinds {
+        Kinds::ALL
+    }
+
+    fn states(&self, _: &Buffers) -> Vec<DetectorState> {
+        let c = &self.counts;
+        let l = &self.limits;
+        let watching = |current: usize, threshold: usize, what: &str| Status::Watching {
+            current,
+            threshold,
+            detail: format!("{what}: {current} of {threshold} at the last call"),
+        };
+        IDS.iter()
+            .enumerate()
+            .filter(|(i, _)| self.speaks[*i])
+            .map(|(i, id)| {
+                let live = match i {
+                    0 => Status::Idle {
+                        detail: match self.mode {
+                            Mode::On => format!(
+                                "on: {} records of this run",
+                                self.history.iter().filter(|r| r.run == self.run).count()
+                            ),
+                            Mode::Unset => {
+                                "rolling detection off (OpenClaw's default); the post-compaction guard on".to_string()
+                            }
+                            Mode::Off => "off".to_string(),
+                        },
+                    },
+                    1 => watching(c.recent, l.warning, "identical earlier calls"),
+                    2 => watching(c.no_progress, l.critical, "identical earlier outcomes"),
+                    3 => watching(
+                        if c.poll { c.no_progress } else { 0 },
+                        l.warning,
+                        "identical poll outcomes",
+                    ),
+                    4 => watching(
+                        if c.poll { c.no_progress } else { 0 },
+                        l.critical,
+                        "identical poll outcomes",
+                    ),
+                    5 => watching(c.ping_pong, l.warning, "alternating calls"),
+                    6 => watching(c.ping_pong, l.critical, "alternating calls with stable results"),
+                    7 => watching(c.churn, l.warning, "no-progress results over churned arguments"),
+                    8 => watching(c.unknown, l.unknown_tool, "errors naming one unknown tool"),
+                    9 => watching(c.no_progress, l.global, "identical no-progress outcomes"),
+                    _ if self.armed > 0 => Status::Watching {
+                        current: self.window_calls.len(),
+                        threshold: self.window,
+                        detail: format!(
+                            "armed after a compaction: {} of {} calls seen",
+                            self.window_calls.len(),
+                            self.window
+                        ),
+                    },
+                    _ => Status::Idle {
+                        detail: "armed by a compaction note".to_string(),
+                    },
+                };
+                let status = match &self.fired[i] {
+                    Some((event, reason)) => Status::Fired {
+                        event: *event,
+                        reason: format!("{reason} (re-armed)"),
+                    },
+                    None => live,
+                };
+                DetectorState { id, status }
+            })
+            .collect()
+    }
+
+    fn clone_box(&self) -> Box<dyn Detector> {
+        Box::new(self.clone())
+    }
+}
+
+/// What would have kept an OpenClaw detection from firing (the viewer's
+/// "what would change").
+pub(crate) fn what_would_change(d: &Detection) -> Option<String> {
+    let n = d.repeats?;
+    let param = match d.detector {
+        "openclaw-compaction-abort" => "openclaw.post_compaction_window",
+        "openclaw-unknown-tool-block" => "openclaw.unknown_tool_threshold",
+        "openclaw-global-breaker-block" => "openclaw.global_circuit_breaker_threshold",
+        id if id.ends_with("-block") => "openclaw.critical_threshold",
+        id if id.starts_with("openclaw-") => "openclaw.warning_threshold",
+        _ => return None,
+    };
+    Some(format!("not fired here with {param} above {n}; OpenClaw's own default leaves rolling detection off (openclaw.enabled=unset)"))
+}
