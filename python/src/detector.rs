@@ -130,6 +130,28 @@ impl Detector {
         self.push_event(py, with_token_ids(EventKind::Content { text }, token_ids), size)
     }
 
+    /// Tokens the model generated, as ids, with their text where the caller
+    /// has it: profile vllm compares the ids (as vLLM does), the text
+    /// detectors read the text (nothing without it). `reasoning`: the ids
+    /// are reasoning's, else the answer's. Returns the detections it caused.
+    #[pyo3(signature = (ids, text = None, reasoning = false))]
+    fn push_tokens(
+        &self,
+        py: Python<'_>,
+        ids: Vec<u64>,
+        text: Option<String>,
+        reasoning: bool,
+    ) -> PyResult<Py<PyList>> {
+        let text = text.unwrap_or_default();
+        let size = text.len() + ids.len() * 8;
+        let kind = if reasoning {
+            EventKind::Reasoning { text }
+        } else {
+            EventKind::Content { text }
+        };
+        self.push_event(py, with_token_ids(kind, Some(ids)), size)
+    }
+
     /// A tool call: its name, its arguments (a dict or any JSON value) and id.
     #[pyo3(signature = (name, args = None, id = None))]
     fn push_tool_call(
