@@ -105,7 +105,10 @@ impl App {
     pub fn source_ended(&mut self, now: Instant) {
         self.loading = false;
         if let Some(Err(msg)) = self.forced_format.map(|f| f.check(self.stream_events)) {
+            // The standing error says what went wrong; the bad lines a wrong
+            // importer flashed while reading only follow from it.
             self.read_error = Some(msg);
+            self.flash = None;
         }
         if let Some(n) = self.rechunk_when_read.take() {
             self.set_rechunk(Some(n), now);
@@ -124,7 +127,7 @@ impl App {
     /// Problems reading the source: counted, the latest said, the first
     /// [`MAX_PROBLEMS`] kept for `:bad`.
     pub fn problems(&mut self, problems: Vec<Problem>, now: Instant) {
-        if let Some(p) = problems.last() {
+        if let Some(p) = problems.last().filter(|_| self.read_error.is_none()) {
             self.flash(format!("bad line {}", p), now);
         }
         self.bad_lines += problems.iter().filter(|p| p.skipped).count();
