@@ -148,13 +148,14 @@ fn result(id: &str, ok: bool, output: &str) -> Event {
     e
 }
 
-fn steps(list: &[(&str, serde_json::Value, bool, &str)]) -> Vec<Event> {
+/// The steps of one prompt, each in its own request, with ids.
+fn steps<S: AsRef<str>>(list: &[(&str, serde_json::Value, bool, S)]) -> Vec<Event> {
     let mut events = vec![Event::prompt("go")];
     for (k, (name, args, ok, out)) in list.iter().enumerate() {
         let id = format!("c{k}");
         events.push(Event::request());
         events.push(call(&id, name, args.clone()));
-        events.push(result(&id, *ok, out));
+        events.push(result(&id, *ok, out.as_ref()));
     }
     events
 }
@@ -649,18 +650,6 @@ fn tables_dividers_lists_and_long_numbers_are_no_letterless_loop() {
     }
 }
 
-/// The steps of one prompt, each in its own request, with ids.
-fn steps_with(list: &[(&str, serde_json::Value, bool, String)]) -> Vec<Event> {
-    let mut events = vec![Event::prompt("go")];
-    for (k, (name, args, ok, out)) in list.iter().enumerate() {
-        let id = format!("c{k}");
-        events.push(Event::request());
-        events.push(call(&id, name, args.clone()));
-        events.push(result(&id, *ok, out));
-    }
-    events
-}
-
 #[test]
 fn a_cycle_re_planned_in_other_words_between_requests_is_a_loop() {
     // Issue 41 (openai/codex#7049): the plan is rewritten in other words
@@ -696,7 +685,7 @@ fn a_cycle_re_planned_in_other_words_between_requests_is_a_loop() {
     ] {
         rounds.extend([plan(words), status.clone(), push.clone()]);
     }
-    let found = run(&steps_with(&rounds));
+    let found = run(&steps(&rounds));
     assert_eq!(found.len(), 1, "{found:?}");
     let d = &found[0];
     assert_eq!(
@@ -757,18 +746,14 @@ fn a_cycle_re_planned_in_other_words_between_requests_is_a_loop() {
     ] {
         progress.extend([plan(words), edit(file), test.clone()]);
     }
-    assert!(
-        run(&steps_with(&progress)).is_empty(),
-        "{:?}",
-        run(&steps_with(&progress))
-    );
+    assert!(run(&steps(&progress)).is_empty(), "{:?}", run(&steps(&progress)));
     // Polling whose output changes, with the plan rewritten between polls.
     let mut polls = Vec::new();
     for (words, pct) in [("wait", 10), ("wait more", 40), ("still waiting", 70), ("almost", 90)] {
         let out = format!("build {pct}%");
         polls.extend([plan(words), ("shell", json!({"command": "tail build.log"}), true, out)]);
     }
-    assert!(run(&steps_with(&polls)).is_empty());
+    assert!(run(&steps(&polls)).is_empty());
 }
 
 #[test]
