@@ -15,7 +15,7 @@ mod common;
 
 use common::Words;
 use criterion::{criterion_group, criterion_main, BatchSize, Criterion, Throughput};
-use loopscope::{Engine, Event, Profile, Setup};
+use loopscope_core::{Engine, Event, Profile, Setup};
 
 /// Deterministic prose of distinct sentences (no loops, so nothing latches).
 fn prose(bytes: usize) -> String {
@@ -206,7 +206,7 @@ fn seek(c: &mut Criterion) {
         i += 1;
     }
     for profile in [Profile::Seed, Profile::GeminiCli] {
-        let mut tape = loopscope::Tape::with_events(&Setup::profile(profile), events.clone());
+        let mut tape = loopscope_core::Tape::with_events(&Setup::profile(profile), events.clone());
         let targets = [99_999usize, 3, 50_000, 77_777, 12_345, 99_000, 45_678, 1];
         let mut k = 0;
         c.bench_function(&format!("seek/{profile} 100k events, far jumps"), |b| {
@@ -238,7 +238,7 @@ fn extended_jumping_numbers(c: &mut Criterion) {
 
 fn piece_text(e: &Event) -> String {
     match &e.kind {
-        loopscope::EventKind::Reasoning { text } => text.clone(),
+        loopscope_core::EventKind::Reasoning { text } => text.clone(),
         _ => String::new(),
     }
 }

@@ -4,8 +4,8 @@
 use std::hint::black_box;
 
 use criterion::{criterion_group, criterion_main, Criterion, Throughput};
-use loopscope::formats::detect::Kind;
-use loopscope::formats::Decoded;
+use loopscope_core::formats::detect::Kind;
+use loopscope_core::formats::Decoded;
 use serde_json::json;
 
 const TARGET: usize = 4 << 20;

@@ -6,9 +6,9 @@ use std::hint::black_box;
 
 use criterion::{criterion_group, criterion_main, Criterion, Throughput};
 
-use loopscope::detect::Detection;
-use loopscope::event::{Channel, Event, EventKind, Ts};
 use loopscope::telemetry::otlp::{traces_body, Config, Item, Protocol, SessionInfo, SessionTrace};
+use loopscope_core::detect::Detection;
+use loopscope_core::event::{Channel, Event, EventKind, Ts};
 
 fn detection() -> Detection {
     let mut d = Detection::new("tool-repeat", 42, Channel::Tools, None);

@@ -6,8 +6,8 @@
 
 use std::time::Instant;
 
-use loopscope::event::Event;
-use loopscope::{Engine, Profile, Setup};
+use loopscope_core::event::Event;
+use loopscope_core::{Engine, Profile, Setup};
 
 fn main() {
     let args: Vec<String> = std::env::args().skip(1).filter(|a| a != "--bench").collect();

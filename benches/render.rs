@@ -12,10 +12,10 @@ use std::time::Instant;
 
 use criterion::{criterion_group, criterion_main, Criterion};
 use crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
-use loopscope::detect::Span;
 use loopscope::replay::feed::Feed;
 use loopscope::tui::{ui, Action, App, ViewOptions};
-use loopscope::{Event, Profile, Setup};
+use loopscope_core::detect::Span;
+use loopscope_core::{Event, Profile, Setup};
 use ratatui::backend::TestBackend;
 use ratatui::Terminal;
 

@@ -10,11 +10,11 @@ mod common;
 
 use common::Words;
 use criterion::{criterion_group, criterion_main, Criterion, Throughput};
-use loopscope::formats::detect::Kind;
-use loopscope::formats::FormatChoice;
 use loopscope::scan::{run, scan_one, Input, ScanOptions};
 use loopscope::sessions::Session;
-use loopscope::{Profile, Setup};
+use loopscope_core::formats::detect::Kind;
+use loopscope_core::formats::FormatChoice;
+use loopscope_core::{Profile, Setup};
 
 const BYTES: usize = 8 << 20;
 

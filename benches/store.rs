@@ -8,7 +8,7 @@ use std::hint::black_box;
 use std::path::Path;
 
 use criterion::{criterion_group, criterion_main, Criterion, Throughput};
-use loopscope::formats::{self, FormatChoice};
+use loopscope_core::formats::{self, FormatChoice};
 
 const SESSIONS: usize = 10_000;
 

@@ -4,8 +4,8 @@ use std::io::{self, Write};
 
 use serde_json::{json, Map, Value};
 
-use crate::event::{Event, EventKind};
-use crate::formats::{decode_all, Item, Opened};
+use loopscope_core::event::{Event, EventKind};
+use loopscope_core::formats::{decode_all, Item, Opened};
 
 /// Writes a `meta` line naming the source format (unless the input already
 /// starts with loopscope's own), then every event, one per line. Problems
@@ -22,7 +22,7 @@ pub fn convert(mut opened: Opened, name: &str, out: &mut dyn Write, err: &mut dy
         }
         result = (|| match item {
             Item::Event(e, _) => {
-                events += usize::from(crate::formats::carries_stream(&e));
+                events += usize::from(loopscope_core::formats::carries_stream(&e));
                 if first {
                     first = false;
                     if !is_native_meta(&e) {
@@ -30,7 +30,7 @@ pub fn convert(mut opened: Opened, name: &str, out: &mut dyn Write, err: &mut dy
                     }
                 }
                 // Escaped so the output is safe on a terminal; the same data.
-                writeln!(out, "{}", crate::sanitize::json(&e.to_json().to_string()))
+                writeln!(out, "{}", loopscope_core::sanitize::json(&e.to_json().to_string()))
             }
             Item::Problem(p) => bad.warn(&p, err),
             Item::Unknown(u) => {
@@ -46,7 +46,7 @@ pub fn convert(mut opened: Opened, name: &str, out: &mut dyn Write, err: &mut dy
     result?;
     forced
         .check(events)
-        .map_err(|msg| io::Error::other(format!("{}: {msg}", crate::sanitize::line(name))))?;
+        .map_err(|msg| io::Error::other(format!("{}: {msg}", loopscope_core::sanitize::line(name))))?;
     out.flush()
 }
 

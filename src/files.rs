@@ -99,8 +99,8 @@ impl StdStream {
     /// sanitizer, as the command's own output would be.
     fn write_with(self, write: impl FnOnce(&mut dyn Write) -> io::Result<()>) -> io::Result<()> {
         let mut w: io::BufWriter<Box<dyn Write>> = io::BufWriter::new(match self {
-            StdStream::Out => Box::new(crate::sanitize::Terminal::new(io::stdout().lock())),
-            StdStream::Err => Box::new(crate::sanitize::Terminal::new(io::stderr().lock())),
+            StdStream::Out => Box::new(loopscope_core::sanitize::Terminal::new(io::stdout().lock())),
+            StdStream::Err => Box::new(loopscope_core::sanitize::Terminal::new(io::stderr().lock())),
         });
         write(&mut w).and_then(|()| w.flush())
     }
@@ -124,14 +124,14 @@ fn is_within(path: &Path, dir: &Path) -> bool {
 /// The files a command reads for an input path: the file itself, or for a
 /// directory (a Cline/Roo task folder) every file directly in it.
 pub fn inputs_of(path: &Path) -> Vec<(PathBuf, FileId)> {
-    if crate::config::is_stdin(path) {
+    if loopscope_core::config::is_stdin(path) {
         // `report - -o log < log`: what standard input is open on is read
         // as much as a named file.
         return stdin_file().into_iter().collect();
     }
     // `store#session`, `events.jsonl#agent`: the file holding the stream,
     // and a store's write-ahead log.
-    let (base, _) = crate::formats::source::split(path);
+    let (base, _) = loopscope_core::formats::source::split(path);
     let path = base.as_path();
     let mut out = Vec::new();
     let mut wal = path.as_os_str().to_owned();
@@ -157,10 +157,10 @@ pub fn inputs_of(path: &Path) -> Vec<(PathBuf, FileId)> {
 
 /// An input as a message names it.
 fn input_name(p: &Path) -> String {
-    if crate::config::is_stdin(p) {
+    if loopscope_core::config::is_stdin(p) {
         "standard input".to_string()
     } else {
-        crate::sanitize::path(p)
+        loopscope_core::sanitize::path(p)
     }
 }
 
@@ -186,7 +186,7 @@ fn stdin_file() -> Option<(PathBuf, FileId)> {
 /// would be written into an input folder (a task folder, or a folder whose
 /// sessions are followed: a new file there could become an input).
 pub fn refuse_if_input(output: &Path, inputs: &[&Path]) -> Result<(), String> {
-    let shown = crate::sanitize::path(output);
+    let shown = loopscope_core::sanitize::path(output);
     let out_id = FileId::of(output);
     for input in inputs {
         if let Some(id) = out_id {
@@ -200,7 +200,7 @@ pub fn refuse_if_input(output: &Path, inputs: &[&Path]) -> Result<(), String> {
         if input.is_dir() && is_within(output, input) {
             return Err(format!(
                 "{shown}: is inside the folder {} this command reads; refusing to write there",
-                crate::sanitize::path(input)
+                loopscope_core::sanitize::path(input)
             ));
         }
     }
@@ -243,8 +243,8 @@ pub fn refuse_std_streams_into(inputs: &[&Path]) -> Result<(), String> {
                 return refuse(format!(
                     "{} is {}, inside the folder {} this command reads; refusing to write into it",
                     stream.name(),
-                    crate::sanitize::path(path),
-                    crate::sanitize::path(input)
+                    loopscope_core::sanitize::path(path),
+                    loopscope_core::sanitize::path(input)
                 ));
             }
         }
@@ -272,7 +272,7 @@ enum Destination {
 }
 
 fn destination(output: &Path) -> Result<Destination, String> {
-    let shown = crate::sanitize::path(output);
+    let shown = loopscope_core::sanitize::path(output);
     if output.as_os_str() == "-" {
         return Ok(Destination::Std(StdStream::Out));
     }
@@ -288,7 +288,7 @@ fn destination(output: &Path) -> Result<Destination, String> {
         // A regular file, perhaps behind symbolic links: its real path is replaced.
         Ok(_) => fs::canonicalize(output)
             .map(Destination::Regular)
-            .map_err(|e| format!("{shown}: {}", crate::io_reason(&e))),
+            .map_err(|e| format!("{shown}: {}", loopscope_core::io_reason(&e))),
         Err(e) if e.kind() == io::ErrorKind::NotFound => match fs::symlink_metadata(output) {
             // A link to nothing: what it names is not for loopscope to guess.
             Ok(m) if m.file_type().is_symlink() => Err(format!(
@@ -296,7 +296,7 @@ fn destination(output: &Path) -> Result<Destination, String> {
             )),
             _ => Ok(Destination::Regular(output.to_path_buf())),
         },
-        Err(e) => Err(format!("{shown}: {}", crate::io_reason(&e))),
+        Err(e) => Err(format!("{shown}: {}", loopscope_core::io_reason(&e))),
     }
 }
 
@@ -305,12 +305,12 @@ fn destination(output: &Path) -> Result<Destination, String> {
 /// replaced, the link stays); a device, a FIFO or a standard stream (`-`,
 /// `/dev/stdout`) as a stream, never replaced.
 pub fn write_atomically(output: &Path, write: impl FnOnce(&mut dyn Write) -> io::Result<()>) -> Result<(), String> {
-    let shown = crate::sanitize::path(output);
+    let shown = loopscope_core::sanitize::path(output);
     let fail = |e: io::Error| match e.kind() {
         // What the writer itself refuses (kind Other) is said as it is;
         // I/O errors are about the output file.
         io::ErrorKind::Other => e.to_string(),
-        _ => format!("{shown}: {}", crate::io_reason(&e)),
+        _ => format!("{shown}: {}", loopscope_core::io_reason(&e)),
     };
     let target = match destination(output)? {
         Destination::Std(stream) => {

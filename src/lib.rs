@@ -1,15 +1,12 @@
 //! loopscope: replay, tail and inspect recorded LLM agent streams and see
 //! which loop detector fired and why.
 //!
-//! The pieces, in the order data flows through them:
-//! [`formats`] decode input bytes into [`event::Event`]s, the
-//! [`engine::Engine`] feeds them to the [`detect`]ors chosen by a
-//! [`config::Setup`]; [`scan`] prints what fired, and the [`tui`] replays
-//! the stream on the [`replay`] clock and shows it.
-
-// The model and the engine live in the core crate; the app names them as
-// its own modules, so `crate::detect::…` reads the same everywhere.
-pub use loopscope_core::{config, contain, detect, engine, event, formats, fuzzing, io_reason, sanitize, store, text};
+//! The model and the engine are the core crate's (`loopscope_core`), and
+//! the app names them by that crate everywhere. In the order data flows:
+//! `loopscope_core::formats` decode input bytes into events, the core's
+//! `Engine` feeds them to the detectors chosen by a `Setup`; [`scan`]
+//! prints what fired, and the [`tui`] replays the stream on the [`replay`]
+//! clock and shows it.
 
 /// `eprintln!` and `eprint!` that never panic: std's panic when standard
 /// error cannot be written (`loopscope report … 2>&1 | head -c 10` closes
@@ -50,11 +47,6 @@ pub mod tui;
 pub mod tune;
 pub mod watch;
 pub mod whatif;
-
-pub use config::{Choices, Setup};
-pub use detect::{Detection, DetectorState, Profile, Status};
-pub use engine::{Engine, Tape};
-pub use event::{Channel, Event, EventKind};
 
 /// A recorded stream compiled into the binary: what `loopscope` shows with
 /// no file, so a fresh checkout demonstrates itself.

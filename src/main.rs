@@ -21,8 +21,8 @@ use clap::{CommandFactory, Parser};
 use cli::batch::*;
 use cli::flags::{Cli, Command};
 use cli::live::*;
-use loopscope::formats;
 use loopscope::scan::EXIT_ERROR;
+use loopscope_core::formats;
 
 fn main() -> ExitCode {
     let cli = match Cli::try_parse() {
@@ -57,7 +57,7 @@ fn main() -> ExitCode {
         Some(_) => None,
     };
     if let Some(s) = spool {
-        loopscope::store::set_max_spool(s.max_spool as u64);
+        loopscope_core::store::set_max_spool(s.max_spool as u64);
     }
     let result = match cli.command {
         Some(Command::View(args)) => cli::live::view_target(args.files, args.latest.as_deref())
@@ -90,7 +90,7 @@ fn main() -> ExitCode {
             if !loopscope::files::stderr_is_an_input() {
                 eprint!(
                     "{}",
-                    loopscope::sanitize::text(&loopscope::sanitize::cut_lines(&format!("loopscope: {msg}")))
+                    loopscope_core::sanitize::text(&loopscope_core::sanitize::cut_lines(&format!("loopscope: {msg}")))
                 );
             }
             ExitCode::from(EXIT_ERROR as u8)
@@ -110,7 +110,7 @@ fn usage_error(e: clap::Error) -> ExitCode {
     }
     eprint!(
         "{}",
-        loopscope::sanitize::text(&loopscope::sanitize::cut_lines(&e.render().to_string()))
+        loopscope_core::sanitize::text(&loopscope_core::sanitize::cut_lines(&e.render().to_string()))
     );
     // An agent reads a hook's exit status 2 as a refusal of its call (Claude
     // Code): a hook whose flags are wrong allows the call instead.

@@ -49,14 +49,14 @@ pub fn post_within_origin(
         let Some(next) = redirect_target(&url, location) else {
             return Err(PostError::Redirect(format!(
                 "HTTP {status}: a redirect to {} that is no URL, not followed",
-                crate::detect::quote(location, 60)
+                loopscope_core::detect::quote(location, 60)
             )));
         };
         if origin(&next) != origin(&url) {
             return Err(PostError::Redirect(format!(
                 "HTTP {status}: the endpoint redirects to another origin ({}), not followed: \
                  what is sent, and the keys with it, go to the endpoint only",
-                crate::sanitize::line(&origin(&next).unwrap_or_default())
+                loopscope_core::sanitize::line(&origin(&next).unwrap_or_default())
             )));
         }
         hops += 1;

@@ -6,15 +6,15 @@
 use std::io::{self, Read, Write};
 use std::time::Instant;
 
-use crate::config::Setup;
-use crate::detect::{Detection, Evidence};
-use crate::event::{Channel, EventKind};
-use crate::formats::{self, FormatChoice};
 use crate::render::{self, At, Shot};
 use crate::scan::{self, Input, Row};
 use crate::tui::buffer_pane::{Highlight, Mark};
 use crate::tui::theme::Theme;
 use crate::whatif::RunSummary;
+use loopscope_core::config::Setup;
+use loopscope_core::detect::{Detection, Evidence};
+use loopscope_core::event::{Channel, EventKind};
+use loopscope_core::formats::{self, FormatChoice};
 
 pub struct ReportOptions {
     /// The first is the report's profile; more add a comparison per file.
@@ -48,7 +48,7 @@ pub fn read_streams_once(inputs: Vec<Input>, limit: u64) -> Result<Vec<Input>, S
             formats::open(path)?
                 .take(limit.saturating_add(1))
                 .read_to_end(&mut bytes)
-                .map_err(|e| format!("{name}: {}", crate::io_reason(&e)))?;
+                .map_err(|e| format!("{name}: {}", loopscope_core::io_reason(&e)))?;
             if bytes.len() as u64 > limit {
                 return Err(format!(
                     "{name}: more than {} bytes; a report reads its input twice, so save a stream this long to a \
@@ -206,7 +206,7 @@ fn scan_input(input: &Input, opts: &ReportOptions) -> Scanned {
     let _ = bad.finish(&mut warnings);
     let scan = match scanned {
         Ok(s) => s,
-        Err(e) => return Scanned::Failed(format!("{name}: {}", crate::io_reason(&e))),
+        Err(e) => return Scanned::Failed(format!("{name}: {}", loopscope_core::io_reason(&e))),
     };
     if let Err(msg) = forced.check(scan.stream_events) {
         return match input {
@@ -302,7 +302,7 @@ pub fn build(inputs: &[Input], opts: &ReportOptions, err: &mut dyn Write) -> io:
             Scanned::Skipped => report.skipped += 1,
             Scanned::Failed(msg) => {
                 // Said here too: the report lists it, the terminal must not be silent.
-                writeln!(err, "loopscope: warning: {}", crate::sanitize::line(&msg))?;
+                writeln!(err, "loopscope: warning: {}", loopscope_core::sanitize::line(&msg))?;
                 report.failed.push(msg);
             }
             Scanned::Done(done) => {
@@ -346,14 +346,14 @@ fn moments(
         caption: false,
         compare: Vec::new(),
     };
-    let read = |sink: &mut dyn FnMut(crate::Event)| {
+    let read = |sink: &mut dyn FnMut(loopscope_core::Event)| {
         let mut decoder = opened.decoder;
         formats::decode_all(opened.reader, &mut *decoder, |item| {
             if let formats::Item::Event(e, _) = item {
                 sink(e);
             }
         })
-        .map_err(|e| crate::io_reason(&e))
+        .map_err(|e| loopscope_core::io_reason(&e))
     };
     let now = Instant::now();
     let mut app = render::load(read, format, setup.clone(), &shot, now)?;

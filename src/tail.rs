@@ -8,15 +8,15 @@ use std::process::{Command, Stdio};
 use std::sync::mpsc;
 use std::thread;
 
-use crate::config::Setup;
-use crate::detect::Detection;
-use crate::engine::Engine;
-use crate::formats::cline;
-use crate::formats::detect::AutoDecoder;
-use crate::formats::FormatChoice;
 use crate::replay::feed::{self, Feed, MakeDecoder, Sink};
 use crate::replay::follow::FileNews;
 use crate::scan::{detection_record, position, EXIT_CLEAN, EXIT_DETECTED};
+use loopscope_core::config::Setup;
+use loopscope_core::detect::Detection;
+use loopscope_core::engine::Engine;
+use loopscope_core::formats::cline;
+use loopscope_core::formats::detect::AutoDecoder;
+use loopscope_core::formats::FormatChoice;
 
 /// What to follow.
 #[derive(Clone, Debug)]
@@ -30,7 +30,7 @@ pub enum Target {
 impl Target {
     pub fn name(&self) -> String {
         match self {
-            Target::File(p) => crate::sanitize::path(p),
+            Target::File(p) => loopscope_core::sanitize::path(p),
             Target::Stdin => "-".to_string(),
             Target::Latest(spec) => format!("latest {spec}"),
         }
@@ -56,8 +56,8 @@ impl Target {
                         Err(e) => {
                             sink(Feed::Failed(format!(
                                 "{}: {}",
-                                crate::sanitize::path(&path),
-                                crate::io_reason(&e)
+                                loopscope_core::sanitize::path(&path),
+                                loopscope_core::io_reason(&e)
                             )));
                         }
                     }
@@ -65,7 +65,7 @@ impl Target {
             }
             Target::File(path) => {
                 let path = cline::task_file(path)
-                    .or_else(|| crate::formats::copilot::session_file(path))
+                    .or_else(|| loopscope_core::formats::copilot::session_file(path))
                     .unwrap_or_else(|| path.clone());
                 feed::follow(&path, feed::make_for(&path, choice), sink)
             }
@@ -107,13 +107,13 @@ pub fn describe(news: &FileNews, name: &str) -> String {
         FileNews::Truncated => format!("{name} was truncated; starting over from its beginning"),
         FileNews::Replaced => format!("{name} was replaced; following the new file"),
         FileNews::Deleted => format!("{name} was deleted; keeping what was read"),
-        FileNews::Switched(path) => format!("now following {}", crate::sanitize::path(path)),
+        FileNews::Switched(path) => format!("now following {}", loopscope_core::sanitize::path(path)),
         FileNews::NoSession(roots) if roots.is_empty() => "no session yet, and no folder to look in".to_string(),
         FileNews::NoSession(roots) => format!(
             "no session yet: waiting for one in {}",
             roots
                 .iter()
-                .map(|r| crate::sanitize::path(r))
+                .map(|r| loopscope_core::sanitize::path(r))
                 .collect::<Vec<_>>()
                 .join(", ")
         ),
@@ -193,11 +193,11 @@ pub struct HeadlessOptions {
 pub fn human_line(name: &str, d: &Detection) -> String {
     format!(
         "{} event {}  {:<13}  {:<15}  {}",
-        crate::sanitize::line(name),
+        loopscope_core::sanitize::line(name),
         d.event,
         d.detector,
         position(d),
-        crate::sanitize::line(&d.readable_reason())
+        loopscope_core::sanitize::line(&d.readable_reason())
     )
 }
 
@@ -250,7 +250,7 @@ pub fn run_headless(
                         }
                         detected = true;
                         let line = if opts.json {
-                            crate::sanitize::json(&detection_record(&name, None, &d).to_string()).into_owned()
+                            loopscope_core::sanitize::json(&detection_record(&name, None, &d).to_string()).into_owned()
                         } else {
                             human_line(&name, &d)
                         };
@@ -265,7 +265,7 @@ pub fn run_headless(
                                 if let Err(msg) = r {
                                     eprint!(
                                         "{}",
-                                        crate::sanitize::text(&crate::sanitize::cut_lines(&format!(
+                                        loopscope_core::sanitize::text(&loopscope_core::sanitize::cut_lines(&format!(
                                             "loopscope: {msg}"
                                         )))
                                     );
@@ -297,7 +297,7 @@ pub fn run_headless(
                     // A new session: its own stream, announced from its start.
                     switched = true;
                     bad.finish(err)?;
-                    name = crate::sanitize::path(path);
+                    name = loopscope_core::sanitize::path(path);
                     bad = crate::scan::BadLines::new(&name);
                     if let Some(h) = hook.as_mut() {
                         h.file = name.clone();

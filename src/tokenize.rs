@@ -22,7 +22,7 @@ pub fn load(path: &Path) -> Result<Encoder, String> {
     let mut bytes = Vec::new();
     std::fs::File::open(path)
         .and_then(|f| f.take(MAX_TOKENIZER_FILE + 1).read_to_end(&mut bytes))
-        .map_err(|e| format!("--tokenizer {name}: {}", crate::io_reason(&e)))?;
+        .map_err(|e| format!("--tokenizer {name}: {}", loopscope_core::io_reason(&e)))?;
     if bytes.len() as u64 > MAX_TOKENIZER_FILE {
         return Err(format!("--tokenizer {name}: longer than 256 MB, not a tokenizer.json"));
     }
@@ -31,7 +31,7 @@ pub fn load(path: &Path) -> Result<Encoder, String> {
         let why = why.lines().next().unwrap_or_default();
         format!(
             "--tokenizer {name}: not a Hugging Face tokenizer.json ({})",
-            crate::detect::quote(why, 160).trim_matches('"')
+            loopscope_core::detect::quote(why, 160).trim_matches('"')
         )
     })?;
     Ok(Encoder::new(path.display().to_string(), move |text: &str| {

@@ -11,10 +11,10 @@ use std::sync::mpsc;
 use std::thread;
 use std::time::{Duration, SystemTime};
 
-use crate::config::Setup;
-use crate::detect::Detection;
-use crate::formats::FormatChoice;
 use crate::sessions::{self, Agent};
+use loopscope_core::config::Setup;
+use loopscope_core::detect::Detection;
+use loopscope_core::formats::FormatChoice;
 
 /// A folder to watch: an agent's session folder, or one the user named.
 #[derive(Clone, Debug)]
@@ -185,7 +185,11 @@ pub fn run_headless(
         match news {
             WatchNews::Row(row) => {
                 if sessions.insert(row.path.clone()) && caught_up {
-                    writeln!(err, "loopscope: new session {}", crate::sanitize::path(&row.path))?;
+                    writeln!(
+                        err,
+                        "loopscope: new session {}",
+                        loopscope_core::sanitize::path(&row.path)
+                    )?;
                 }
             }
             WatchNews::Detection { row, detection: d } => {
@@ -193,8 +197,10 @@ pub fn run_headless(
                 let file = row.path.display().to_string();
                 let line = if print.json {
                     let parent = row.parent.as_ref().map(|p| p.display().to_string());
-                    crate::sanitize::json(&crate::scan::detection_record(&file, parent.as_deref(), &d).to_string())
-                        .into_owned()
+                    loopscope_core::sanitize::json(
+                        &crate::scan::detection_record(&file, parent.as_deref(), &d).to_string(),
+                    )
+                    .into_owned()
                 } else {
                     crate::tail::human_line(&row.label(), &d)
                 };
@@ -213,13 +219,15 @@ pub fn run_headless(
                         if let Err(msg) = r {
                             eprint!(
                                 "{}",
-                                crate::sanitize::text(&crate::sanitize::cut_lines(&format!("loopscope: {msg}")))
+                                loopscope_core::sanitize::text(&loopscope_core::sanitize::cut_lines(&format!(
+                                    "loopscope: {msg}"
+                                )))
                             );
                         }
                     });
                 }
             }
-            WatchNews::Note(text) => writeln!(err, "loopscope: {}", crate::sanitize::text(&text))?,
+            WatchNews::Note(text) => writeln!(err, "loopscope: {}", loopscope_core::sanitize::text(&text))?,
             WatchNews::CaughtUp => {
                 caught_up = true;
                 writeln!(

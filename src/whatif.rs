@@ -8,8 +8,8 @@ use std::borrow::Cow;
 
 use serde_json::{Map, Value};
 
-use crate::detect::Detection;
-use crate::event::{Event, EventKind, Ts};
+use loopscope_core::detect::Detection;
+use loopscope_core::event::{Event, EventKind, Ts};
 
 /// Re-cuts text into deltas of `n` chars: consecutive deltas of one channel
 /// are joined and cut every `n` chars; any other event (or the other
@@ -349,7 +349,7 @@ pub fn vary_values(spec: &str) -> Result<Vec<String>, String> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::event::Event;
+    use loopscope_core::event::Event;
     use serde_json::json;
 
     fn texts(events: &[Event]) -> Vec<String> {
@@ -420,7 +420,9 @@ mod tests {
             got[2].0.extra["usage"]["output_tokens"], 2,
             "the later delta's fields win"
         );
-        assert!(got.iter().all(|(e, _)| e.ts == Some(crate::event::Ts::Seconds(1.5))));
+        assert!(got
+            .iter()
+            .all(|(e, _)| e.ts == Some(loopscope_core::event::Ts::Seconds(1.5))));
         // Cut exactly at a delta's end: that piece has its fields.
         let mut got = Vec::new();
         let mut r = Rechunker::new(2);
@@ -433,7 +435,7 @@ mod tests {
     #[test]
     fn what_streams_after_each_runs_first_detection() {
         let fired = |run: usize, event: usize| {
-            let mut d = Detection::new("x", event, crate::event::Channel::Tools, None);
+            let mut d = Detection::new("x", event, loopscope_core::event::Channel::Tools, None);
             d.run = run;
             d
         };

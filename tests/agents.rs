@@ -8,7 +8,7 @@ mod common;
 use std::path::{Path, PathBuf};
 
 use assert_cmd::Command;
-use loopscope::formats::{self, Decoded, Format, FormatChoice};
+use loopscope_core::formats::{self, Decoded, Format, FormatChoice};
 use serde_json::Value;
 
 const DIR: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/fixtures/agents");
@@ -82,7 +82,7 @@ fn detection_matrix_over_every_format() {
     // A Parquet dataset is told by its first bytes; opened, it reads as its
     // first row's trajectory.
     let parquet = std::fs::read(rows.join("dataset.parquet")).unwrap();
-    let kind = loopscope::formats::detect::classify(&parquet[..64], false, None).unwrap();
+    let kind = loopscope_core::formats::detect::classify(&parquet[..64], false, None).unwrap();
     assert_eq!(kind.map(|k| k.format()), Some(Format::Parquet));
     seen.insert(Format::Parquet.name());
     for (p, want) in &cases {

@@ -6,7 +6,7 @@ mod common;
 
 use std::collections::HashMap;
 
-use loopscope::{Choices, Engine, Event, Profile, Setup};
+use loopscope_core::{Choices, Engine, Event, Profile, Setup};
 use proptest::prelude::*;
 
 #[derive(Clone, Debug)]
@@ -184,8 +184,8 @@ proptest! {
         let mut want = None;
         for (i, e) in events.iter().enumerate() {
             let hit = match &e.kind {
-                loopscope::EventKind::Content { text } => reference.content(text),
-                loopscope::EventKind::ToolCall { .. } => { reference.reset(); None }
+                loopscope_core::EventKind::Content { text } => reference.content(text),
+                loopscope_core::EventKind::ToolCall { .. } => { reference.reset(); None }
                 _ => None,
             };
             if let Some((count, avg)) = hit {

@@ -5,7 +5,7 @@ mod common;
 use std::path::{Path, PathBuf};
 
 use assert_cmd::Command;
-use loopscope::Event;
+use loopscope_core::Event;
 use serde_json::Value;
 
 struct Env {
@@ -660,7 +660,7 @@ fn completions_offer_agents_and_detector_ids() {
         ),
         "--latest"
     );
-    let ids: Vec<&str> = loopscope::detect::DETECTORS.iter().map(|d| d.id).collect();
+    let ids: Vec<&str> = loopscope_core::detect::DETECTORS.iter().map(|d| d.id).collect();
     assert!(script.contains(&ids.join(" ")), "--detectors offers every id");
     let out = env.cmd().args(["completions", "fish"]).output().unwrap();
     let fish = String::from_utf8(out.stdout).unwrap();
@@ -838,13 +838,13 @@ fn format_help_names_every_format() {
         .split(|c: char| c.is_whitespace() || c == ',')
         .filter(|w| !w.is_empty())
         .collect();
-    for format in loopscope::formats::Format::ALL {
+    for format in loopscope_core::formats::Format::ALL {
         let name = format.name();
         assert!(
             words.contains(&name) || words.contains(&format!("{name}.").as_str()),
             "`scan --help` does not name {name}"
         );
-        assert!(loopscope::formats::FormatChoice::parse(name).is_ok());
+        assert!(loopscope_core::formats::FormatChoice::parse(name).is_ok());
     }
 }
 

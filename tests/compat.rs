@@ -6,7 +6,7 @@
 mod common;
 
 use common::{run, setup, tool};
-use loopscope::{Event, Profile};
+use loopscope_core::{Event, Profile};
 use proptest::prelude::*;
 use serde_json::{json, Value};
 
@@ -276,8 +276,8 @@ proptest! {
             Event::tool_call("t", args.clone()),
         ];
         let roo_same = first(Profile::RooCode, &["roo-tool-repeat"], &stream(&b)).is_some();
-        let canonical_same = loopscope::detect::keys::call_key("t", &a, loopscope::detect::keys::KeyStyle::Canonical)
-            == loopscope::detect::keys::call_key("t", &b, loopscope::detect::keys::KeyStyle::Canonical);
+        let canonical_same = loopscope_core::detect::keys::call_key("t", &a, loopscope_core::detect::keys::KeyStyle::Canonical)
+            == loopscope_core::detect::keys::call_key("t", &b, loopscope_core::detect::keys::KeyStyle::Canonical);
         let expected = canonical_same || (empty(&a) && empty(&b));
         prop_assert_eq!(roo_same, expected, "{} vs {}", a, b);
     }
@@ -352,12 +352,12 @@ fn the_new_profiles_and_their_parameters_on_the_command_line() {
 // ---------------------------------------------------------------- qwen-code
 
 fn qwen(events: &[Event], sets: &[&str]) -> Vec<(&'static str, usize)> {
-    let choices = loopscope::Choices {
+    let choices = loopscope_core::Choices {
         profile: Some(Profile::QwenCode),
         sets: sets.iter().map(|s| s.to_string()).collect(),
         ..Default::default()
     };
-    let setup = loopscope::Setup::resolve_with(&choices, "").unwrap();
+    let setup = loopscope_core::Setup::resolve_with(&choices, "").unwrap();
     run(&setup, events).iter().map(|d| (d.detector, d.event)).collect()
 }
 
@@ -373,11 +373,11 @@ fn qwen_repeats_fire_at_five_and_polling_with_changing_results_does_not() {
     let mut poll = vec![Event::prompt("go")];
     for i in 0..6 {
         let mut call = tool("task_list", "{}");
-        if let loopscope::event::EventKind::ToolCall { id, .. } = &mut call.kind {
+        if let loopscope_core::event::EventKind::ToolCall { id, .. } = &mut call.kind {
             *id = Some(format!("c{i}"));
         }
         let mut res = Event::tool_result_with(true, json!(format!("{i} of 6 done")));
-        if let loopscope::event::EventKind::ToolResult { id, .. } = &mut res.kind {
+        if let loopscope_core::event::EventKind::ToolResult { id, .. } = &mut res.kind {
             *id = Some(format!("c{i}"));
         }
         poll.push(call);
@@ -441,8 +441,8 @@ proptest! {
             ev.push(Event::tool_call("t", b.clone()));
         }
         let fired = !qwen(&ev, &["qwen-code.heuristics=false"]).is_empty();
-        let same = loopscope::detect::keys::call_key("t", &a, loopscope::detect::keys::KeyStyle::Canonical)
-            == loopscope::detect::keys::call_key("t", &b, loopscope::detect::keys::KeyStyle::Canonical);
+        let same = loopscope_core::detect::keys::call_key("t", &a, loopscope_core::detect::keys::KeyStyle::Canonical)
+            == loopscope_core::detect::keys::call_key("t", &b, loopscope_core::detect::keys::KeyStyle::Canonical);
         prop_assert_eq!(fired, same, "{} vs {}", a, b);
     }
 }

@@ -3,11 +3,11 @@
 mod common;
 
 use common::{setup, tool};
-use loopscope::detect::Status;
-use loopscope::{Engine, Event, Profile, Setup, Tape};
+use loopscope_core::detect::Status;
+use loopscope_core::{Engine, Event, Profile, Setup, Tape};
 use proptest::prelude::*;
 
-fn fresh_states(setup: &Setup, events: &[Event]) -> (Vec<loopscope::DetectorState>, usize, usize) {
+fn fresh_states(setup: &Setup, events: &[Event]) -> (Vec<loopscope_core::DetectorState>, usize, usize) {
     let mut e = Engine::new(setup);
     for ev in events {
         e.push(ev);
@@ -15,7 +15,7 @@ fn fresh_states(setup: &Setup, events: &[Event]) -> (Vec<loopscope::DetectorStat
     (e.states(), e.buffers().reasoning.len(), e.checkpoint_runs().len())
 }
 
-fn snapshot(e: &Engine) -> (Vec<loopscope::DetectorState>, usize, usize) {
+fn snapshot(e: &Engine) -> (Vec<loopscope_core::DetectorState>, usize, usize) {
     (e.states(), e.buffers().reasoning.len(), e.checkpoint_runs().len())
 }
 

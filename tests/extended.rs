@@ -6,7 +6,7 @@ mod common;
 #[path = "../benches/common/mod.rs"]
 mod texts;
 
-use loopscope::{Detection, Engine, Event, Profile, Setup};
+use loopscope_core::{Detection, Engine, Event, Profile, Setup};
 use proptest::prelude::*;
 use serde_json::json;
 
@@ -26,7 +26,7 @@ fn signature(found: &[Detection]) -> Vec<(String, String, Option<usize>, Option<
                 d.detector.to_string(),
                 d.channel.as_str().to_string(),
                 // A tool onset is an event index: more text deltas move it.
-                d.onset.filter(|_| d.channel != loopscope::Channel::Tools),
+                d.onset.filter(|_| d.channel != loopscope_core::Channel::Tools),
                 d.spans.last().map(|s| s.end),
             )
         })
@@ -133,7 +133,7 @@ fn clean_shapes_stay_quiet() {
 
 fn call(id: &str, name: &str, args: serde_json::Value) -> Event {
     let mut e = Event::tool_call(name, args);
-    if let loopscope::EventKind::ToolCall { id: i, .. } = &mut e.kind {
+    if let loopscope_core::EventKind::ToolCall { id: i, .. } = &mut e.kind {
         *i = Some(id.to_string());
     }
     e
@@ -141,7 +141,7 @@ fn call(id: &str, name: &str, args: serde_json::Value) -> Event {
 
 fn result(id: &str, ok: bool, output: &str) -> Event {
     let mut e = Event::tool_result(ok);
-    if let loopscope::EventKind::ToolResult { id: i, output: o, .. } = &mut e.kind {
+    if let loopscope_core::EventKind::ToolResult { id: i, output: o, .. } = &mut e.kind {
         *i = Some(id.to_string());
         *o = Some(json!(output));
     }
@@ -379,8 +379,8 @@ fn a_file_re_read_between_steps_that_change_nothing_is_a_loop() {
 /// `size`-char deltas (as ../shared/checks/extended does); `None`: as recorded.
 fn fixture(path: &std::path::Path, size: Option<usize>) -> Vec<Event> {
     let text = std::fs::read_to_string(path).unwrap();
-    let mut decoder = loopscope::formats::detect::Kind::Native.build();
-    let decoded = loopscope::formats::Decoded::from_bytes(text.as_bytes(), &mut *decoder);
+    let mut decoder = loopscope_core::formats::detect::Kind::Native.build();
+    let decoded = loopscope_core::formats::Decoded::from_bytes(text.as_bytes(), &mut *decoder);
     let Some(size) = size else { return decoded.events };
     let mut out = Vec::new();
     let mut run: Option<(bool, String)> = None;
@@ -399,8 +399,8 @@ fn fixture(path: &std::path::Path, size: Option<usize>) -> Vec<Event> {
     };
     for e in decoded.events {
         let (reasoning, text) = match &e.kind {
-            loopscope::EventKind::Reasoning { text } => (true, text.clone()),
-            loopscope::EventKind::Content { text } => (false, text.clone()),
+            loopscope_core::EventKind::Reasoning { text } => (true, text.clone()),
+            loopscope_core::EventKind::Content { text } => (false, text.clone()),
             _ => {
                 flush(&mut run, &mut out);
                 out.push(e);
@@ -446,7 +446,7 @@ fn latency(path: &std::path::Path, events: &[Event], found: &[Detection]) -> Opt
     let calls = |upto: usize| {
         events[..upto]
             .iter()
-            .filter(|e| matches!(e.kind, loopscope::EventKind::ToolCall { .. }))
+            .filter(|e| matches!(e.kind, loopscope_core::EventKind::ToolCall { .. }))
             .count()
     };
     let before = calls(onset as usize - 1);

@@ -6,9 +6,9 @@ use std::path::{Path, PathBuf};
 use std::time::Duration;
 
 use assert_cmd::Command;
-use loopscope::formats::detect::{classify, Kind};
-use loopscope::formats::{self, Decoded, Decoder, Format, FormatChoice, Item};
 use loopscope::replay::feed::{self, Feed};
+use loopscope_core::formats::detect::{classify, Kind};
+use loopscope_core::formats::{self, Decoded, Decoder, Format, FormatChoice, Item};
 use proptest::prelude::*;
 
 const DIR: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/fixtures/formats");
@@ -106,7 +106,7 @@ fn the_quirks_that_matter() {
         .events
         .iter()
         .filter_map(|e| match &e.kind {
-            loopscope::EventKind::Reasoning { text } => Some(text.as_str()),
+            loopscope_core::EventKind::Reasoning { text } => Some(text.as_str()),
             _ => None,
         })
         .collect();

@@ -2,7 +2,7 @@
 //! (the project's fixtures and samples) mutated by a deterministic RNG —
 //! bit flips, cut, spliced, duplicated and deleted ranges, bytes that
 //! matter to the framings — through the same target bodies cargo-fuzz runs
-//! (`loopscope::fuzzing`). A panic fails the test with the input's seed.
+//! (`loopscope_core::fuzzing`). A panic fails the test with the input's seed.
 
 mod common;
 
@@ -10,7 +10,7 @@ use std::panic::{catch_unwind, AssertUnwindSafe};
 use std::path::Path;
 use std::time::{Duration, Instant};
 
-use loopscope::fuzzing;
+use loopscope_core::fuzzing;
 
 /// Seed inputs: every fixture and sample the project has.
 fn corpus() -> Vec<Vec<u8>> {
@@ -263,13 +263,13 @@ fn every_format_kind_has_a_fuzz_target() {
         .filter(|l| !l.starts_with("//") && l.ends_with(','))
         .map(|l| l.trim_end_matches(','))
         .collect();
-    let listed: Vec<String> = loopscope::formats::detect::Kind::ALL
+    let listed: Vec<String> = loopscope_core::formats::detect::Kind::ALL
         .iter()
         .map(|k| format!("{k:?}"))
         .collect();
     assert_eq!(listed, declared, "Kind::ALL is not every kind");
     let manifest = std::fs::read_to_string(root.join("fuzz/Cargo.toml")).unwrap();
-    for kind in loopscope::formats::detect::Kind::ALL {
+    for kind in loopscope_core::formats::detect::Kind::ALL {
         let target = fuzzing::target_for(kind);
         assert!(
             root.join(format!("fuzz/fuzz_targets/{target}.rs")).exists()

@@ -7,7 +7,7 @@
 mod common;
 
 use common::{run, setup, tool, Rng, ALNUM, LOWER};
-use loopscope::{Event, Profile};
+use loopscope_core::{Event, Profile};
 
 /// `createRepetitiveContent(k, n)`: "This is a unique sentence, id=k. " repeated, cut to n chars.
 fn r(k: u32, n: usize) -> String {
@@ -455,7 +455,7 @@ fn cases() -> Vec<Case> {
     ]
 }
 
-fn first_detection(profile: Profile, events: &[Event]) -> (Option<usize>, Vec<loopscope::Detection>) {
+fn first_detection(profile: Profile, events: &[Event]) -> (Option<usize>, Vec<loopscope_core::Detection>) {
     let mut stream = vec![Event::prompt("case")];
     stream.extend_from_slice(events);
     let found = run(&setup(profile, &["tool-repeat", "chunk-chant"]), &stream);

@@ -3,10 +3,10 @@
 
 mod common;
 
-use loopscope::{Event, Profile};
+use loopscope_core::{Event, Profile};
 
 /// The char text of the spans of a detection, from the content buffer.
-fn spanned(buffer: &str, d: &loopscope::Detection) -> Vec<String> {
+fn spanned(buffer: &str, d: &loopscope_core::Detection) -> Vec<String> {
     let chars: Vec<char> = buffer.chars().collect();
     d.spans
         .iter()
@@ -67,17 +67,17 @@ fn long_deltas_through_a_small_history_after_many_sweeps() {
     // Many deltas each longer than the history: storage is swept again and
     // again while segments straddle the cut; then a chant, whose spans must
     // still map to the right chars of the content buffer.
-    let setup = loopscope::Setup::resolve_with(
-        &loopscope::Choices {
+    let setup = loopscope_core::Setup::resolve_with(
+        &loopscope_core::Choices {
             profile: Some(Profile::GeminiCli),
             detectors: Some(vec!["chunk-chant".into()]),
             sets: vec!["chunk-chant.max_history=300".into()],
-            ..loopscope::Choices::default()
+            ..loopscope_core::Choices::default()
         },
         "",
     )
     .unwrap();
-    let mut engine = loopscope::Engine::new(&setup);
+    let mut engine = loopscope_core::Engine::new(&setup);
     engine.push(&Event::request());
     let mut rng = common::Rng::new(7);
     let mut buffer = String::new();
@@ -221,7 +221,7 @@ fn assert_terminal_safe(what: &str, bytes: &[u8]) {
     let text = String::from_utf8_lossy(bytes);
     for c in text.chars() {
         assert!(
-            c == '\n' || !loopscope::sanitize::is_unsafe(c),
+            c == '\n' || !loopscope_core::sanitize::is_unsafe(c),
             "{what} printed {:?} raw: {text:?}",
             c
         );
@@ -521,8 +521,8 @@ fn a_big_pretty_printed_gemini_cli_session_is_recognised() {
 
 #[test]
 fn following_a_stream_of_unclassifiable_lines_costs_linear_time() {
-    use loopscope::formats::detect::AutoDecoder;
-    use loopscope::formats::{Decoder, FormatChoice, Item};
+    use loopscope_core::formats::detect::AutoDecoder;
+    use loopscope_core::formats::{Decoder, FormatChoice, Item};
     // 16 MB of lines that start like JSON but never parse, in 4 KB writes:
     // classification is retried only as the head doubles, not on every write.
     let line = "{\"half\": [1, 2, \"not closed\n";

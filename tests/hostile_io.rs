@@ -9,7 +9,7 @@ use std::os::unix::fs::FileTypeExt;
 use std::path::Path;
 use std::process::{Command, Output, Stdio};
 
-use loopscope::Event;
+use loopscope_core::Event;
 
 fn lines(events: &[Event]) -> String {
     events.iter().map(|e| e.to_json().to_string() + "\n").collect()
@@ -397,7 +397,7 @@ fn write_in_the_viewer_refuses_a_fifo_rather_than_hang() {
     let now = std::time::Instant::now();
     let mut app = app_with(
         common::viewer::demo_events(),
-        loopscope::Profile::Seed,
+        loopscope_core::Profile::Seed,
         (120, 40),
         paused(),
         now,

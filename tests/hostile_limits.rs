@@ -10,9 +10,9 @@ use std::io::Read;
 use std::sync::atomic::{AtomicI64, AtomicU64, Ordering};
 use std::sync::Mutex;
 
-use loopscope::formats::{self, Decoder, FormatChoice, Item};
 use loopscope::scan::{self, Transform};
-use loopscope::{Event, Profile, Setup};
+use loopscope_core::formats::{self, Decoder, FormatChoice, Item};
+use loopscope_core::{Event, Profile, Setup};
 
 struct Counting;
 
@@ -163,7 +163,7 @@ fn one_huge_delta_costs_chunk_chant_its_history_not_36_bytes_a_char() {
         let setup = common::setup(profile, &["chunk-chant"]);
         let text = varied_text(8 << 20);
         let event = Event::content(&text);
-        let mut engine = loopscope::Engine::new(&setup);
+        let mut engine = loopscope_core::Engine::new(&setup);
         engine.push(&Event::request());
         let (_, c) = cost(|| engine.push(&event));
         assert!(

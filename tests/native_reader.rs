@@ -1,7 +1,7 @@
 //! The native reader never panics and never depends on how input is split.
 
-use loopscope::formats::native::NativeDecoder;
-use loopscope::formats::{Decoded, Decoder, Item};
+use loopscope_core::formats::native::NativeDecoder;
+use loopscope_core::formats::{Decoded, Decoder, Item};
 use proptest::prelude::*;
 
 fn feed_in_pieces(bytes: &[u8], cuts: &[usize]) -> Vec<Item> {
@@ -87,8 +87,8 @@ proptest! {
         // Written by hand so duplicate keys reach the readers too.
         let body: Vec<String> = fields.iter().map(|(k, v)| format!("{:?}:{}", k, v)).collect();
         let line = format!("{{{}}}", body.join(","));
-        if let Some(fast) = loopscope::formats::plain::plain_event(&line) {
-            let full = loopscope::Event::from_json(serde_json::from_str(&line).unwrap()).unwrap();
+        if let Some(fast) = loopscope_core::formats::plain::plain_event(&line) {
+            let full = loopscope_core::Event::from_json(serde_json::from_str(&line).unwrap()).unwrap();
             prop_assert_eq!(full.warning, None, "{}", line);
             prop_assert_eq!(fast, full.event, "{}", line);
         }
@@ -143,8 +143,8 @@ proptest! {
         } else {
             format!("{{\"type\":\"{kind}\",{space}\"text\":\"{text}\"{ts}}}")
         };
-        let full = serde_json::from_str(&line).ok().and_then(|v| loopscope::Event::from_json(v).ok());
-        if let Some(fast) = loopscope::formats::plain::plain_event(&line) {
+        let full = serde_json::from_str(&line).ok().and_then(|v| loopscope_core::Event::from_json(v).ok());
+        if let Some(fast) = loopscope_core::formats::plain::plain_event(&line) {
             let full = full.expect("the fast path accepted invalid JSON");
             prop_assert_eq!(full.warning, None, "{}", line);
             prop_assert_eq!(fast, full.event, "{}", line);
@@ -173,8 +173,8 @@ proptest! {
         let full = std::str::from_utf8(&bytes)
             .ok()
             .and_then(|l| serde_json::from_str(l).ok())
-            .and_then(|v| loopscope::Event::from_json(v).ok());
-        if let Some(fast) = loopscope::formats::plain::plain_line(&bytes) {
+            .and_then(|v| loopscope_core::Event::from_json(v).ok());
+        if let Some(fast) = loopscope_core::formats::plain::plain_line(&bytes) {
             let full = full.expect("the fast path accepted a line the full reader refuses");
             prop_assert_eq!(full.warning, None);
             prop_assert_eq!(fast, full.event);
@@ -197,8 +197,8 @@ proptest! {
     ) {
         let body: Vec<String> = fields.iter().map(|(k, v)| format!("{space}{k}{space}:{space}{v}{space}")).collect();
         let line = format!("{{\"type\":\"tool_call\",\"name\":\"t\",\"args\":{{{}}}}}", body.join(","));
-        let full = serde_json::from_str(&line).ok().and_then(|v| loopscope::Event::from_json(v).ok());
-        if let Some(fast) = loopscope::formats::plain::plain_event(&line) {
+        let full = serde_json::from_str(&line).ok().and_then(|v| loopscope_core::Event::from_json(v).ok());
+        if let Some(fast) = loopscope_core::formats::plain::plain_event(&line) {
             let full = full.expect("the fast path accepted a line the full reader refuses");
             prop_assert_eq!(full.warning, None, "{}", line);
             // As written too: maps compare equal in any order.

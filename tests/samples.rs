@@ -261,7 +261,7 @@ fn every_sample_is_listed_and_every_listed_sample_exists() {
     // (`qwen-code` and `openclaw` hold their service's switches and never
     // fire themselves; `vllm` and the OpenHands SDK's profile are shown by
     // the peers' cases, not by these samples.)
-    for info in loopscope::detect::DETECTORS
+    for info in loopscope_core::detect::DETECTORS
         .iter()
         .filter(|d| d.id != "qwen-code" && d.id != "openclaw")
         .filter(|d| d.profiles.iter().any(|p| PROFILES.contains(&p.name())))

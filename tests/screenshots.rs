@@ -144,7 +144,7 @@ fn reason(file: &str, profile: Option<&str>, detector: &str) -> String {
         .find(|d| d["detector"] == detector)
         .unwrap_or_else(|| panic!("{file}: {detector} does not fire"));
     // The picture shows it as people read it (a call's arguments as text).
-    loopscope::detect::readable::readable(d["reason"].as_str().unwrap())
+    loopscope_core::detect::readable::readable(d["reason"].as_str().unwrap())
 }
 
 #[test]

@@ -6,7 +6,7 @@
 mod common;
 
 use common::{run, setup, Rng, LOWER};
-use loopscope::{Engine, Event, Profile, Status};
+use loopscope_core::{Engine, Event, Profile, Status};
 
 const CHECKPOINT_DETECTORS: [&str; 3] = ["short-repeat", "block-cycle", "list-cycle"];
 
@@ -38,11 +38,11 @@ fn prose(n: usize, seed: u64) -> String {
     s.chars().take(n).collect()
 }
 
-fn fire(text: &str, step: usize) -> Vec<loopscope::Detection> {
+fn fire(text: &str, step: usize) -> Vec<loopscope_core::Detection> {
     run(&setup(Profile::Seed, &CHECKPOINT_DETECTORS), &stream(text, step))
 }
 
-fn slice(text: &str, span: loopscope::detect::Span) -> String {
+fn slice(text: &str, span: loopscope_core::detect::Span) -> String {
     text.chars().skip(span.start).take(span.len()).collect()
 }
 
@@ -214,7 +214,7 @@ fn a_request_starts_the_buffer_and_the_checkpoints_over() {
         events
             .iter()
             .filter_map(|e| match &e.kind {
-                loopscope::EventKind::Reasoning { text } => Some(text.chars().count()),
+                loopscope_core::EventKind::Reasoning { text } => Some(text.chars().count()),
                 _ => None,
             })
             .sum::<usize>()

@@ -15,8 +15,8 @@ use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
-use loopscope::formats::{self, Decoded, FormatChoice};
-use loopscope::EventKind;
+use loopscope_core::formats::{self, Decoded, FormatChoice};
+use loopscope_core::EventKind;
 use serde_json::{json, Value};
 
 const DIR: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/fixtures/shapes");
@@ -253,7 +253,7 @@ fn the_kinds_compared_are_the_event_model_s() {
     ];
     let names: Vec<String> = kinds
         .into_iter()
-        .map(|k| loopscope::Event::new(k).type_name().to_string())
+        .map(|k| loopscope_core::Event::new(k).type_name().to_string())
         .collect();
     assert_eq!(
         names,

@@ -14,7 +14,7 @@ use loopscope::tui::layout::Pane;
 use loopscope::tui::status::Mode;
 use loopscope::tui::theme::Theme;
 use loopscope::tui::{Action, App, ViewOptions};
-use loopscope::{Channel, Event, Profile, Setup};
+use loopscope_core::{Channel, Event, Profile, Setup};
 use ratatui::style::Color;
 
 use common::viewer::*;
@@ -520,9 +520,15 @@ fn from_start_replays_the_backlog_then_follows() {
 fn the_status_line_says_when_a_source_holds_whole_blocks() {
     let now = Instant::now();
     let mut app = demo(now);
-    app.update(Action::Feed(Feed::Format(loopscope::formats::Format::ClaudeCode)), now);
+    app.update(
+        Action::Feed(Feed::Format(loopscope_core::formats::Format::ClaudeCode)),
+        now,
+    );
     assert!(screen(&app).contains("claude-code · whole blocks"));
-    app.update(Action::Feed(Feed::Format(loopscope::formats::Format::Anthropic)), now);
+    app.update(
+        Action::Feed(Feed::Format(loopscope_core::formats::Format::Anthropic)),
+        now,
+    );
     let text = screen(&app);
     assert!(text.contains("anthropic") && !text.contains("whole blocks"));
 }

@@ -13,7 +13,7 @@ use crossterm::event::KeyCode;
 use loopscope::render::svg::{contrast, drawn_colors};
 use loopscope::tui::theme::Theme;
 use loopscope::tui::ViewOptions;
-use loopscope::Profile;
+use loopscope_core::Profile;
 
 /// The issue's own reproduction: after the position, the selected
 /// timeline row was grey on grey. In every theme its text now reads.
@@ -126,7 +126,7 @@ fn focus_timeline(app: &mut loopscope::tui::App, now: Instant) {
 fn a_shortened_name_keeps_its_end() {
     let now = Instant::now();
     let name = "/home/dev/.claude/projects/-home-dev-shop/5f0c1d2e-0000-4000-8000-000000000001.jsonl";
-    let mut app = loopscope::tui::App::new(name, loopscope::Setup::profile(Profile::Seed), &paused(), now);
+    let mut app = loopscope::tui::App::new(name, loopscope_core::Setup::profile(Profile::Seed), &paused(), now);
     app.update(loopscope::tui::Action::Resize(80, 24), now);
     app.update(
         loopscope::tui::Action::Feed(loopscope::replay::feed::Feed::Events(demo_events())),
@@ -295,20 +295,20 @@ fn live_app(now: Instant) -> loopscope::tui::App {
         live: Some(LiveOptions::default()),
         ..ViewOptions::default()
     };
-    let mut app = loopscope::tui::App::new("live.jsonl", loopscope::Setup::profile(Profile::Seed), &opts, now);
+    let mut app = loopscope::tui::App::new("live.jsonl", loopscope_core::Setup::profile(Profile::Seed), &opts, now);
     app.update(Action::Resize(80, 24), now);
     app.update(Action::Feed(Feed::CaughtUp), now);
     app
 }
 
-fn same_reads() -> Vec<loopscope::Event> {
-    let mut events = vec![loopscope::Event::prompt("go"), loopscope::Event::request()];
+fn same_reads() -> Vec<loopscope_core::Event> {
+    let mut events = vec![loopscope_core::Event::prompt("go"), loopscope_core::Event::request()];
     for _ in 0..5 {
-        events.push(loopscope::Event::tool_call(
+        events.push(loopscope_core::Event::tool_call(
             "read_file",
             serde_json::json!({"path": "a.rs"}),
         ));
-        events.push(loopscope::Event::tool_result(true));
+        events.push(loopscope_core::Event::tool_result(true));
     }
     events
 }
@@ -317,10 +317,10 @@ fn same_reads() -> Vec<loopscope::Event> {
 /// not its FIRED count, its badge nor its bad lines.
 #[test]
 fn a_truncated_file_starts_over_with_no_old_count_standing() {
-    use loopscope::formats::Problem;
     use loopscope::replay::feed::Feed;
     use loopscope::replay::follow::FileNews;
     use loopscope::tui::Action;
+    use loopscope_core::formats::Problem;
     let now = Instant::now();
     let mut app = live_app(now);
     // Wide enough for the badge, the count and the bad lines at once.
@@ -355,9 +355,9 @@ fn a_truncated_file_starts_over_with_no_old_count_standing() {
 /// `:bad` lists the unreadable lines, each with its number and why.
 #[test]
 fn bad_lines_are_listed_with_their_numbers_and_reasons() {
-    use loopscope::formats::Problem;
     use loopscope::replay::feed::Feed;
     use loopscope::tui::Action;
+    use loopscope_core::formats::Problem;
     let now = Instant::now();
     let mut app = demo(now);
     chars(&mut app, ":bad", now);
@@ -441,7 +441,7 @@ fn a_search_hit_is_shown_where_it_is_with_the_match_marked() {
 /// A request whose text fills under half the pane shows its calls under it.
 #[test]
 fn a_request_with_little_text_shows_its_calls_under_it() {
-    use loopscope::Event;
+    use loopscope_core::Event;
     let now = Instant::now();
     let events = vec![
         Event::prompt("go"),

@@ -13,7 +13,7 @@ use loopscope::tui::app::Overlay;
 use loopscope::tui::buffer_pane::Mark;
 use loopscope::tui::layout::Pane;
 use loopscope::tui::{Action, App, LiveOptions, ViewOptions};
-use loopscope::{Channel, Event, Profile};
+use loopscope_core::{Channel, Event, Profile};
 use serde_json::json;
 
 fn focus(app: &mut App, pane: Pane, now: Instant) {
@@ -239,7 +239,7 @@ fn live_app(now: Instant) -> App {
         live: Some(LiveOptions::default()),
         ..ViewOptions::default()
     };
-    let mut app = App::new("live.jsonl", loopscope::Setup::profile(Profile::Seed), &opts, now);
+    let mut app = App::new("live.jsonl", loopscope_core::Setup::profile(Profile::Seed), &opts, now);
     app.update(Action::Resize(80, 24), now);
     app.update(
         Action::Feed(Feed::Events(vec![Event::prompt("go"), Event::request()])),

@@ -11,7 +11,7 @@ use common::viewer::*;
 use crossterm::event::KeyCode;
 use loopscope::tui::layout::Pane;
 use loopscope::tui::App;
-use loopscope::{Profile, Status};
+use loopscope_core::{Profile, Status};
 
 fn focus(app: &mut App, pane: Pane, now: Instant) {
     while app.focus != pane {
@@ -178,7 +178,7 @@ fn said(app: &App) -> String {
     app.flash.as_ref().map(|f| f.text.clone()).unwrap_or_default()
 }
 
-fn threshold_of(setup: &loopscope::Setup) -> usize {
+fn threshold_of(setup: &loopscope_core::Setup) -> usize {
     let c = setup.detectors.iter().find(|c| c.info.id == "chunk-chant").unwrap();
     c.params.count("threshold")
 }
@@ -231,7 +231,7 @@ fn compare_keeps_each_profiles_what_if_changes() {
 #[test]
 fn a_wrong_format_is_said_as_scan_says_it() {
     let (mut tmux_free_app, now) = {
-        use loopscope::formats::{open_input, Format, FormatChoice};
+        use loopscope_core::formats::{open_input, Format, FormatChoice};
         let now = Instant::now();
         let path = format!("{}/sample-logs/demo.jsonl", env!("CARGO_MANIFEST_DIR"));
         let opened = open_input(std::path::Path::new(&path), FormatChoice::Fixed(Format::ClaudeCode)).unwrap();

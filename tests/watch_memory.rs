@@ -55,8 +55,8 @@ fn heap_per_session(dir: &Path, n: usize) -> isize {
     let (tx, rx) = std::sync::mpsc::channel();
     let opts = WatchOptions {
         roots: watch::roots(&[PathBuf::from(dir)], &[], &|_| None),
-        setup: loopscope::Setup::profile(loopscope::Profile::Seed),
-        format: loopscope::formats::FormatChoice::Auto,
+        setup: loopscope_core::Setup::profile(loopscope_core::Profile::Seed),
+        format: loopscope_core::formats::FormatChoice::Auto,
         idle_after: Duration::from_secs(3600),
         from_start: false,
         telemetry: Default::default(),

@@ -179,7 +179,7 @@ mod viewer_state {
     use loopscope::tui::app::Overlay;
     use loopscope::tui::layout::Pane;
     use loopscope::tui::App;
-    use loopscope::Profile;
+    use loopscope_core::Profile;
 
     fn command(app: &mut App, text: &str, now: Instant) {
         chars(app, ":", now);
@@ -261,7 +261,7 @@ mod viewer_state {
         let path = dir.path().join("tuned.toml");
         command(&mut app, &format!("write {}", path.display()), now);
         let written = std::fs::read_to_string(&path).unwrap();
-        let setup = loopscope::Setup::resolve_with(&Default::default(), &written).unwrap();
+        let setup = loopscope_core::Setup::resolve_with(&Default::default(), &written).unwrap();
         let c = setup.detectors.iter().find(|c| c.info.id == "block-cycle").unwrap();
         assert_eq!(c.params.count("min_matches"), 30, "--config reads what :write wrote");
     }

@@ -19,7 +19,7 @@ mod wild_count;
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
-use loopscope::formats::{self, Decoded, FormatChoice};
+use loopscope_core::formats::{self, Decoded, FormatChoice};
 use serde_json::Value;
 use wild_count::{Bound, Truth};
 

@@ -1,6 +1,6 @@
 #![no_main]
-// The cline_api importer, fed in pieces (loopscope::fuzzing::decode).
+// The cline_api importer, fed in pieces (loopscope_core::fuzzing::decode).
 use libfuzzer_sys::fuzz_target;
-use loopscope::formats::detect::Kind;
+use loopscope_core::formats::detect::Kind;
 
-fuzz_target!(|data: &[u8]| loopscope::fuzzing::decode(Kind::ClineApi, data));
+fuzz_target!(|data: &[u8]| loopscope_core::fuzzing::decode(Kind::ClineApi, data));

@@ -2,4 +2,4 @@
 // A SQLite store (opencode, Goose, Crush), damaged any way: listed and read.
 use libfuzzer_sys::fuzz_target;
 
-fuzz_target!(|data: &[u8]| loopscope::fuzzing::store(data));
+fuzz_target!(|data: &[u8]| loopscope_core::fuzzing::store(data));

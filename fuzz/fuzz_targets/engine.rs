@@ -1,5 +1,5 @@
 #![no_main]
-// native JSONL through every profile's detectors (loopscope::fuzzing::engine).
+// native JSONL through every profile's detectors (loopscope_core::fuzzing::engine).
 use libfuzzer_sys::fuzz_target;
 
-fuzz_target!(|data: &[u8]| loopscope::fuzzing::engine(data));
+fuzz_target!(|data: &[u8]| loopscope_core::fuzzing::engine(data));

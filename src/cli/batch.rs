@@ -4,15 +4,15 @@
 use loopscope::render::count;
 use std::io::{self, Write};
 
-use loopscope::detect::Family;
-use loopscope::formats::{self, FormatChoice};
 use loopscope::render::Shot;
 use loopscope::replay::PacingRules;
-use loopscope::sanitize::Terminal;
 use loopscope::scan::{self, Input, ScanOptions, EXIT_ERROR};
 use loopscope::sessions::{self, Agent};
 use loopscope::tui::theme::Theme;
-use loopscope::{Profile, Setup};
+use loopscope_core::detect::Family;
+use loopscope_core::formats::{self, FormatChoice};
+use loopscope_core::sanitize::Terminal;
+use loopscope_core::{Profile, Setup};
 
 use super::flags::*;
 use super::live::live_judge;
@@ -20,7 +20,7 @@ use super::live::live_judge;
 /// An endpoint from flags over the config; the API key is read from the named variable.
 pub fn endpoint(
     flags: EndpointFlags<'_>,
-    config: &loopscope::config::JudgeEndpoint,
+    config: &loopscope_core::config::JudgeEndpoint,
 ) -> Result<loopscope::judge::Endpoint, String> {
     let url = flags
         .url
@@ -44,7 +44,7 @@ pub fn endpoint(
         .map(std::path::Path::to_path_buf)
         .or(config.prompt_file.clone());
     let prompt = match prompt_path.as_deref() {
-        Some(p) => loopscope::config::read_capped(p, loopscope::config::MAX_SMALL_FILE)?,
+        Some(p) => loopscope_core::config::read_capped(p, loopscope_core::config::MAX_SMALL_FILE)?,
         None => loopscope::judge::DEFAULT_PROMPT.to_string(),
     };
     let api_key = match key_env {
@@ -89,7 +89,7 @@ fn no_sessions(agents: &[Agent]) -> String {
     }
     if let [one] = agents {
         let env = one.override_var();
-        let shown: Vec<String> = looked.iter().map(|d| loopscope::sanitize::path(d)).collect();
+        let shown: Vec<String> = looked.iter().map(|d| loopscope_core::sanitize::path(d)).collect();
         return format!(
             "no session of {} found (looked in {}; {env} points elsewhere)",
             one.name(),
@@ -97,7 +97,7 @@ fn no_sessions(agents: &[Agent]) -> String {
         );
     }
     if agents.len() < Agent::ALL.len() {
-        let shown: Vec<String> = looked.iter().map(|d| loopscope::sanitize::path(d)).collect();
+        let shown: Vec<String> = looked.iter().map(|d| loopscope_core::sanitize::path(d)).collect();
         return format!(
             "no session of {} found (looked in {})",
             names.join(", "),
@@ -107,7 +107,9 @@ fn no_sessions(agents: &[Agent]) -> String {
     let home = std::env::var_os("HOME").map(std::path::PathBuf::from);
     let under = home
         .filter(|h| looked.iter().all(|d| d.starts_with(h)))
-        .map_or(String::new(), |h| format!(" under {}", loopscope::sanitize::path(&h)));
+        .map_or(String::new(), |h| {
+            format!(" under {}", loopscope_core::sanitize::path(&h))
+        });
     format!(
         "no agent sessions on this machine: none of the {} agents has a session folder{under} (`loopscope scan --agent NAME` says where it looks for one)",
         agents.len()
@@ -145,7 +147,7 @@ pub fn scan_inputs(sel: &SessionFlags, output: Option<&std::path::Path>) -> Resu
     for n in notes {
         eprint!(
             "{}",
-            loopscope::sanitize::text(&loopscope::sanitize::cut_lines(&format!("loopscope: {n}")))
+            loopscope_core::sanitize::text(&loopscope_core::sanitize::cut_lines(&format!("loopscope: {n}")))
         );
     }
     if found.is_empty() && !req.agents.is_empty() {
@@ -236,7 +238,7 @@ pub fn run_tune(args: TuneArgs) -> Result<i32, String> {
 pub fn print_generated(write: impl FnOnce(&mut dyn Write) -> io::Result<()>) -> Result<i32, String> {
     let mut out = io::stdout().lock();
     match write(&mut out).and_then(|()| out.flush()) {
-        Err(e) if e.kind() != io::ErrorKind::BrokenPipe => Err(loopscope::io_reason(&e)),
+        Err(e) if e.kind() != io::ErrorKind::BrokenPipe => Err(loopscope_core::io_reason(&e)),
         _ => Ok(0),
     }
 }
@@ -253,7 +255,7 @@ pub fn run_convert(args: &ConvertArgs) -> Result<i32, String> {
         None => {
             let mut out = io::BufWriter::new(Terminal::new(io::stdout().lock()));
             match loopscope::convert::convert(opened, &name, &mut out, &mut err).and_then(|()| out.flush()) {
-                Err(e) if e.kind() != io::ErrorKind::BrokenPipe => Err(loopscope::io_reason(&e)),
+                Err(e) if e.kind() != io::ErrorKind::BrokenPipe => Err(loopscope_core::io_reason(&e)),
                 _ => Ok(()),
             }
         }
@@ -269,7 +271,7 @@ pub use loopscope::files::refuse_writing_into;
 pub fn read_events(
     path: &std::path::Path,
     format: FormatChoice,
-) -> Result<(Vec<loopscope::Event>, formats::Format), String> {
+) -> Result<(Vec<loopscope_core::Event>, formats::Format), String> {
     let opened = formats::open_input(path, format).map_err(|e| loopscope::render::clear_error(&e))?;
     let format = opened.format;
     let mut events = Vec::new();
@@ -282,9 +284,9 @@ pub fn read_events(
 pub fn stream_events(
     opened: formats::Opened,
     path: &std::path::Path,
-    sink: &mut dyn FnMut(loopscope::Event),
+    sink: &mut dyn FnMut(loopscope_core::Event),
 ) -> Result<(), String> {
-    let name = loopscope::sanitize::path(path);
+    let name = loopscope_core::sanitize::path(path);
     let forced = opened.forced_check();
     let mut decoder = opened.decoder;
     let mut stream = 0;
@@ -300,7 +302,7 @@ pub fn stream_events(
         }
         formats::Item::Unknown(u) => bad.unknown(&u),
     })
-    .map_err(|e| format!("{name}: {}", loopscope::io_reason(&e)))?;
+    .map_err(|e| format!("{name}: {}", loopscope_core::io_reason(&e)))?;
     let _ = bad.finish(&mut err);
     forced.check(stream).map_err(|msg| format!("{name}: {msg}"))
 }
@@ -309,7 +311,7 @@ pub fn write_output(output: Option<&std::path::Path>, text: &str) -> Result<(), 
     match output {
         Some(p) => loopscope::files::write_atomically(p, |w| w.write_all(text.as_bytes())),
         None => match Terminal::new(io::stdout().lock()).write_all(text.as_bytes()) {
-            Err(e) if e.kind() != io::ErrorKind::BrokenPipe => Err(loopscope::io_reason(&e)),
+            Err(e) if e.kind() != io::ErrorKind::BrokenPipe => Err(loopscope_core::io_reason(&e)),
             _ => Ok(()),
         },
     }
@@ -335,7 +337,7 @@ pub fn run_screenshot(args: &ScreenshotArgs) -> Result<i32, String> {
     let canvas = shot.theme.canvas;
     // Streamed into the app, which keeps what it must on disk: no
     // second copy of the whole log in memory.
-    let read = |sink: &mut dyn FnMut(loopscope::Event)| stream_events(opened, &args.file, sink);
+    let read = |sink: &mut dyn FnMut(loopscope_core::Event)| stream_events(opened, &args.file, sink);
     let buffer = loopscope::render::screenshot_streamed(read, format, setup, &shot)?;
     let title = format!("loopscope {}", args.file.display());
     let as_text = args
@@ -357,7 +359,7 @@ pub fn run_replay_into(args: &ReplayIntoArgs) -> Result<i32, String> {
     refuse_writing_into(Some(&args.target), &[&args.source])?;
     let (events, _) = read_events(&args.source, args.input.format)?;
     let mut out = std::fs::File::create(&args.target)
-        .map_err(|e| format!("{}: {}", args.target.display(), loopscope::io_reason(&e)))?;
+        .map_err(|e| format!("{}: {}", args.target.display(), loopscope_core::io_reason(&e)))?;
     let rules = PacingRules {
         cps: args.cps,
         ..PacingRules::default()
@@ -365,10 +367,10 @@ pub fn run_replay_into(args: &ReplayIntoArgs) -> Result<i32, String> {
     eprintln!(
         "loopscope: writing {} events into {}",
         events.len(),
-        loopscope::sanitize::path(&args.target)
+        loopscope_core::sanitize::path(&args.target)
     );
     loopscope::replay::write_paced(&events, rules, args.speed, &mut out, std::thread::sleep)
-        .map_err(|e| loopscope::io_reason(&e))?;
+        .map_err(|e| loopscope_core::io_reason(&e))?;
     Ok(0)
 }
 
@@ -406,18 +408,18 @@ pub fn run_scan(inputs: Vec<Input>, args: &ScanArgs) -> Result<i32, String> {
         Ok(code) => Ok(code),
         // A closed pipe (`| head`) is the reader's choice, not an error.
         Err(e) if e.kind() == io::ErrorKind::BrokenPipe => Ok(0),
-        Err(e) => Err(loopscope::io_reason(&e)),
+        Err(e) => Err(loopscope_core::io_reason(&e)),
     }
 }
 
 pub fn run_report(args: &ReportArgs, inputs: Vec<Input>) -> Result<i32, String> {
     let paths: Vec<&std::path::Path> = inputs.iter().filter_map(Input::path).collect();
     refuse_writing_into(Some(&args.output), &paths)?;
-    let inputs = loopscope::report::read_streams_once(inputs, loopscope::store::max_spool())?;
+    let inputs = loopscope::report::read_streams_once(inputs, loopscope_core::store::max_spool())?;
     // A dataset's rows are each a session of the report.
     let (inputs, warnings) = loopscope::scan::expand_rows(inputs, &args.rows.mode())?;
     for w in warnings.iter().take(10) {
-        eprintln!("loopscope: warning: {}", loopscope::sanitize::line(w));
+        eprintln!("loopscope: warning: {}", loopscope_core::sanitize::line(w));
     }
     if warnings.len() > 10 {
         eprintln!(
@@ -433,7 +435,7 @@ pub fn run_report(args: &ReportArgs, inputs: Vec<Input>) -> Result<i32, String> 
         max_sections: args.max_detections,
     };
     let mut err = Terminal::new(io::stderr().lock());
-    let report = loopscope::report::build(inputs, &opts, &mut err).map_err(|e| loopscope::io_reason(&e))?;
+    let report = loopscope::report::build(inputs, &opts, &mut err).map_err(|e| loopscope_core::io_reason(&e))?;
     if report.files.is_empty() && !report.failed.is_empty() {
         // Nothing could be read (a missing file): that was said, and a
         // report of nothing is not written.
@@ -443,7 +445,7 @@ pub fn run_report(args: &ReportArgs, inputs: Vec<Input>) -> Result<i32, String> 
     loopscope::files::write_atomically(&args.output, |w| w.write_all(html.as_bytes()))?;
     eprintln!(
         "loopscope: wrote {}: {}, {}{}",
-        loopscope::sanitize::path(&args.output),
+        loopscope_core::sanitize::path(&args.output),
         count(report.files.len(), "session"),
         report.headline(),
         match report.skipped {
@@ -469,7 +471,7 @@ pub fn run_detectors(args: &DetectorsArgs) -> Result<i32, String> {
     };
     let mut out = io::stdout().lock();
     match out.write_all(text.as_bytes()) {
-        Err(e) if e.kind() != io::ErrorKind::BrokenPipe => Err(loopscope::io_reason(&e)),
+        Err(e) if e.kind() != io::ErrorKind::BrokenPipe => Err(loopscope_core::io_reason(&e)),
         _ => Ok(0),
     }
 }
@@ -505,7 +507,7 @@ pub fn describe_text(setup: &Setup) -> String {
             .info
             .profiles
             .iter()
-            .map(|&p| match loopscope::config::off_by_default(c.info.id, p) {
+            .map(|&p| match loopscope_core::config::off_by_default(c.info.id, p) {
                 true => format!("{} when named", p.name()),
                 false => p.name().to_string(),
             })

@@ -9,8 +9,8 @@ use std::ffi::OsStr;
 
 use clap::builder::{PossibleValue, TypedValueParser};
 
-use loopscope::detect::DETECTORS;
 use loopscope::sessions::Agent;
+use loopscope_core::detect::DETECTORS;
 
 /// Any text, offering some names to completion.
 #[derive(Clone, Copy)]

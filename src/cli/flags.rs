@@ -8,12 +8,12 @@ use std::path::PathBuf;
 
 use clap::{Args, Parser, Subcommand};
 
-use loopscope::formats::{self, FormatChoice};
 use loopscope::render::At;
 use loopscope::replay::PacingRules;
 use loopscope::sessions;
 use loopscope::tui::{theme::Theme, ViewOptions};
-use loopscope::{Choices, Profile, Setup};
+use loopscope_core::formats::{self, FormatChoice};
+use loopscope_core::{Choices, Profile, Setup};
 
 #[derive(Parser)]
 #[command(
@@ -419,7 +419,7 @@ impl RowsFlags {
     pub fn mode(&self) -> loopscope::scan::RowsMode {
         loopscope::scan::RowsMode {
             force: self.rows,
-            options: loopscope::formats::rows::RowOptions {
+            options: loopscope_core::formats::rows::RowOptions {
                 column: self.column.clone(),
                 id_field: self.id_field.clone(),
             },
@@ -687,7 +687,7 @@ impl clap::builder::TypedValueParser for ProfileParser {
             let flag = arg.map_or_else(|| "--profile".to_string(), ToString::to_string);
             let message = format!(
                 "unknown profile {} for {flag} (known: {})\n",
-                loopscope::detect::quote(&name, 60),
+                loopscope_core::detect::quote(&name, 60),
                 names.join(", ")
             );
             clap::Error::raw(clap::error::ErrorKind::InvalidValue, message).with_cmd(cmd)

@@ -8,7 +8,7 @@ use clap::{Args, Subcommand};
 use loopscope::hook::agents::HookAgent;
 use loopscope::hook::install::{self, Places, Scope};
 use loopscope::hook::{self, Options};
-use loopscope::Setup;
+use loopscope_core::Setup;
 
 use super::flags::DetectorFlags;
 
@@ -67,7 +67,7 @@ pub struct InstallArgs {
 /// The hook's setup: the profile asked for, `extended` by default.
 fn setup(flags: &DetectorFlags) -> Result<Setup, String> {
     let mut choices = flags.choices()?;
-    choices.profile.get_or_insert(loopscope::detect::Profile::Extended);
+    choices.profile.get_or_insert(loopscope_core::detect::Profile::Extended);
     Setup::resolve(&choices)
 }
 
@@ -109,7 +109,7 @@ pub fn run_hook(args: &HookArgs) -> Result<i32, String> {
 pub fn allow(why: &str) -> i32 {
     eprintln!(
         "loopscope hook: {}; the call is allowed",
-        loopscope::sanitize::line(why)
+        loopscope_core::sanitize::line(why)
     );
     let _ = std::io::copy(
         &mut std::io::Read::take(std::io::stdin().lock(), 16 << 20),
@@ -121,7 +121,7 @@ pub fn allow(why: &str) -> i32 {
 /// The command an installed hook runs: this program, `hook AGENT`, and
 /// the detector flags given to `install`.
 fn hook_command(agent: HookAgent, flags: &DetectorFlags) -> Result<Vec<String>, String> {
-    let exe = std::env::current_exe().map_err(|e| format!("where is loopscope? {}", loopscope::io_reason(&e)))?;
+    let exe = std::env::current_exe().map_err(|e| format!("where is loopscope? {}", loopscope_core::io_reason(&e)))?;
     let mut words = vec![exe.display().to_string(), "hook".to_string(), agent.name().to_string()];
     if let Some(p) = flags.profile.first() {
         words.push("--profile".into());
@@ -172,7 +172,7 @@ fn install_or_uninstall(a: &InstallArgs, add: bool) -> Result<i32, String> {
         println!(
             "{}{}",
             if a.dry_run { "would change " } else { "" },
-            loopscope::sanitize::line(line)
+            loopscope_core::sanitize::line(line)
         );
     }
     if !a.dry_run {
@@ -196,7 +196,7 @@ fn status() -> Result<i32, String> {
             println!(
                 "{:<12} installed ({scope}): {}",
                 agent.name(),
-                loopscope::sanitize::path(&path)
+                loopscope_core::sanitize::path(&path)
             );
         }
     }

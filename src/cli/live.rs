@@ -4,13 +4,13 @@
 use std::io;
 use std::path::PathBuf;
 
-use loopscope::formats;
 use loopscope::replay::feed;
-use loopscope::sanitize::Terminal;
 use loopscope::sessions::{self, Agent};
 use loopscope::tail::{run_headless, HeadlessOptions, Target};
 use loopscope::tui::{self, LiveOptions, ViewOptions};
-use loopscope::Setup;
+use loopscope_core::formats;
+use loopscope_core::sanitize::Terminal;
+use loopscope_core::Setup;
 
 use super::batch::{endpoint, refuse_writing_into, write_output, EndpointFlags};
 use super::flags::*;
@@ -22,7 +22,7 @@ fn paths(list: &[PathBuf]) -> Vec<&std::path::Path> {
 /// The viewer shows one stream: several files get a hint, not a clap error.
 pub fn one_stream(mut files: Vec<PathBuf>) -> Result<Option<PathBuf>, String> {
     if files.len() > 1 {
-        let names: Vec<String> = files.iter().map(|f| loopscope::sanitize::path(f)).collect();
+        let names: Vec<String> = files.iter().map(|f| loopscope_core::sanitize::path(f)).collect();
         return Err(format!(
             "the viewer opens one stream at a time, not {} ({}); scan several with `loopscope scan {}`",
             files.len(),
@@ -35,9 +35,9 @@ pub fn one_stream(mut files: Vec<PathBuf>) -> Result<Option<PathBuf>, String> {
     // task folder is one stream and opens as one).
     if let Some(dir) = file
         .as_deref()
-        .filter(|f| f.is_dir() && loopscope::formats::cline::task_file(f).is_none())
+        .filter(|f| f.is_dir() && loopscope_core::formats::cline::task_file(f).is_none())
     {
-        let d = loopscope::sanitize::path(dir);
+        let d = loopscope_core::sanitize::path(dir);
         return Err(format!(
             "{d} is a folder; the viewer opens one stream: `loopscope watch {d}` lists its sessions live (Enter opens one), `loopscope scan {d}` scans them all"
         ));
@@ -55,12 +55,16 @@ pub fn view_target(files: Vec<PathBuf>, latest: Option<&str>) -> Result<Option<P
     match finder.next(None, true) {
         Some(path) => Ok(Some(path)),
         None => {
-            let looked: Vec<String> = finder.roots().iter().map(|d| loopscope::sanitize::path(d)).collect();
+            let looked: Vec<String> = finder
+                .roots()
+                .iter()
+                .map(|d| loopscope_core::sanitize::path(d))
+                .collect();
             Err(format!(
                 "--latest {}: no session yet (looked in {}); `loopscope tail --latest {}` waits for one",
-                loopscope::sanitize::line(spec),
+                loopscope_core::sanitize::line(spec),
                 looked.join(", "),
-                loopscope::sanitize::line(spec)
+                loopscope_core::sanitize::line(spec)
             ))
         }
     }
@@ -82,7 +86,7 @@ pub fn run_view(
     opts.compare = setups;
     opts.inputs = file
         .iter()
-        .filter(|f| !loopscope::config::is_stdin(f))
+        .filter(|f| !loopscope_core::config::is_stdin(f))
         .cloned()
         .collect();
     refuse_writing_into(None, &paths(&opts.inputs))?;
@@ -124,7 +128,7 @@ pub fn run_tail(args: &TailArgs) -> Result<i32, String> {
             sessions::Latest::new(spec, &sessions::process_env)?;
             Target::Latest(spec.clone())
         }
-        (Some(file), None) if loopscope::config::is_stdin(file) => Target::Stdin,
+        (Some(file), None) if loopscope_core::config::is_stdin(file) => Target::Stdin,
         (Some(file), None) => {
             if file.is_dir() && !sessions::is_unit(file) {
                 return Err(format!(
@@ -188,7 +192,7 @@ pub fn run_tail(args: &TailArgs) -> Result<i32, String> {
         telemetry.finish();
         return match result {
             Err(e) if e.kind() == io::ErrorKind::BrokenPipe => Ok(0),
-            other => other.map_err(|e| loopscope::io_reason(&e)),
+            other => other.map_err(|e| loopscope_core::io_reason(&e)),
         };
     }
     let opts = ViewOptions {
@@ -302,7 +306,7 @@ pub fn run_watch(args: &WatchArgs) -> Result<i32, String> {
         telemetry.finish();
         return match result {
             Err(e) if e.kind() == io::ErrorKind::BrokenPipe => Ok(0),
-            other => other.map_err(|e| loopscope::io_reason(&e)),
+            other => other.map_err(|e| loopscope_core::io_reason(&e)),
         };
     }
     let live = LiveOptions {

@@ -6,7 +6,7 @@ use std::sync::atomic::Ordering;
 use std::time::Duration;
 
 use loopscope::record::{self, agents, Guard, Options, Proxy, Route, Upstream};
-use loopscope::{Choices, Setup};
+use loopscope_core::{Choices, Setup};
 
 use super::flags::RecordArgs;
 
@@ -94,7 +94,7 @@ pub fn run_record(args: &RecordArgs) -> Result<i32, String> {
         telemetry: telemetry.clone(),
         max_session: args.max_session,
     })?;
-    let dir = loopscope::sanitize::path(&args.output);
+    let dir = loopscope_core::sanitize::path(&args.output);
     let guarding = guard_name.map_or(String::new(), |p| format!(", guarded by {p}"));
     // Each route as `PREFIX → UPSTREAM` (printable).
     let routes: Vec<(String, String)> = proxy
@@ -104,7 +104,7 @@ pub fn run_record(args: &RecordArgs) -> Result<i32, String> {
         .map(|r| {
             (
                 r.prefix.clone(),
-                loopscope::sanitize::text(&r.upstream.url()).into_owned(),
+                loopscope_core::sanitize::text(&r.upstream.url()).into_owned(),
             )
         })
         .collect();
@@ -145,11 +145,15 @@ pub fn run_record(args: &RecordArgs) -> Result<i32, String> {
         cmd.env(var, list);
     }
     let program = args.command[0].to_string_lossy().into_owned();
-    let mut child = cmd
-        .spawn()
-        .map_err(|e| format!("{}: {}", loopscope::sanitize::text(&program), loopscope::io_reason(&e)))?;
+    let mut child = cmd.spawn().map_err(|e| {
+        format!(
+            "{}: {}",
+            loopscope_core::sanitize::text(&program),
+            loopscope_core::io_reason(&e)
+        )
+    })?;
     pass_signals_to(child.id());
-    let status = child.wait().map_err(|e| loopscope::io_reason(&e))?;
+    let status = child.wait().map_err(|e| loopscope_core::io_reason(&e))?;
     summary(&proxy, &dir);
     telemetry.finish();
     use std::os::unix::process::ExitStatusExt;

@@ -6,7 +6,7 @@ use std::path::PathBuf;
 
 use serde_json::{json, Value};
 
-use crate::formats::detect::Kind;
+use loopscope_core::formats::detect::Kind;
 
 /// The agents `loopscope hook` speaks to.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]

@@ -37,14 +37,15 @@ impl Change {
     pub fn apply(&self) -> Result<(), String> {
         for (path, bytes) in &self.writes {
             if let Some(dir) = path.parent() {
-                std::fs::create_dir_all(dir).map_err(|e| format!("{}: {}", dir.display(), crate::io_reason(&e)))?;
+                std::fs::create_dir_all(dir)
+                    .map_err(|e| format!("{}: {}", dir.display(), loopscope_core::io_reason(&e)))?;
             }
             backup(path)?;
             crate::files::write_atomically(path, |w| w.write_all(bytes))?;
         }
         for path in &self.removes {
             backup(path)?;
-            std::fs::remove_file(path).map_err(|e| format!("{}: {}", path.display(), crate::io_reason(&e)))?;
+            std::fs::remove_file(path).map_err(|e| format!("{}: {}", path.display(), loopscope_core::io_reason(&e)))?;
         }
         Ok(())
     }
@@ -58,7 +59,8 @@ fn backup(path: &Path) -> Result<(), String> {
     if path.is_file() {
         let mut b = path.as_os_str().to_owned();
         b.push(".loopscope-backup");
-        std::fs::copy(path, &b).map_err(|e| format!("backing up {}: {}", path.display(), crate::io_reason(&e)))?;
+        std::fs::copy(path, &b)
+            .map_err(|e| format!("backing up {}: {}", path.display(), loopscope_core::io_reason(&e)))?;
     }
     Ok(())
 }
@@ -79,7 +81,7 @@ impl Places {
             .filter(|h| !h.is_empty())
             .map(PathBuf::from)
             .ok_or("HOME is not set")?;
-        let cwd = std::env::current_dir().map_err(|e| crate::io_reason(&e))?;
+        let cwd = std::env::current_dir().map_err(|e| loopscope_core::io_reason(&e))?;
         Ok(Places {
             home,
             cwd,
@@ -195,7 +197,7 @@ fn read_settings(file: &Path) -> Result<Value, String> {
                 )
             }),
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(json!({})),
-        Err(e) => Err(format!("{}: {}", file.display(), crate::io_reason(&e))),
+        Err(e) => Err(format!("{}: {}", file.display(), loopscope_core::io_reason(&e))),
     }
 }
 

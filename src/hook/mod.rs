@@ -18,11 +18,11 @@ use std::io::{Read, Write};
 
 use serde_json::Value;
 
-use crate::config::Setup;
-use crate::detect::keys::{call_key, KeyStyle};
-use crate::engine::Engine;
-use crate::event::{Channel, Event, EventKind};
 use agents::{Call, HookAgent, Input, Said};
+use loopscope_core::config::Setup;
+use loopscope_core::detect::keys::{call_key, KeyStyle};
+use loopscope_core::engine::Engine;
+use loopscope_core::event::{Channel, Event, EventKind};
 use state::{Locked, State};
 
 /// The longest hook input read (a call's arguments can be a whole file).
@@ -50,7 +50,10 @@ pub fn run(agent: HookAgent, opts: &Options, input: &mut dyn Read, out: &mut dyn
             }
         }
         Ok(None) => {}
-        Err(msg) => eprintln!("loopscope hook: {}; the call is allowed", crate::sanitize::line(&msg)),
+        Err(msg) => eprintln!(
+            "loopscope hook: {}; the call is allowed",
+            loopscope_core::sanitize::line(&msg)
+        ),
     }
     0
 }
@@ -62,7 +65,7 @@ fn decide(agent: HookAgent, opts: &Options, input: &mut dyn Read) -> Result<Opti
     input
         .take(MAX_INPUT)
         .read_to_end(&mut text)
-        .map_err(|e| format!("reading the hook's input: {}", crate::io_reason(&e)))?;
+        .map_err(|e| format!("reading the hook's input: {}", loopscope_core::io_reason(&e)))?;
     let v: Value = serde_json::from_slice(&text).map_err(|e| format!("the hook's input is not JSON ({e})"))?;
     let event = opts
         .event
@@ -227,8 +230,8 @@ fn last_result_of(events: &[Event], key: &str) -> Option<Event> {
 
 /// What the model reads: what repeated, how often, which detector, and
 /// what to do instead.
-fn refusal_text(d: &crate::detect::Detection, setup: &Setup) -> String {
-    let reason = crate::detect::readable::readable(&d.reason);
+fn refusal_text(d: &loopscope_core::detect::Detection, setup: &Setup) -> String {
+    let reason = loopscope_core::detect::readable::readable(&d.reason);
     // Event numbers mean nothing to the model.
     let reason = strip_event_numbers(&reason);
     format!(
@@ -248,7 +251,7 @@ fn strip_event_numbers(reason: &str) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::detect::Profile;
+    use loopscope_core::detect::Profile;
     use serde_json::json;
 
     fn read(n: usize) -> Call {

@@ -12,9 +12,9 @@ use std::path::{Path, PathBuf};
 
 use serde_json::{json, Value};
 
-use crate::event::{Event, EventKind};
-use crate::formats::detect::Kind;
-use crate::formats::Item;
+use loopscope_core::event::{Event, EventKind};
+use loopscope_core::formats::detect::Kind;
+use loopscope_core::formats::Item;
 
 /// The extra field that marks a result a hook reported.
 const REPORTED: &str = "reported";
@@ -136,11 +136,11 @@ impl State {
 
     /// Reads what `transcript` gained since the last call, read as `kind`.
     pub fn read_transcript(&mut self, transcript: &Path, kind: Kind) -> Result<(), String> {
-        let shown = crate::sanitize::path(transcript);
-        let mut file = File::open(transcript).map_err(|e| format!("{shown}: {}", crate::io_reason(&e)))?;
+        let shown = loopscope_core::sanitize::path(transcript);
+        let mut file = File::open(transcript).map_err(|e| format!("{shown}: {}", loopscope_core::io_reason(&e)))?;
         let meta = file
             .metadata()
-            .map_err(|e| format!("{shown}: {}", crate::io_reason(&e)))?;
+            .map_err(|e| format!("{shown}: {}", loopscope_core::io_reason(&e)))?;
         let (dev, ino) = identity(&meta);
         let same = self
             .transcript
@@ -154,11 +154,11 @@ impl State {
         }
         let from = self.transcript.as_ref().map_or(0, |p| p.offset);
         file.seek(SeekFrom::Start(from))
-            .map_err(|e| format!("{shown}: {}", crate::io_reason(&e)))?;
+            .map_err(|e| format!("{shown}: {}", loopscope_core::io_reason(&e)))?;
         let mut bytes = Vec::new();
         file.take(MAX_READ)
             .read_to_end(&mut bytes)
-            .map_err(|e| format!("{shown}: {}", crate::io_reason(&e)))?;
+            .map_err(|e| format!("{shown}: {}", loopscope_core::io_reason(&e)))?;
         // Only whole lines: the agent may be writing the last one.
         let end = bytes.iter().rposition(|&b| b == b'\n').map_or(0, |i| i + 1);
         self.read += bytes.len() as u64;
@@ -240,7 +240,7 @@ fn digest_output(e: &mut Event) {
     if let EventKind::ToolResult { output, .. } = &mut e.kind {
         *output = Some(Value::String(digest));
     }
-    e.extra.remove(crate::event::STABLE_OUTPUT);
+    e.extra.remove(loopscope_core::event::STABLE_OUTPUT);
 }
 
 #[cfg(unix)]
@@ -281,7 +281,7 @@ impl Locked {
     /// Opens (creating) the state of session `key` of `agent`, locked.
     pub fn open(agent: &str, key: &str) -> Result<(Locked, State), String> {
         let dir = dir().ok_or("no cache folder (neither XDG_CACHE_HOME nor HOME is set)")?;
-        std::fs::create_dir_all(&dir).map_err(|e| format!("{}: {}", dir.display(), crate::io_reason(&e)))?;
+        std::fs::create_dir_all(&dir).map_err(|e| format!("{}: {}", dir.display(), loopscope_core::io_reason(&e)))?;
         let path = dir.join(file_name(agent, key));
         let file = OpenOptions::new()
             .read(true)
@@ -289,13 +289,13 @@ impl Locked {
             .create(true)
             .truncate(false)
             .open(&path)
-            .map_err(|e| format!("{}: {}", path.display(), crate::io_reason(&e)))?;
+            .map_err(|e| format!("{}: {}", path.display(), loopscope_core::io_reason(&e)))?;
         lock(&file);
         let mut text = Vec::new();
         (&file)
             .take(256 << 20)
             .read_to_end(&mut text)
-            .map_err(|e| format!("{}: {}", path.display(), crate::io_reason(&e)))?;
+            .map_err(|e| format!("{}: {}", path.display(), loopscope_core::io_reason(&e)))?;
         let state = serde_json::from_slice(&text)
             .ok()
             .and_then(|v| State::from_json(&v))
@@ -310,7 +310,7 @@ impl Locked {
             .set_len(0)
             .and_then(|()| self.file.seek(SeekFrom::Start(0)).map(|_| ()))
             .and_then(|()| self.file.write_all(text.as_bytes()))
-            .map_err(|e| format!("the hook's state: {}", crate::io_reason(&e)))
+            .map_err(|e| format!("the hook's state: {}", loopscope_core::io_reason(&e)))
     }
 }
 

@@ -9,8 +9,8 @@ use std::path::PathBuf;
 use serde_json::Value;
 
 use super::{body, max_checks, Answer, Asker, Endpoint, Inserter};
-use crate::detect::judge::JudgeParams;
-use crate::event::{Event, EventKind};
+use loopscope_core::detect::judge::JudgeParams;
+use loopscope_core::event::{Event, EventKind};
 
 pub struct JudgeCommand {
     pub input: PathBuf,
@@ -34,7 +34,7 @@ impl Asker for DryRun<'_> {
             "stage": stage,
             "request": body(model, messages),
         });
-        let _ = writeln!(self.out, "{}", crate::sanitize::json(&record.to_string()));
+        let _ = writeln!(self.out, "{}", loopscope_core::sanitize::json(&record.to_string()));
         Answer::Nothing("dry run".to_string())
     }
 }

@@ -12,8 +12,8 @@ use std::time::Duration;
 
 use serde_json::{json, Value};
 
-use crate::detect::judge::{JudgeParams, Outcome, Schedule, ALONE_FIELD};
-use crate::event::{Event, EventKind};
+use loopscope_core::detect::judge::{JudgeParams, Outcome, Schedule, ALONE_FIELD};
+use loopscope_core::event::{Event, EventKind};
 
 /// loopscope's own prompt for the judge (replaceable with `--judge-prompt`).
 pub const DEFAULT_PROMPT: &str = "You review the conversation of an AI coding agent with a user and its tools. \

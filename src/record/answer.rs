@@ -16,8 +16,8 @@ use super::inflate::{Coding, Inflater};
 use super::protocol::{Protocol, Shape};
 use super::upstream::Connection;
 use super::Context;
-use crate::formats::detect::Kind;
-use crate::formats::{Decoder, Item};
+use loopscope_core::formats::detect::Kind;
+use loopscope_core::formats::{Decoder, Item};
 
 /// The most of an error body or a whole answer kept to record it.
 const MAX_ERROR_BODY: usize = 1 << 20;
@@ -262,7 +262,7 @@ impl Pass<'_, '_> {
                 record(&mut self.exchange, items, at);
             }
             Recording::Whole(b) | Recording::Error(b) => {
-                let limit = crate::formats::max_record().max(MAX_ERROR_BODY);
+                let limit = loopscope_core::formats::max_record().max(MAX_ERROR_BODY);
                 if b.len() + data.len() <= limit {
                     b.extend_from_slice(data);
                 }
@@ -341,7 +341,7 @@ impl Pass<'_, '_> {
                         &format!(
                             "the answer ({} bytes of {}) held nothing loopscope could read as this API's stream: passed on unchanged, not recorded",
                             self.bytes,
-                            crate::sanitize::line(content_type)
+                            loopscope_core::sanitize::line(content_type)
                         ),
                         None,
                         &[("status", json!(self.resp.status))],

@@ -17,11 +17,11 @@ use std::collections::{HashMap, VecDeque};
 use serde_json::Value;
 
 use super::guard::{Found, Stop, Withheld};
-use crate::detect::keys::{call_key, KeyStyle};
-use crate::detect::Detection;
-use crate::engine::Engine;
-use crate::event::{Event, EventKind, STABLE_OUTPUT};
-use crate::Setup;
+use loopscope_core::detect::keys::{call_key, KeyStyle};
+use loopscope_core::detect::Detection;
+use loopscope_core::engine::Engine;
+use loopscope_core::event::{Event, EventKind, STABLE_OUTPUT};
+use loopscope_core::Setup;
 
 /// Calls remembered without a result (a result names its call by id, or
 /// comes back in the order the calls were made).
@@ -219,8 +219,8 @@ mod tests {
 
     fn setup(profile: &str) -> Setup {
         match profile {
-            "seed" => Setup::profile(crate::Profile::Seed),
-            _ => Setup::profile(crate::Profile::Extended),
+            "seed" => Setup::profile(loopscope_core::Profile::Seed),
+            _ => Setup::profile(loopscope_core::Profile::Extended),
         }
     }
 

@@ -230,7 +230,7 @@ fn reason(e: &io::Error, read_timeout: Duration) -> String {
         ),
         // Errors of loopscope's own making and rustls' say what they are.
         _ if e.get_ref().is_some() => e.to_string(),
-        _ => crate::io_reason(e),
+        _ => loopscope_core::io_reason(e),
     }
 }
 
@@ -256,9 +256,9 @@ pub fn forward(
             if protocol.is_some() {
                 eprintln!(
                     "loopscope: {}",
-                    crate::sanitize::text(&format!(
+                    loopscope_core::sanitize::text(&format!(
                         "a request to {upstream_url}{path} with a body over {} was forwarded as it came, not recorded",
-                        crate::formats::human_bytes(super::server::HELD_BODY)
+                        loopscope_core::formats::human_bytes(super::server::HELD_BODY)
                     ))
                 );
             }
@@ -277,7 +277,7 @@ pub fn forward(
                     "API error: no answer from the upstream {upstream_url}: {}",
                     reason(&e, ctx.client.read_timeout)
                 );
-                eprintln!("loopscope: {}", crate::sanitize::text(&why));
+                eprintln!("loopscope: {}", loopscope_core::sanitize::text(&why));
                 why
             };
             if let Some(x) = exchange.as_mut() {
@@ -351,7 +351,7 @@ pub fn forward(
             );
             eprintln!(
                 "loopscope: {}",
-                crate::sanitize::text(&format!("{upstream_url}: {why}"))
+                loopscope_core::sanitize::text(&format!("{upstream_url}: {why}"))
             );
             if let Some(x) = exchange.as_mut() {
                 x.note(&why, None, &[]);

@@ -6,10 +6,10 @@
 
 use serde_json::Value;
 
-use crate::detect::readable::call_text;
-use crate::detect::Detection;
 use crate::tail::OnDetect;
-use crate::Setup;
+use loopscope_core::detect::readable::call_text;
+use loopscope_core::detect::Detection;
+use loopscope_core::Setup;
 
 /// What `--guard` runs, and the hook run on each detection.
 pub struct Guard {
@@ -93,7 +93,7 @@ impl Stop {
     /// its user as the model's words: what the model sent in it, a call's
     /// arguments, has its control characters shown as placeholders).
     pub fn message(&self) -> String {
-        crate::sanitize::line(&self.sentence())
+        loopscope_core::sanitize::line(&self.sentence())
     }
 
     fn sentence(&self) -> String {
@@ -150,8 +150,8 @@ impl Guard {
         eprintln!(
             "loopscope: guard: {} fired in {file} {}; {outcome}: {}",
             d.detector,
-            crate::sanitize::line(&place),
-            crate::sanitize::text(&d.reason)
+            loopscope_core::sanitize::line(&place),
+            loopscope_core::sanitize::text(&d.reason)
         );
         if let Some(command) = &self.hook {
             let hook = OnDetect {
@@ -160,7 +160,7 @@ impl Guard {
             };
             hook.run(d, false, |r| {
                 if let Err(msg) = r {
-                    eprintln!("loopscope: {}", crate::sanitize::text(&msg));
+                    eprintln!("loopscope: {}", loopscope_core::sanitize::text(&msg));
                 }
             });
         }
@@ -170,7 +170,7 @@ impl Guard {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::event::Channel;
+    use loopscope_core::event::Channel;
     use serde_json::json;
 
     #[test]

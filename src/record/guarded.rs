@@ -13,8 +13,8 @@ use super::conversations::Exchange;
 use super::guard::{Found, Stop};
 use super::payloads::{payload_of, Units};
 use super::protocol::{CallTracker, Protocol, Shape, Terminator};
-use crate::event::{Event, EventKind};
-use crate::formats::{Decoder, Item};
+use loopscope_core::event::{Event, EventKind};
+use loopscope_core::formats::{Decoder, Item};
 
 /// One guarded response's state.
 pub struct Guarded {
@@ -43,7 +43,11 @@ pub struct Passed {
 }
 
 /// Writes decoded events into the conversation; returns what fired.
-fn record(exchange: &mut Option<&mut Exchange<'_>>, items: &mut Vec<Item>, at: Instant) -> Vec<crate::Detection> {
+fn record(
+    exchange: &mut Option<&mut Exchange<'_>>,
+    items: &mut Vec<Item>,
+    at: Instant,
+) -> Vec<loopscope_core::Detection> {
     match exchange.as_mut() {
         Some(x) => x.items(items, at),
         None => {
@@ -214,6 +218,6 @@ impl Guarded {
     /// More is held than a record may be long: the stream is not the
     /// API's framing, or a call's arguments are past all reason.
     pub fn overlong(&self) -> bool {
-        self.pending.len() + self.held.len() > crate::formats::max_record()
+        self.pending.len() + self.held.len() > loopscope_core::formats::max_record()
     }
 }

@@ -390,7 +390,7 @@ impl BodyReader {
 }
 
 fn loopscope_bytes(n: usize) -> String {
-    crate::formats::human_bytes(n)
+    loopscope_core::formats::human_bytes(n)
 }
 
 fn read_some(r: &mut impl BufRead, buf: &mut [u8]) -> io::Result<usize> {

@@ -36,7 +36,7 @@ impl Coding {
             [] => Coding::Identity,
             [one] if one == "gzip" || one == "x-gzip" => Coding::Gzip,
             [one] if one == "deflate" => Coding::Deflate,
-            _ => Coding::Unknown(crate::sanitize::line(&codings.join(", "))),
+            _ => Coding::Unknown(loopscope_core::sanitize::line(&codings.join(", "))),
         }
     }
 

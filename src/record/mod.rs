@@ -109,9 +109,9 @@ pub fn start(opts: Options) -> Result<Proxy, String> {
     let mut recorder = Recorder::new(&opts.dir, opts.guard)?;
     recorder.telemetry = opts.telemetry;
     recorder.max_session = opts.max_session;
-    let listener =
-        TcpListener::bind(opts.listen).map_err(|e| format!("--listen {}: {}", opts.listen, crate::io_reason(&e)))?;
-    let addr = listener.local_addr().map_err(|e| crate::io_reason(&e))?;
+    let listener = TcpListener::bind(opts.listen)
+        .map_err(|e| format!("--listen {}: {}", opts.listen, loopscope_core::io_reason(&e)))?;
+    let addr = listener.local_addr().map_err(|e| loopscope_core::io_reason(&e))?;
     let ctx = Arc::new(Context {
         routes: opts.routes,
         client,

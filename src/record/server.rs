@@ -162,7 +162,7 @@ pub(crate) fn too_large() -> (u16, String) {
         413,
         format!(
             "loopscope record takes request bodies up to {}",
-            crate::formats::human_bytes(MAX_BODY)
+            loopscope_core::formats::human_bytes(MAX_BODY)
         ),
     )
 }
@@ -176,7 +176,7 @@ pub(crate) fn body_reason(e: &io::Error) -> String {
             format!("timed out: nothing came for {} s", BODY_IDLE.as_secs())
         }
         _ if e.get_ref().is_some() => e.to_string(),
-        _ => crate::io_reason(e),
+        _ => loopscope_core::io_reason(e),
     }
 }
 

@@ -235,7 +235,7 @@ impl Client {
         };
         if let Some(file) = std::env::var_os("SSL_CERT_FILE").filter(|f| !f.is_empty()) {
             use rustls::pki_types::{pem::PemObject, CertificateDer};
-            let shown = crate::sanitize::path(std::path::Path::new(&file));
+            let shown = loopscope_core::sanitize::path(std::path::Path::new(&file));
             let certs = CertificateDer::pem_file_iter(&file).map_err(|e| format!("SSL_CERT_FILE {shown}: {e}"))?;
             let mut added = 0;
             for cert in certs {

@@ -276,7 +276,7 @@ fn section(out: &mut String, (fi, nth): (usize, usize), file: &FileReport, s: &S
     }
     if let Some(r) = &d.repeated {
         let r: String = r.chars().take(300).collect();
-        item("repeated", crate::sanitize::line(&r));
+        item("repeated", loopscope_core::sanitize::line(&r));
     }
     if let Some(w) = d.what_would_change() {
         item("would not fire", w);
@@ -314,7 +314,7 @@ fn section(out: &mut String, (fi, nth): (usize, usize), file: &FileReport, s: &S
         Excerpt::Calls(calls) => {
             out.push_str("<pre class=\"calls\">");
             for c in calls {
-                out.push_str(&escape(&crate::sanitize::line(c)));
+                out.push_str(&escape(&loopscope_core::sanitize::line(c)));
                 out.push('\n');
             }
             out.push_str("</pre>\n");

@@ -78,21 +78,21 @@ use ratatui::text::Line;
 use ratatui::widgets::Widget;
 use ratatui::Terminal;
 
-use crate::config::Setup;
-use crate::event::Event;
-use crate::formats::Format;
 use crate::replay::feed::Feed;
 use crate::tui::cells::wrap_text;
 use crate::tui::keymap::Command;
 use crate::tui::layout::Pane;
 use crate::tui::{theme::Theme, ui, Action, App, LiveOptions, ViewOptions};
+use loopscope_core::config::Setup;
+use loopscope_core::event::Event;
+use loopscope_core::formats::Format;
 
 /// Text for SVG and HTML: markup escaped; newlines and tabs kept; control
 /// and direction-changing chars as the terminal's placeholders (XML cannot
 /// hold controls, and a log must not reorder or hide what a reader sees).
 pub fn escape_markup(s: &str) -> String {
     let mut out = String::with_capacity(s.len());
-    for c in crate::sanitize::text(s).chars() {
+    for c in loopscope_core::sanitize::text(s).chars() {
         match c {
             '&' => out.push_str("&amp;"),
             '<' => out.push_str("&lt;"),
@@ -173,7 +173,7 @@ pub fn screenshot_streamed(
     if let Some(cut) = app.tape.cut() {
         eprintln!(
             "loopscope: warning: {}: drawn up to event {} (--max-spool SIZE keeps more)",
-            crate::sanitize::text(&cut.why),
+            loopscope_core::sanitize::text(&cut.why),
             cut.at.saturating_sub(1),
         );
     }

@@ -12,12 +12,12 @@ use std::time::Duration;
 use notify::Watcher;
 
 use super::follow::{Change, FileNews, Follower};
-use crate::event::Event;
-use crate::formats::detect::AutoDecoder;
-use crate::formats::drift::UnknownKinds;
-use crate::formats::source::{self, Records};
-use crate::formats::sqlite::StoreNews;
-use crate::formats::{Decoder, Format, Item, Problem};
+use loopscope_core::event::Event;
+use loopscope_core::formats::detect::AutoDecoder;
+use loopscope_core::formats::drift::UnknownKinds;
+use loopscope_core::formats::source::{self, Records};
+use loopscope_core::formats::sqlite::StoreNews;
+use loopscope_core::formats::{Decoder, Format, Item, Problem};
 
 /// The polling fallback when file notifications are unavailable.
 pub const POLL: Duration = Duration::from_millis(250);
@@ -106,7 +106,7 @@ pub fn read(mut reader: Box<dyn Read + Send>, mut decoder: Box<dyn Decoder>, liv
                 }
                 Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
                 Err(e) => {
-                    sink(Feed::Failed(crate::io_reason(&e)));
+                    sink(Feed::Failed(loopscope_core::io_reason(&e)));
                     return;
                 }
             }
@@ -132,7 +132,7 @@ pub enum Step {
 }
 
 /// What a followed stream is read from: a file by name, or records polled
-/// from a store or a folder ([`crate::formats::source`]).
+/// from a store or a folder ([`loopscope_core::formats::source`]).
 enum Tracker {
     File(Follower),
     Records {
@@ -152,8 +152,8 @@ pub struct Followed {
 
 /// The importer for a followed path: detected from its first bytes, for
 /// `FILE#ID` the sub-agent's stream in it.
-pub fn make_for(path: &Path, choice: crate::formats::FormatChoice) -> MakeDecoder {
-    let (base, part) = crate::formats::source::split(path);
+pub fn make_for(path: &Path, choice: loopscope_core::formats::FormatChoice) -> MakeDecoder {
+    let (base, part) = loopscope_core::formats::source::split(path);
     let hint = base.file_name().map(|n| n.to_string_lossy().into_owned());
     let path = path.to_path_buf();
     std::sync::Arc::new(move || {
@@ -301,8 +301,10 @@ impl Followed {
         if changed {
             // Bounded: a document past the record limit is reported by the decoder.
             let mut all = Vec::new();
-            let read = std::fs::File::open(follower.path())
-                .and_then(|f| f.take(crate::formats::max_record() as u64 + 1).read_to_end(&mut all));
+            let read = std::fs::File::open(follower.path()).and_then(|f| {
+                f.take(loopscope_core::formats::max_record() as u64 + 1)
+                    .read_to_end(&mut all)
+            });
             if read.is_ok() {
                 self.decoder.reread(&all, &mut items);
             }
@@ -443,7 +445,7 @@ fn follow_on(
                     steps
                 }
                 Err(e) => {
-                    let (shown, reason) = (crate::sanitize::path(f.path()), crate::io_reason(&e));
+                    let (shown, reason) = (loopscope_core::sanitize::path(f.path()), loopscope_core::io_reason(&e));
                     // A store's or a folder's own errors name it already.
                     let msg = if reason.starts_with(&shown) {
                         reason

@@ -10,7 +10,7 @@ pub mod follow;
 
 use std::time::{Duration, Instant};
 
-use crate::event::{Event, EventKind, Ts};
+use loopscope_core::event::{Event, EventKind, Ts};
 
 /// Playback speeds: ×0.25 … ×64, doubling.
 pub const MIN_SPEED: f64 = 0.25;

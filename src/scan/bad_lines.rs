@@ -5,8 +5,8 @@
 
 use std::io::{self, Write};
 
-use crate::formats::drift::{Unknown, UnknownKinds};
-use crate::formats::Problem;
+use loopscope_core::formats::drift::{Unknown, UnknownKinds};
+use loopscope_core::formats::Problem;
 
 /// Bad lines printed per file before the rest are only counted.
 pub const SHOWN: usize = 10;
@@ -31,7 +31,7 @@ impl BadLines {
     /// For a command other than `scan`: the count line points to `scan --bad-lines`.
     pub fn new(name: &str) -> BadLines {
         BadLines {
-            name: crate::sanitize::line(name),
+            name: loopscope_core::sanitize::line(name),
             shown: 0,
             more: 0,
             limit: Some(SHOWN),
@@ -60,7 +60,7 @@ impl BadLines {
             err,
             "loopscope: warning: {}: {}",
             self.name,
-            crate::sanitize::line(&p.to_string())
+            loopscope_core::sanitize::line(&p.to_string())
         )
     }
 
@@ -99,7 +99,7 @@ impl BadLines {
                 err,
                 "loopscope: warning: {}: {}",
                 self.name,
-                crate::sanitize::line(&sentence)
+                loopscope_core::sanitize::line(&sentence)
             )?;
         }
         Ok(())

@@ -14,12 +14,12 @@ pub use print::{detection_record, position, summary_json};
 use print::{write_comparison, write_human, write_summary};
 pub use rows::{expand as expand_rows, RowsMode};
 
-use crate::config::Setup;
-use crate::detect::Detection;
-use crate::engine::Engine;
-use crate::event::{Event, EventKind};
-use crate::formats::{self, Decoder, FormatChoice, Item};
 use crate::whatif::{Rechunker, RunSummary, Summarizer};
+use loopscope_core::config::Setup;
+use loopscope_core::detect::Detection;
+use loopscope_core::engine::Engine;
+use loopscope_core::event::{Event, EventKind};
+use loopscope_core::formats::{self, Decoder, FormatChoice, Item};
 
 /// Exit status: no detection.
 pub const EXIT_CLEAN: i32 = 0;
@@ -151,9 +151,9 @@ impl Input {
     /// forge a line of output, or an escape sequence).
     pub fn name(&self) -> String {
         match self {
-            Input::Path(p) => crate::sanitize::path(p),
+            Input::Path(p) => loopscope_core::sanitize::path(p),
             Input::Found(s) => s.label(),
-            Input::Bytes { name, .. } => crate::sanitize::line(name),
+            Input::Bytes { name, .. } => loopscope_core::sanitize::line(name),
         }
     }
 
@@ -221,7 +221,7 @@ impl Input {
         let file = formats::cline::task_file(&base).unwrap_or(base);
         std::fs::File::open(&file)
             .err()
-            .map(|e| format!("{name}: cannot be read ({})", crate::io_reason(&e)))
+            .map(|e| format!("{name}: cannot be read ({})", loopscope_core::io_reason(&e)))
     }
 
     pub fn open(&self, format: FormatChoice) -> Result<formats::Opened, String> {
@@ -304,7 +304,7 @@ pub fn scan_one(
     // if asked). Borrowed: an event is read where it was decoded.
     let mut one = |event: &Event, line: u64, result: &mut FileScan| {
         result.events += 1;
-        if let Some(crate::event::Ts::Clock { unix, .. }) = &event.ts {
+        if let Some(loopscope_core::event::Ts::Clock { unix, .. }) = &event.ts {
             let (first, last) = result.clock.get_or_insert((*unix, *unix));
             *first = first.min(*unix);
             *last = last.max(*unix);
@@ -571,7 +571,7 @@ fn scan_input(
                 return Ok((Outcome::Skipped, Vec::new()));
             }
             let msg = crate::render::clear_error(&msg);
-            say(err, &format!("loopscope: {}", crate::sanitize::line(&msg)))?;
+            say(err, &format!("loopscope: {}", loopscope_core::sanitize::line(&msg)))?;
             return Ok((Outcome::Failed, Vec::new()));
         }
     };
@@ -650,7 +650,7 @@ fn scan_opened(
                     record["recorded_event"] = r.into();
                 }
                 if let Err(e) =
-                    writeln!(out, "{}", crate::sanitize::json(&record.to_string())).and_then(|_| out.flush())
+                    writeln!(out, "{}", loopscope_core::sanitize::json(&record.to_string())).and_then(|_| out.flush())
                 {
                     write_error = Some(e);
                 }
@@ -681,7 +681,7 @@ fn scan_opened(
     let scanned = match scanned {
         Ok(s) => s,
         Err(e) => {
-            say(err, &format!("loopscope: {name}: {}", crate::io_reason(&e)))?;
+            say(err, &format!("loopscope: {name}: {}", loopscope_core::io_reason(&e)))?;
             return Ok((Outcome::Failed, None));
         }
     };
@@ -699,7 +699,7 @@ fn scan_opened(
                 writeln!(
                     out,
                     "{}",
-                    crate::sanitize::json(&summary_json(file, s, &scanned).to_string())
+                    loopscope_core::sanitize::json(&summary_json(file, s, &scanned).to_string())
                 )?;
             }
         } else {
@@ -739,5 +739,5 @@ pub fn row_of(input: &Input, format: &'static str, scanned: &FileScan) -> Row {
 /// A message about one input on standard error, each line cut to a
 /// readable length (a path or a reason can be any length).
 fn say(err: &mut dyn Write, msg: &str) -> io::Result<()> {
-    write!(err, "{}", crate::sanitize::cut_lines(msg))
+    write!(err, "{}", loopscope_core::sanitize::cut_lines(msg))
 }

@@ -8,8 +8,8 @@ use unicode_width::UnicodeWidthStr;
 use serde_json::{Map, Value};
 
 use super::{FileScan, Row, Totals, SCHEMA};
-use crate::detect::Detection;
 use crate::whatif::RunSummary;
+use loopscope_core::detect::Detection;
 
 /// The summary after the files: a row per file, then totals per detector
 /// and per format (agent).
@@ -33,11 +33,11 @@ pub(super) fn write_summary(out: &mut dyn Write, rows: &[Row], json: bool) -> io
                 "after_first": {"chars": r.after.chars, "tokens": r.after.tokens,
                                 "tokens_estimated": !r.after.tokens_recorded, "tool_calls": r.after.tool_calls},
             });
-            writeln!(out, "{}", crate::sanitize::json(&rec.to_string()))?;
+            writeln!(out, "{}", loopscope_core::sanitize::json(&rec.to_string()))?;
         }
         let totals = serde_json::json!({"type": "totals", "schema": SCHEMA, "files": rows.len(),
             "per_detector": totals.per_detector, "per_agent": counts(&totals.per_agent), "per_format": counts(&totals.per_format)});
-        return writeln!(out, "{}", crate::sanitize::json(&totals.to_string()));
+        return writeln!(out, "{}", loopscope_core::sanitize::json(&totals.to_string()));
     }
     writeln!(out)?;
     writeln!(out, "summary of {}", count(rows.len(), "file"))?;
@@ -289,7 +289,7 @@ pub(super) fn write_human(out: &mut dyn Write, name: &str, scan: &FileScan, leas
             "{here}{pad}  {:<w_det$}  {:<w_pos$}  {}",
             d.detector,
             position(d),
-            crate::sanitize::line(&crate::render::distinguishing_first(&d.readable_reason()))
+            loopscope_core::sanitize::line(&crate::render::distinguishing_first(&d.readable_reason()))
         )?;
     }
     Ok(())

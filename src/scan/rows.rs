@@ -8,8 +8,8 @@ use std::path::Path;
 use std::sync::Arc;
 
 use super::{row_of, scan_opened, BadLines, Input, Named, Outcome, Row, ScanOptions};
-use crate::formats::rows::{self, RowOptions};
-use crate::formats::{self, FormatChoice, Problem};
+use loopscope_core::formats::rows::{self, RowOptions};
+use loopscope_core::formats::{self, FormatChoice, Problem};
 
 /// How `scan` reads datasets.
 #[derive(Clone, Debug, Default)]
@@ -50,7 +50,7 @@ impl Fanout<'_> {
         };
         let part = row.part();
         let named = Named {
-            name: format!("{}#{}", self.input.name(), crate::sanitize::line(&part)),
+            name: format!("{}#{}", self.input.name(), loopscope_core::sanitize::line(&part)),
             file: format!("{}#{part}", self.input.file()),
             parent: None,
             found: false,
@@ -140,7 +140,7 @@ pub(super) fn scan_jsonl(
         return Err(e);
     }
     if let Err(e) = read {
-        writeln!(err, "loopscope: {}: {}", input.name(), crate::io_reason(&e))?;
+        writeln!(err, "loopscope: {}: {}", input.name(), loopscope_core::io_reason(&e))?;
         return Ok((Outcome::Failed, f.rows));
     }
     f.finish(err)
@@ -165,7 +165,7 @@ pub(super) fn scan_parquet(
         return Err(e);
     }
     if let Err(msg) = read {
-        writeln!(err, "loopscope: {}", crate::sanitize::line(&msg))?;
+        writeln!(err, "loopscope: {}", loopscope_core::sanitize::line(&msg))?;
         return Ok((Outcome::Failed, f.rows));
     }
     f.finish(err)
@@ -193,7 +193,7 @@ pub fn expand(inputs: Vec<Input>, mode: &RowsMode) -> Result<(Vec<Input>, Vec<St
                         }),
                         Err(p) => warnings.push(format!("{shown}: {p}")),
                     })
-                    .map_err(|e| format!("{shown}: {}", crate::io_reason(&e)))?;
+                    .map_err(|e| format!("{shown}: {}", loopscope_core::io_reason(&e)))?;
                     continue;
                 }
             }
@@ -223,8 +223,13 @@ pub fn expand(inputs: Vec<Input>, mode: &RowsMode) -> Result<(Vec<Input>, Vec<St
             rows::each_parquet(&path, &mode.options, &mut push)?;
         } else {
             let reader = formats::open(&path)?;
-            rows::each_jsonl(reader, &mode.options, &mut push)
-                .map_err(|e| format!("{}: {}", crate::sanitize::path(&path), crate::io_reason(&e)))?;
+            rows::each_jsonl(reader, &mode.options, &mut push).map_err(|e| {
+                format!(
+                    "{}: {}",
+                    loopscope_core::sanitize::path(&path),
+                    loopscope_core::io_reason(&e)
+                )
+            })?;
         }
     }
     Ok((out, warnings))

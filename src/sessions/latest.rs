@@ -5,7 +5,7 @@ use std::path::{Path, PathBuf};
 use std::time::{Duration, SystemTime};
 
 use super::{being_created, Agent};
-use crate::formats;
+use loopscope_core::formats;
 
 /// `tail --latest AGENT|DIR`: the most recently written session, then
 /// each new session the agent starts. Sub-agents are left to `watch`: they
@@ -55,7 +55,9 @@ impl Latest {
             Some(a) => format!("the newest {} session", a.name()),
             None => format!(
                 "the newest session in {}",
-                self.roots.first().map_or(String::new(), |r| crate::sanitize::path(r))
+                self.roots
+                    .first()
+                    .map_or(String::new(), |r| loopscope_core::sanitize::path(r))
             ),
         }
     }

@@ -12,7 +12,7 @@ use std::io::Read;
 use std::path::{Path, PathBuf};
 use std::time::{Duration, SystemTime};
 
-use crate::formats;
+use loopscope_core::formats;
 
 mod agents;
 mod latest;
@@ -80,9 +80,13 @@ pub fn label(path: &Path, parent: Option<&Path>) -> String {
             }
             let stem = path.file_stem().unwrap_or_default().to_string_lossy();
             let stem = stem.strip_suffix(".jsonl").unwrap_or(&stem);
-            format!("{} ▸ {}", crate::sanitize::path(parent), crate::sanitize::line(stem))
+            format!(
+                "{} ▸ {}",
+                loopscope_core::sanitize::path(parent),
+                loopscope_core::sanitize::line(stem)
+            )
         }
-        None => crate::sanitize::path(path),
+        None => loopscope_core::sanitize::path(path),
     }
 }
 
@@ -128,7 +132,7 @@ pub fn collect(req: &Request, env: &dyn Fn(&str) -> Option<OsString>) -> (Vec<Se
         if p.as_os_str() != "-" && !p.exists() && is_glob(p) {
             let matched = expand_glob(p);
             if matched.is_empty() {
-                notes.push(format!("{}: no file matches", crate::sanitize::path(p)));
+                notes.push(format!("{}: no file matches", loopscope_core::sanitize::path(p)));
             }
             let mut found = Walked::default();
             for m in matched {
@@ -174,8 +178,8 @@ pub fn collect(req: &Request, env: &dyn Fn(&str) -> Option<OsString>) -> (Vec<Se
             let looked = agent.locations(env);
             let place = match looked.as_slice() {
                 [] => "no home directory".to_string(),
-                [one] => crate::sanitize::path(one),
-                [first, rest @ ..] => format!("{} and {} more", crate::sanitize::path(first), rest.len()),
+                [one] => loopscope_core::sanitize::path(one),
+                [first, rest @ ..] => format!("{} and {} more", loopscope_core::sanitize::path(first), rest.len()),
             };
             notes.push(format!(
                 "{}: no session folder here (looked in {place}; set {} to point elsewhere)",
@@ -322,7 +326,7 @@ fn push_found(
         ..Session::named(path)
     }));
     if found.is_empty() && !out.iter().any(|s| s.unreadable.is_some() && s.path == root) {
-        notes.push(format!("{}: no files to scan", crate::sanitize::path(root)));
+        notes.push(format!("{}: no files to scan", loopscope_core::sanitize::path(root)));
         return;
     }
     let total = found.len();
@@ -339,7 +343,10 @@ fn push_found(
         })
         .collect();
     if total > 0 && sessions.is_empty() {
-        notes.push(format!("{}: no file changed in that time", crate::sanitize::path(root)));
+        notes.push(format!(
+            "{}: no file changed in that time",
+            loopscope_core::sanitize::path(root)
+        ));
     }
     sessions.sort_by_key(Session::order_key);
     sessions.dedup_by(|a, b| a.path == b.path);
@@ -351,7 +358,7 @@ fn push_found(
 /// the container's (the stream has no file of its own: without this, it
 /// was last active in 1970).
 pub fn modified(path: &Path) -> Option<SystemTime> {
-    let (base, _) = crate::formats::source::split(path);
+    let (base, _) = loopscope_core::formats::source::split(path);
     let path = base.as_path();
     let meta = std::fs::metadata(path).ok()?;
     if !meta.is_dir() {
@@ -397,7 +404,7 @@ pub fn walk(dir: &Path, out: &mut Walked, depth: usize) {
     let entries = match std::fs::read_dir(dir) {
         Ok(entries) => entries,
         Err(e) => {
-            out.unreadable.push((dir.to_path_buf(), crate::io_reason(&e)));
+            out.unreadable.push((dir.to_path_buf(), loopscope_core::io_reason(&e)));
             return;
         }
     };
@@ -405,7 +412,7 @@ pub fn walk(dir: &Path, out: &mut Walked, depth: usize) {
         let e = match e {
             Ok(e) => e,
             Err(e) => {
-                out.unreadable.push((dir.to_path_buf(), crate::io_reason(&e)));
+                out.unreadable.push((dir.to_path_buf(), loopscope_core::io_reason(&e)));
                 continue;
             }
         };

@@ -4,10 +4,10 @@
 use std::sync::{Arc, Mutex};
 
 use super::{Read, SessionInfo, SessionTrace, Telemetry};
-use crate::detect::Detection;
-use crate::event::Event;
 use crate::replay::feed::{Feed, Sink};
 use crate::replay::follow::FileNews;
+use loopscope_core::detect::Detection;
+use loopscope_core::event::Event;
 
 /// One session's part: its trace and its labels.
 pub struct SessionLink {
@@ -166,7 +166,7 @@ pub fn metered(mut sink: Sink, link: SharedLink) -> Sink {
             Feed::File(FileNews::Switched(path)) => link.with(|l| {
                 l.finish();
                 let info = SessionInfo {
-                    name: crate::sanitize::path(path),
+                    name: loopscope_core::sanitize::path(path),
                     id: path.display().to_string(),
                     agent: l.base_agent.clone(),
                     format: String::new(),

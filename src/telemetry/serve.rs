@@ -30,8 +30,9 @@ pub const CONTENT_TYPE: &str = "text/plain; version=0.0.4; charset=utf-8";
 /// elsewhere answers any.
 pub fn start(addr: SocketAddr, metrics: Arc<Metrics>, allow_hosts: &[String]) -> Result<SocketAddr, String> {
     let hosts = HostCheck::new(addr.ip().is_loopback(), allow_hosts);
-    let listener = TcpListener::bind(addr).map_err(|e| format!("--metrics {addr}: {}", crate::io_reason(&e)))?;
-    let bound = listener.local_addr().map_err(|e| crate::io_reason(&e))?;
+    let listener =
+        TcpListener::bind(addr).map_err(|e| format!("--metrics {addr}: {}", loopscope_core::io_reason(&e)))?;
+    let bound = listener.local_addr().map_err(|e| loopscope_core::io_reason(&e))?;
     std::thread::Builder::new()
         .name("metrics-accept".into())
         .spawn(move || {

@@ -15,13 +15,13 @@ use super::search::Search;
 use super::status::Mode;
 use super::theme::Theme;
 use super::whatif::Rechunked;
-use crate::config::{Configured, Setup};
-use crate::detect::{CheckpointRun, Detection, DetectorState, Status};
-use crate::engine::Tape;
-use crate::event::Channel;
-use crate::formats::Problem;
 use crate::replay::{Clock, Pacing, PacingRules};
 use crate::whatif::RunSummary;
+use loopscope_core::config::{Configured, Setup};
+use loopscope_core::detect::{CheckpointRun, Detection, DetectorState, Status};
+use loopscope_core::engine::Tape;
+use loopscope_core::event::Channel;
+use loopscope_core::formats::Problem;
 
 /// How a view starts.
 #[derive(Clone, Debug)]
@@ -44,7 +44,7 @@ pub struct ViewOptions {
     pub inputs: Vec<std::path::PathBuf>,
     /// A `--format` named by the user, to check once the input is read:
     /// one that read nothing of the stream is said, as `scan` says it.
-    pub forced_format: Option<crate::formats::ForcedCheck>,
+    pub forced_format: Option<loopscope_core::formats::ForcedCheck>,
 }
 
 impl Default for ViewOptions {
@@ -92,7 +92,7 @@ pub struct App {
     /// shown or compared, so `:compare` and `:profile` take it up again.
     pub edits: Vec<Setup>,
     /// The profile shown before `:compare` began (`:compare off` returns to it).
-    pub compared_from: Option<crate::detect::Profile>,
+    pub compared_from: Option<loopscope_core::detect::Profile>,
     /// Every run's detectors, in the order of `states`.
     pub configured: Vec<Configured>,
     /// The run of each row of `states`.
@@ -120,7 +120,7 @@ pub struct App {
     pub bad_lines: usize,
     pub problems_seen: usize,
     /// The `--format` named, checked when the input ends ([`ViewOptions::forced_format`]).
-    pub forced_format: Option<crate::formats::ForcedCheck>,
+    pub forced_format: Option<loopscope_core::formats::ForcedCheck>,
     /// Events read that carry something of the stream (text, calls…).
     pub stream_events: usize,
     /// Why the input showed nothing (a `--format` that read none of it):
@@ -163,7 +163,7 @@ pub struct App {
     /// Text for the run loop to put on the clipboard (OSC 52).
     pub clipboard: Option<String>,
     /// The importer reading the source, once known.
-    pub format: Option<crate::formats::Format>,
+    pub format: Option<loopscope_core::formats::Format>,
 }
 
 impl App {

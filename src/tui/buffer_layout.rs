@@ -9,8 +9,8 @@
 use unicode_segmentation::UnicodeSegmentation;
 
 use super::cells::{cell, is_newline};
-use crate::event::Channel;
-use crate::text::TextBuffer;
+use loopscope_core::event::Channel;
+use loopscope_core::text::TextBuffer;
 
 /// One visual row of the pane.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]

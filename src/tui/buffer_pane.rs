@@ -17,10 +17,10 @@ use super::component::{scroll_delta, Column, Component, Context, Handled, Intent
 use super::keymap::{bind, Binding, Command, Key};
 use super::layout::Areas;
 use super::theme::Theme;
-use crate::detect::{CheckpointRun, Span};
-use crate::event::Channel;
-use crate::text::TextBuffer;
 use crossterm::event::KeyCode as K;
+use loopscope_core::detect::{CheckpointRun, Span};
+use loopscope_core::event::Channel;
+use loopscope_core::text::TextBuffer;
 
 pub const KEYS: &[Binding] = &[
     bind(&[Key::Char('j'), Key::Code(K::Down)], Command::Down, "scroll down"),

@@ -12,8 +12,8 @@ use serde_json::Value;
 use super::cells::{label, wrap_text};
 use super::theme::Theme;
 use super::timeline::{EntryKind, Timeline};
-use crate::engine::Tape;
-use crate::event::EventKind;
+use loopscope_core::engine::Tape;
+use loopscope_core::event::EventKind;
 
 /// Rows of arguments or output shown per call before "…".
 const ROWS_PER_SIDE: usize = 8;
@@ -246,8 +246,8 @@ pub fn render(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::event::Event;
-    use crate::{Profile, Setup};
+    use loopscope_core::event::Event;
+    use loopscope_core::{Profile, Setup};
     use serde_json::json;
 
     #[test]

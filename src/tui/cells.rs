@@ -14,11 +14,11 @@ use unicode_width::UnicodeWidthStr;
 /// Tab stops every this many columns.
 pub const TAB: usize = 4;
 
-pub use crate::sanitize::placeholder;
+pub use loopscope_core::sanitize::placeholder;
 
-/// Log text for a one-line label (see [`crate::sanitize::line`]).
+/// Log text for a one-line label (see [`loopscope_core::sanitize::line`]).
 pub fn sanitize(text: &str) -> String {
-    crate::sanitize::line(text)
+    loopscope_core::sanitize::line(text)
 }
 
 /// Like [`sanitize`], cut to at most `max` cells with an ellipsis.
@@ -137,7 +137,7 @@ pub fn cell(g: &str, col: usize) -> (Cow<'_, str>, usize) {
         return (Cow::Owned(" ".repeat(w)), w);
     }
     if g.chars().any(|c| placeholder(c).is_some()) {
-        let s: String = crate::sanitize::shown_chars(g).collect();
+        let s: String = loopscope_core::sanitize::shown_chars(g).collect();
         if s == g {
             // An emoji sequence, its joiners kept.
             return (Cow::Borrowed(g), g.width());

@@ -5,9 +5,9 @@
 use super::app::App;
 use super::prompt::{matching, PromptKind};
 use super::timeline::EntryKind;
-use crate::config::Setup;
-use crate::detect::params::{Kind, Value};
-use crate::detect::{Profile, DETECTORS};
+use loopscope_core::config::Setup;
+use loopscope_core::detect::params::{Kind, Value};
+use loopscope_core::detect::{Profile, DETECTORS};
 
 /// The `:` commands, as completed (those that take a word end in a space).
 pub const COMMANDS: &[&str] = &[

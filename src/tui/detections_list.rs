@@ -13,8 +13,8 @@ use super::inspector;
 use super::keymap::{bind, Binding, Command, Key};
 use super::layout::Pane;
 use super::theme::Theme;
-use crate::detect::Detection;
 use crossterm::event::KeyCode as K;
+use loopscope_core::detect::Detection;
 
 pub const KEYS: &[Binding] = &[
     bind(&[Key::Char('j'), Key::Code(K::Down)], Command::Down, "next detection"),

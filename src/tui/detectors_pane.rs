@@ -16,10 +16,10 @@ use super::keymap::{bind, Binding, Command, Key};
 use super::layout::{focus_key, Areas, Pane};
 use super::prompt::{Prompt, PromptKind};
 use super::theme::Theme;
-use crate::config::Configured;
-use crate::detect::params::{Kind, Value};
-use crate::detect::{Detection, DetectorState, Status};
 use crossterm::event::KeyCode as K;
+use loopscope_core::config::Configured;
+use loopscope_core::detect::params::{Kind, Value};
+use loopscope_core::detect::{Detection, DetectorState, Status};
 
 /// The parameter editor's commands.
 const PARAM_NEXT: Command = Command::Own("param-next");
@@ -332,7 +332,9 @@ pub fn render(frame: &mut Frame, area: Rect, view: DetectorsView<'_>, theme: &Th
             Span::raw(" "),
             Span::styled(
                 label(
-                    &crate::render::distinguishing_first(&crate::detect::readable::readable(&s.status.summary())),
+                    &crate::render::distinguishing_first(&loopscope_core::detect::readable::readable(
+                        &s.status.summary(),
+                    )),
                     rest,
                 ),
                 theme.dim,
@@ -426,7 +428,7 @@ pub fn detail_rows(
             }
             if let Some(m) = d.matches.or(d.repeats) {
                 // A budget's count is what was spent, against its limit.
-                let budget = crate::detect::BUDGETS.contains(&d.detector);
+                let budget = loopscope_core::detect::BUDGETS.contains(&d.detector);
                 let word = match (d.matches.is_some(), budget) {
                     (true, _) => "matches",
                     (false, true) => "spent",
@@ -448,7 +450,7 @@ pub fn detail_rows(
             }
             add(&numbers.join(" · "), theme.text);
             if let Some(r) = &d.repeated {
-                let r = crate::detect::readable::call_text(r).unwrap_or_else(|| r.clone());
+                let r = loopscope_core::detect::readable::call_text(r).unwrap_or_else(|| r.clone());
                 add(&format!("repeated: {}", sanitize(&label(&r, 2000))), theme.text);
             }
             if let Some(w) = d.what_would_change() {

@@ -16,9 +16,9 @@ use super::keymap::{self, lookup, Binding, Command};
 use super::layout::Areas;
 use super::search::smart_case;
 use super::timeline_pane::Filter;
-use crate::event::{Channel, EventKind};
 use crate::replay::feed::Feed;
 use crate::replay::{faster, slower};
+use loopscope_core::event::{Channel, EventKind};
 
 /// Everything that can happen to the app.
 #[derive(Clone, Debug)]

@@ -16,10 +16,10 @@ use super::keymap::{bind, Binding, Command, Key};
 use super::layout::Areas;
 use super::theme::Theme;
 use super::timeline::{Entry, EntryKind};
-use crate::detect::Detection;
-use crate::engine::Tape;
-use crate::event::{Event, EventKind};
 use crossterm::event::KeyCode as K;
+use loopscope_core::detect::Detection;
+use loopscope_core::engine::Tape;
+use loopscope_core::event::{Event, EventKind};
 
 pub const KEYS: &[Binding] = &[
     bind(&[Key::Char('j'), Key::Code(K::Down)], Command::Down, "scroll down"),
@@ -300,7 +300,7 @@ pub fn render(frame: &mut Frame, screen: Rect, inspector: &Inspector, search: Op
 mod tests {
     use super::*;
     use crate::tui::timeline::Timeline;
-    use crate::{Profile, Setup};
+    use loopscope_core::{Profile, Setup};
     use serde_json::json;
 
     #[test]

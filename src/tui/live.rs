@@ -5,9 +5,9 @@
 use std::time::{Duration, Instant};
 
 use super::app::App;
-use crate::engine::Tape;
 use crate::replay::follow::FileNews;
 use crate::replay::Pacing;
+use loopscope_core::engine::Tape;
 
 /// How `tail` follows.
 #[derive(Clone, Debug, Default)]

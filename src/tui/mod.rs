@@ -68,9 +68,9 @@ component::overlays! {
     Help(help::Help),
 }
 
-use crate::config::Setup;
 use crate::replay::feed::{Feed, Sink};
 use crate::tail::OnDetect;
+use loopscope_core::config::Setup;
 
 /// At most one frame per this long (~60 fps).
 const FRAME: Duration = Duration::from_millis(16);
@@ -285,7 +285,7 @@ impl TerminalGuard {
         std::panic::set_hook(Box::new(move |info| {
             // A panic caught where it happens (the parquet crate on a
             // damaged file) is an error the app reports: the viewer goes on.
-            if crate::contain::is_contained() {
+            if loopscope_core::contain::is_contained() {
                 return;
             }
             let drawing = TERMINAL_SET_UP.load(Ordering::SeqCst);

@@ -5,9 +5,9 @@
 
 use regex::{Regex, RegexBuilder};
 
-use crate::detect::Span;
-use crate::engine::Tape;
-use crate::event::{Channel, EventKind};
+use loopscope_core::detect::Span;
+use loopscope_core::engine::Tape;
+use loopscope_core::event::{Channel, EventKind};
 
 /// Most hits kept per search, so a pattern like `.` stays responsive.
 pub const MAX_HITS: usize = 10_000;
@@ -216,8 +216,8 @@ fn find(re: &Regex, tape: &Tape) -> Vec<Hit> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::event::Event;
-    use crate::{Profile, Setup};
+    use loopscope_core::event::Event;
+    use loopscope_core::{Profile, Setup};
     use serde_json::json;
 
     fn tape(events: Vec<Event>) -> Tape {

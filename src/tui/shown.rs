@@ -7,8 +7,8 @@ use super::app::App;
 use super::buffer_pane::{Highlight, Mark};
 use super::calls::Calls;
 use super::layout::Areas;
-use crate::detect::{Detection, Evidence, Span};
-use crate::event::Channel;
+use loopscope_core::detect::{Detection, Evidence, Span};
+use loopscope_core::event::Channel;
 
 impl App {
     /// Recomputes what is shown from the engine at `cursor`.

@@ -6,8 +6,8 @@ use crate::render::count;
 use std::time::Instant;
 
 use super::app::{App, Flash, BADGE_FOR, MAX_PROBLEMS};
-use crate::event::Event;
-use crate::formats::Problem;
+use loopscope_core::event::Event;
+use loopscope_core::formats::Problem;
 
 impl App {
     /// New events from the source: run through the engine, paced, listed.
@@ -20,7 +20,7 @@ impl App {
                 break;
             }
             let index = self.tape.len();
-            self.stream_events += usize::from(crate::formats::carries_stream(&event));
+            self.stream_events += usize::from(loopscope_core::formats::carries_stream(&event));
             self.pacing.push(&event);
             self.panes.timeline.push(index, &event);
             for d in self.tape.push(event).to_vec() {

@@ -3,9 +3,9 @@
 //! results, notes and detections. The pane that shows them is
 //! `timeline_pane.rs`.
 
-use crate::detect::Detection;
-use crate::event::{Channel, Event, EventKind};
 use crate::render::count;
+use loopscope_core::detect::Detection;
+use loopscope_core::event::{Channel, Event, EventKind};
 
 #[derive(Clone, Debug, PartialEq)]
 pub enum EntryKind {
@@ -86,7 +86,7 @@ pub struct Timeline {
     turns: usize,
     /// The shown profile's judge schedule, to say when it asks next, and
     /// the turn it last asked at.
-    judge: Option<crate::detect::judge::Schedule>,
+    judge: Option<loopscope_core::detect::judge::Schedule>,
     judge_due: Option<usize>,
     /// Waiting calls looked at to pair results (the tests count the work).
     #[cfg(test)]
@@ -113,13 +113,13 @@ impl Timeline {
     }
 
     /// The parameters of the judge followed, if any.
-    pub fn judge_params(&self) -> Option<crate::detect::judge::JudgeParams> {
+    pub fn judge_params(&self) -> Option<loopscope_core::detect::judge::JudgeParams> {
         self.judge.as_ref().map(|j| j.params)
     }
 
     /// Follows the judge of these parameters (None: the profile has none).
-    pub fn set_judge(&mut self, params: Option<crate::detect::judge::JudgeParams>) {
-        self.judge = params.map(|p| crate::detect::judge::Schedule::new(&p));
+    pub fn set_judge(&mut self, params: Option<loopscope_core::detect::judge::JudgeParams>) {
+        self.judge = params.map(|p| loopscope_core::detect::judge::Schedule::new(&p));
     }
 
     pub fn push(&mut self, index: usize, event: &Event) {

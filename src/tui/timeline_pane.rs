@@ -16,9 +16,9 @@ use super::layout::Areas;
 use super::search::smart_case;
 use super::theme::Theme;
 use super::timeline::{describe, Entry, EntryKind, Timeline};
-use crate::detect::Detection;
-use crate::event::Event;
 use crossterm::event::KeyCode as K;
+use loopscope_core::detect::Detection;
+use loopscope_core::event::Event;
 
 pub const KEYS: &[Binding] = &[
     bind(&[Key::Char('j'), Key::Code(K::Down)], Command::Down, "next row"),
@@ -439,11 +439,11 @@ mod tests {
         use ratatui::Terminal;
         let mut p = pane();
         for run in 0..4 {
-            let mut d = Detection::new("tool-repeat", 2 + run, crate::event::Channel::Tools, None);
+            let mut d = Detection::new("tool-repeat", 2 + run, loopscope_core::event::Channel::Tools, None);
             d.run = run;
             p.push_detection(&d, None);
         }
-        let mut late = Detection::new("block-cycle", 5, crate::event::Channel::Reasoning, Some(10));
+        let mut late = Detection::new("block-cycle", 5, loopscope_core::event::Channel::Reasoning, Some(10));
         late.run = 1;
         p.push_detection(&late, None);
         let rows = p.rows();

@@ -37,14 +37,17 @@ pub fn render(frame: &mut Frame, app: &App) {
             badge: app.badge.as_ref().map(|b| b.text.as_str()),
             fired: live.map_or(0, |l| l.fired),
             live_note: live_note(app),
-            format_note: app.format.filter(|f| *f != crate::formats::Format::Native).map(|f| {
-                if f.has_deltas() {
-                    f.name().to_string()
-                } else {
-                    // Detectors see whole blocks, not the streamed deltas.
-                    format!("{f} · whole blocks")
-                }
-            }),
+            format_note: app
+                .format
+                .filter(|f| *f != loopscope_core::formats::Format::Native)
+                .map(|f| {
+                    if f.has_deltas() {
+                        f.name().to_string()
+                    } else {
+                        // Detectors see whole blocks, not the streamed deltas.
+                        format!("{f} · whole blocks")
+                    }
+                }),
         },
         theme,
     );

@@ -264,8 +264,8 @@ pub fn run(opts: WatchOptions, live: LiveOptions, view: ViewOptions) -> Result<i
 fn open(
     name: &str,
     path: &std::path::Path,
-    setup: &crate::config::Setup,
-    format: crate::formats::FormatChoice,
+    setup: &loopscope_core::config::Setup,
+    format: loopscope_core::formats::FormatChoice,
     view: &ViewOptions,
     size: ratatui::layout::Size,
     wake: &mpsc::Sender<Action>,

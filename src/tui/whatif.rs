@@ -11,12 +11,12 @@ use std::time::Instant;
 use super::app::{App, Overlay};
 use super::inspector::{Inspector, Part};
 use super::timeline_pane::TimelinePane;
-use crate::config::Setup;
-use crate::detect::params::{Kind, Value};
-use crate::detect::Profile;
-use crate::engine::Tape;
 use crate::replay::Pacing;
 use crate::whatif::{Rechunker, Summarizer};
+use loopscope_core::config::Setup;
+use loopscope_core::detect::params::{Kind, Value};
+use loopscope_core::detect::Profile;
+use loopscope_core::engine::Tape;
 
 /// Work re-run per slice after the shown position (about 2 ms here).
 const RESUME_WORK: usize = 1 << 20;
@@ -55,7 +55,8 @@ impl App {
         let r = self.rechunked.as_ref()?;
         let i = self.panes.detectors.selected;
         let (id, run) = (self.states.get(i)?.id, self.state_runs.get(i).copied().unwrap_or(0));
-        let first = |ds: &[crate::detect::Detection]| ds.iter().find(|d| d.run == run && d.detector == id).cloned();
+        let first =
+            |ds: &[loopscope_core::detect::Detection]| ds.iter().find(|d| d.run == run && d.detector == id).cloned();
         let at = |event: usize, ch: Option<usize>| match ch {
             Some(c) => format!("event {event}, char {c}"),
             None => format!("event {event}"),
@@ -312,15 +313,15 @@ impl App {
         if std::fs::metadata(&path).is_ok_and(|m| std::os::unix::fs::FileTypeExt::is_fifo(&m.file_type())) {
             return Err(format!(
                 "{}: is a FIFO, which would hold the viewer until something reads it; write to a file",
-                crate::sanitize::path(&path)
+                loopscope_core::sanitize::path(&path)
             ));
         }
         let toml = self.setup.to_toml();
         crate::files::write_atomically(&path, |w| w.write_all(toml.as_bytes()))
-            .map_err(|e| format!("{}: {}", crate::sanitize::path(&path), e))?;
+            .map_err(|e| format!("{}: {}", loopscope_core::sanitize::path(&path), e))?;
         Ok(format!(
             "wrote {} (read it with --config)",
-            crate::sanitize::path(&path)
+            loopscope_core::sanitize::path(&path)
         ))
     }
 

@@ -45,7 +45,7 @@ pub struct Labels {
 
 impl Labels {
     pub fn read(path: &Path) -> Result<Labels, String> {
-        let text = crate::config::read_capped(path, MAX_EXPECT_FILE).map_err(|e| format!("--expect {e}"))?;
+        let text = loopscope_core::config::read_capped(path, MAX_EXPECT_FILE).map_err(|e| format!("--expect {e}"))?;
         Ok(Labels::parse(&text, path))
     }
 

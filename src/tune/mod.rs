@@ -17,12 +17,12 @@ use std::collections::BTreeSet;
 use std::io::{self, Write};
 use std::path::{Path, PathBuf};
 
-use crate::config::{Choices, Setup};
-use crate::detect::params::Value;
-use crate::detect::Profile;
-use crate::formats::FormatChoice;
 use crate::scan::{scan_one, Input};
 use crate::whatif::vary_values;
+use loopscope_core::config::{Choices, Setup};
+use loopscope_core::detect::params::Value;
+use loopscope_core::detect::Profile;
+use loopscope_core::formats::FormatChoice;
 
 pub use labels::{Labels, MAX_EXPECT_FILE};
 use table::{Choice, Score, Truth};
@@ -227,7 +227,8 @@ pub fn trials(opts: &TuneOptions, skip: Option<crate::files::FileId>, err: &mut 
                         .path()
                         .map_or_else(|| PathBuf::from(input.name()), Path::to_path_buf),
                 );
-                out.names.push(crate::sanitize::text(&input.name()).into_owned());
+                out.names
+                    .push(loopscope_core::sanitize::text(&input.name()).into_owned());
                 let all = varied.iter_mut().flat_map(|v| v.trials.iter_mut());
                 for (t, (first, others)) in all.zip(per_setup) {
                     t.first.push(first);
@@ -270,7 +271,7 @@ fn try_one(
         |_, _, _| {},
         |p| warnings.push(p.to_string()),
     )
-    .map_err(|e| format!("{name}: {}", crate::io_reason(&e)))?;
+    .map_err(|e| format!("{name}: {}", loopscope_core::io_reason(&e)))?;
     if let Err(msg) = forced.check(scanned.stream_events) {
         if matches!(input, Input::Found(_)) {
             return Ok((Tried::Skipped, Vec::new()));
@@ -313,7 +314,7 @@ pub fn run(opts: &TuneOptions, out: &mut dyn Write, err: &mut dyn Write) -> Resu
             let _ = writeln!(
                 err,
                 "loopscope: {} names {} not among the sessions tried: {}{}",
-                crate::sanitize::path(&l.source),
+                loopscope_core::sanitize::path(&l.source),
                 if n == 1 {
                     "1 loop".to_string()
                 } else {
@@ -324,7 +325,7 @@ pub fn run(opts: &TuneOptions, out: &mut dyn Write, err: &mut dyn Write) -> Resu
             );
         }
     }
-    let io = |e: io::Error| crate::io_reason(&e);
+    let io = |e: io::Error| loopscope_core::io_reason(&e);
     let mut chosen = Vec::new();
     for (n, v) in t.varied.iter().enumerate() {
         let scores: Vec<Score> = v.trials.iter().map(|tr| Score::of(tr, truth.as_ref())).collect();
@@ -332,11 +333,11 @@ pub fn run(opts: &TuneOptions, out: &mut dyn Write, err: &mut dyn Write) -> Resu
         if opts.json {
             for (i, s) in scores.iter().enumerate() {
                 let rec = table::trial_json(&t, v, i, s, truth.as_ref(), choice.as_ref());
-                writeln!(out, "{}", crate::sanitize::json(&rec.to_string())).map_err(io)?;
+                writeln!(out, "{}", loopscope_core::sanitize::json(&rec.to_string())).map_err(io)?;
             }
             if let Some(c) = &choice {
                 let rec = table::choice_json(v, c);
-                writeln!(out, "{}", crate::sanitize::json(&rec.to_string())).map_err(io)?;
+                writeln!(out, "{}", loopscope_core::sanitize::json(&rec.to_string())).map_err(io)?;
             }
         } else {
             if n > 0 {

@@ -1,7 +1,7 @@
 //! The numbers of each value tried, the value suggested, and the table
 //! and JSON records that show them.
 
-use crate::detect::params::Value;
+use loopscope_core::detect::params::Value;
 
 use super::labels::Labels;
 use super::{Trial, Trials, Varied};
@@ -42,7 +42,7 @@ impl Truth {
             .iter()
             .zip(&matched)
             .filter(|(_, m)| !**m)
-            .map(|(l, _)| crate::sanitize::path(&l.given))
+            .map(|(l, _)| loopscope_core::sanitize::path(&l.given))
             .collect();
         Truth {
             clean: label.len() - loops,

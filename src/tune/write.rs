@@ -11,9 +11,9 @@ use std::path::Path;
 
 use toml_edit::{DocumentMut, Item, Table};
 
-use crate::config::{Choices, Setup};
-use crate::detect::params::Value;
-use crate::detect::Profile;
+use loopscope_core::config::{Choices, Setup};
+use loopscope_core::detect::params::Value;
+use loopscope_core::detect::Profile;
 
 use super::table::Choice;
 use super::{TuneOptions, Varied};
@@ -114,12 +114,15 @@ pub fn merge(
 
 /// The config file's text, `None` when there is none yet.
 fn read_existing(path: &Path) -> Result<Option<String>, String> {
-    let shown = crate::sanitize::path(path);
+    let shown = loopscope_core::sanitize::path(path);
     if path.as_os_str() == "-" {
         return Err("--write-config needs a file (--dry-run shows what would change)".to_string());
     }
     match std::fs::metadata(path) {
-        Ok(m) if m.is_file() => Ok(Some(crate::config::read_capped(path, crate::config::MAX_SMALL_FILE)?)),
+        Ok(m) if m.is_file() => Ok(Some(loopscope_core::config::read_capped(
+            path,
+            loopscope_core::config::MAX_SMALL_FILE,
+        )?)),
         Ok(_) => Err(format!(
             "{shown}: is not a regular file; --write-config writes a config file"
         )),
@@ -127,11 +130,11 @@ fn read_existing(path: &Path) -> Result<Option<String>, String> {
             let parent = path.parent().filter(|p| !p.as_os_str().is_empty());
             match parent.map(std::fs::metadata) {
                 Some(Ok(m)) if !m.is_dir() => Err(format!("{shown}: its folder is not a folder")),
-                Some(Err(e)) => Err(format!("{shown}: its folder: {}", crate::io_reason(&e))),
+                Some(Err(e)) => Err(format!("{shown}: its folder: {}", loopscope_core::io_reason(&e))),
                 _ => Ok(None),
             }
         }
-        Err(e) => Err(format!("{shown}: {}", crate::io_reason(&e))),
+        Err(e) => Err(format!("{shown}: {}", loopscope_core::io_reason(&e))),
     }
 }
 
@@ -142,7 +145,7 @@ pub fn precheck(path: &Path, profile: Profile) -> Result<(), String> {
     let existing = read_existing(path)?;
     merge(existing.as_deref().unwrap_or(""), profile, &[])
         .map(|_| ())
-        .map_err(|e| format!("{}: {e}", crate::sanitize::path(path)))
+        .map_err(|e| format!("{}: {e}", loopscope_core::sanitize::path(path)))
 }
 
 /// Writes (or with `--dry-run`, says) the chosen values; every varied
@@ -154,7 +157,7 @@ pub fn write_chosen(
     opts: &TuneOptions,
     out: &mut dyn Write,
 ) -> Result<(), String> {
-    let shown = crate::sanitize::path(path);
+    let shown = loopscope_core::sanitize::path(path);
     let mut values = Vec::new();
     for (v, c) in chosen {
         match c {
@@ -183,7 +186,7 @@ pub fn write_chosen(
     if write {
         crate::files::write_atomically(path, |w| w.write_all(text.as_bytes()))?;
     }
-    let io = |e: io::Error| crate::io_reason(&e);
+    let io = |e: io::Error| loopscope_core::io_reason(&e);
     if opts.json {
         let changes: Vec<serde_json::Value> = changes
             .iter()
@@ -196,7 +199,7 @@ pub fn write_chosen(
             "written": write,
             "changes": changes,
         });
-        return writeln!(out, "{}", crate::sanitize::json(&rec.to_string())).map_err(io);
+        return writeln!(out, "{}", loopscope_core::sanitize::json(&rec.to_string())).map_err(io);
     }
     let head = match (changes.is_empty(), opts.dry_run) {
         (true, _) => format!("{shown} already holds these values; nothing written"),

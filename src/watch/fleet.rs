@@ -22,13 +22,13 @@ use std::time::{Duration, Instant, SystemTime};
 use notify::Watcher;
 
 use super::{project_of, Root, SessionRow, WatchNews, WatchOptions, WatchSink};
-use crate::detect::Detection;
-use crate::engine::Engine;
 use crate::files::FileId;
-use crate::formats::{self, Item};
 use crate::replay::feed::{Followed, Step};
 use crate::replay::follow::FileNews;
 use crate::sessions::{self, Agent};
+use loopscope_core::detect::Detection;
+use loopscope_core::engine::Engine;
+use loopscope_core::formats::{self, Item};
 
 /// Without notifications (or once the kernel's watch limit is reached),
 /// how often everything is looked at.
@@ -243,7 +243,7 @@ impl Watching {
                 let name = r.agent.map_or(String::new(), |a| format!("{}: ", a.name()));
                 w.send(WatchNews::Note(format!(
                     "{name}{} does not exist yet; watching for it",
-                    crate::sanitize::path(&r.path)
+                    loopscope_core::sanitize::path(&r.path)
                 )));
             }
         }
@@ -446,7 +446,7 @@ impl Watching {
                     s
                 }
                 Err(e) => {
-                    t.row.problem = Some(crate::io_reason(&e));
+                    t.row.problem = Some(loopscope_core::io_reason(&e));
                     break;
                 }
             };
@@ -532,7 +532,7 @@ impl Watching {
             }
         }
         let new_problem = match (&t.row.problem, &before.problem) {
-            (Some(p), None) => Some(format!("{}: {p}", crate::sanitize::path(&t.row.path))),
+            (Some(p), None) => Some(format!("{}: {p}", loopscope_core::sanitize::path(&t.row.path))),
             _ => None,
         };
         let row = t.row.clone();

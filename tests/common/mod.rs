@@ -58,7 +58,7 @@ pub fn scan_records(cwd: &std::path::Path, root: impl AsRef<std::ffi::OsStr>) ->
     lines
 }
 
-use loopscope::{Choices, Detection, Engine, Event, Profile, Setup};
+use loopscope_core::{Choices, Detection, Engine, Event, Profile, Setup};
 use serde_json::Value;
 
 /// A setup with only these detectors of the profile, at their defaults.

@@ -6,7 +6,7 @@ use std::time::Instant;
 use crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
 use loopscope::replay::feed::Feed;
 use loopscope::tui::{ui, Action, App, ViewOptions};
-use loopscope::{Event, Profile, Setup};
+use loopscope_core::{Event, Profile, Setup};
 use ratatui::backend::TestBackend;
 use ratatui::Terminal;
 
@@ -71,7 +71,7 @@ pub fn chars(app: &mut App, s: &str, now: Instant) {
 /// The events of any file the importers read (sample-logs/formats/…),
 /// its format detected as the viewer detects it.
 pub fn sample_in_its_format(name: &str) -> Vec<Event> {
-    use loopscope::formats::{open_input, FormatChoice, Item};
+    use loopscope_core::formats::{open_input, FormatChoice, Item};
     use std::io::Read;
     let path = format!("{}/sample-logs/{name}", env!("CARGO_MANIFEST_DIR"));
     let mut opened = open_input(std::path::Path::new(&path), FormatChoice::Auto).unwrap();

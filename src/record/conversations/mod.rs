@@ -22,10 +22,10 @@ mod retry;
 use super::conversation_guard::ConversationGuard;
 use super::guard::{Found, Guard, Stop};
 use super::protocol::{Protocol, Request, Role, Turn};
-use crate::detect::Detection;
-use crate::event::{Event, EventKind, Ts, STABLE_OUTPUT};
 use crate::files::FileId;
-use crate::formats::Item;
+use loopscope_core::detect::Detection;
+use loopscope_core::event::{Event, EventKind, Ts, STABLE_OUTPUT};
+use loopscope_core::formats::Item;
 use retry::LastAsk;
 
 /// Session files kept open at once; idle ones beyond this are closed and
@@ -111,11 +111,11 @@ fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
 impl Recorder {
     /// A recorder into `dir` (created if missing).
     pub fn new(dir: &Path, guard: Option<Guard>) -> Result<Recorder, String> {
-        let shown = crate::sanitize::path(dir);
+        let shown = loopscope_core::sanitize::path(dir);
         if dir.exists() && !dir.is_dir() {
             return Err(format!("{shown}: is not a directory"));
         }
-        fs::create_dir_all(dir).map_err(|e| format!("{shown}: {}", crate::io_reason(&e)))?;
+        fs::create_dir_all(dir).map_err(|e| format!("{shown}: {}", loopscope_core::io_reason(&e)))?;
         Ok(Recorder {
             dir: dir.to_path_buf(),
             guard,
@@ -219,8 +219,8 @@ impl Recorder {
             Err((path, e)) => {
                 eprintln!(
                     "loopscope: cannot record into {}: {}",
-                    crate::sanitize::path(&path),
-                    crate::io_reason(&e)
+                    loopscope_core::sanitize::path(&path),
+                    loopscope_core::io_reason(&e)
                 );
                 (path, None)
             }
@@ -229,7 +229,7 @@ impl Recorder {
         let link = (!telemetry.is_empty()).then(|| {
             telemetry.session(
                 crate::telemetry::SessionInfo {
-                    name: crate::sanitize::path(&path),
+                    name: loopscope_core::sanitize::path(&path),
                     id: path.display().to_string(),
                     // Recorded sessions are known by the API they went to.
                     agent: protocol.name().to_string(),
@@ -241,7 +241,7 @@ impl Recorder {
         });
         let mut conv = Conversation {
             link,
-            shown: crate::sanitize::path(&path),
+            shown: loopscope_core::sanitize::path(&path),
             id: file
                 .as_ref()
                 .and_then(|f| f.metadata().ok())
@@ -387,7 +387,7 @@ impl Conversation {
             self.full = true;
             let mut note = Event::note(&format!(
                 "this session reached --max-session ({}): the rest of the conversation is not written",
-                crate::formats::human_bytes(usize::try_from(self.max_bytes).unwrap_or(usize::MAX))
+                loopscope_core::formats::human_bytes(usize::try_from(self.max_bytes).unwrap_or(usize::MAX))
             ));
             note.extra.insert("kind".into(), json!("max-session"));
             note.ts = event.ts.clone();
@@ -407,7 +407,7 @@ impl Conversation {
                 eprintln!(
                     "loopscope: {}: {}; this conversation is no longer recorded",
                     self.shown,
-                    crate::io_reason(&e)
+                    loopscope_core::io_reason(&e)
                 );
             }
         }

@@ -7,7 +7,7 @@ use std::collections::BTreeSet;
 use serde_json::{json, Value};
 
 use super::{after, frame, text_of, text_parts, CallTracker, Request, Role, Shape, Terminator, ToolOutcome, Turn};
-use crate::formats::str_of;
+use loopscope_core::formats::str_of;
 
 pub fn request(body: &Value) -> Request {
     let system = text_of(body.get("system"));

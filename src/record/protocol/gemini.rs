@@ -6,7 +6,7 @@
 use serde_json::{json, Value};
 
 use super::{after, frame, CallTracker, Request, Role, Shape, Terminator, ToolOutcome, Turn};
-use crate::formats::str_of;
+use loopscope_core::formats::str_of;
 
 /// The text parts of a `Content` (thoughts left out).
 fn text_parts(content: Option<&Value>) -> Vec<&str> {

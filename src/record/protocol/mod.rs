@@ -13,8 +13,8 @@ use std::hash::{Hash, Hasher};
 
 use serde_json::Value;
 
-use crate::formats::detect::Kind;
-use crate::formats::str_of;
+use loopscope_core::formats::detect::Kind;
+use loopscope_core::formats::str_of;
 
 /// A model API.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]

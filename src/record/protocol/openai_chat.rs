@@ -5,7 +5,7 @@
 use serde_json::{json, Value};
 
 use super::{after, frame, text_parts, CallTracker, Request, Role, Shape, Terminator, ToolOutcome, Turn};
-use crate::formats::str_of;
+use loopscope_core::formats::str_of;
 
 pub fn request(body: &Value) -> Request {
     let mut system = String::new();

@@ -8,7 +8,7 @@ use std::collections::BTreeMap;
 use serde_json::{json, Map, Value};
 
 use super::{frame, text_of, text_parts, CallTracker, Request, Role, Shape, Terminator, ToolOutcome, Turn};
-use crate::formats::str_of;
+use loopscope_core::formats::str_of;
 
 pub fn request(body: &Value) -> Request {
     let mut system = text_of(body.get("instructions"));
@@ -47,7 +47,7 @@ fn turn(item: &Value) -> Turn {
         // Codex sends a command's output as text with a header of its own:
         // its exit code says whether it failed, and its chunk id and wall
         // time change on every call, so detectors compare the rest.
-        let (code, stable) = crate::formats::codex_call_output(&output);
+        let (code, stable) = loopscope_core::formats::codex_call_output(&output);
         let ok = output.get("success").and_then(Value::as_bool) != Some(false)
             && !matches!(str_of(item, "status"), Some("failed" | "incomplete"))
             && code.is_none_or(|c| c == 0);

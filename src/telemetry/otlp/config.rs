@@ -133,7 +133,7 @@ fn check_url(what: &str, url: &str) -> Result<(), String> {
     if !scheme_ok || host.is_empty() || host.starts_with('/') {
         return Err(format!(
             "{what} {:?} is not an http:// or https:// URL (e.g. http://localhost:4318)",
-            crate::sanitize::line(url)
+            loopscope_core::sanitize::line(url)
         ));
     }
     Ok(())
@@ -208,7 +208,7 @@ impl Config {
         if let Some(c) = var("OTEL_EXPORTER_OTLP_COMPRESSION").filter(|c| c.trim() != "none") {
             notes.push(format!(
                 "OTEL_EXPORTER_OTLP_COMPRESSION={}: not supported; sending uncompressed",
-                crate::sanitize::line(&c)
+                loopscope_core::sanitize::line(&c)
             ));
         }
         Ok(Some(Config {

@@ -178,7 +178,7 @@ fn printer() -> &'static Printer {
         let (tx, rx) = std::sync::mpsc::channel::<String>();
         let spawned = std::thread::Builder::new().name("otlp-warnings".into()).spawn(move || {
             for text in rx {
-                eprintln!("loopscope: {}", crate::sanitize::text(&text));
+                eprintln!("loopscope: {}", loopscope_core::sanitize::text(&text));
                 printer().printed();
             }
         });
@@ -303,7 +303,7 @@ impl Exporter {
             let out_of_patience = st.waited >= patience;
             Stats::add(&self.shared.stats.dropped_queue_full, items.len());
             drop(st);
-            let url = crate::sanitize::line(&self.shared.config.traces_url);
+            let url = loopscope_core::sanitize::line(&self.shared.config.traces_url);
             if first_drop && out_of_patience {
                 self.shared.warn(format!(
                     "cannot send to {url}: it took nothing within {} s (OTEL_EXPORTER_OTLP_TIMEOUT); dropping what comes (counted)",
@@ -346,7 +346,7 @@ impl Exporter {
                     drop(st);
                     self.shared.warn(format!(
                         "cannot send to {}: it took nothing within {} s (OTEL_EXPORTER_OTLP_TIMEOUT); {unsent} spans and events left unsent",
-                        crate::sanitize::line(&self.shared.config.traces_url),
+                        loopscope_core::sanitize::line(&self.shared.config.traces_url),
                         patience.as_secs_f64()
                     ));
                     return self.summary();
@@ -400,12 +400,12 @@ impl Summary {
         let mut text = format!(
             "otlp: sent {} spans to {}",
             self.spans,
-            crate::sanitize::line(&self.url)
+            loopscope_core::sanitize::line(&self.url)
         );
         if let (n @ 1.., Some(logs)) = (self.events, &self.logs_url) {
             text.push_str(&format!(
                 " and {n} evaluation events to {}",
-                crate::sanitize::line(logs)
+                loopscope_core::sanitize::line(logs)
             ));
         }
         text.push_str(&format!(" ({})", self.protocol.name()));

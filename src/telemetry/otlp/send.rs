@@ -194,7 +194,7 @@ fn deliver(shared: &Shared, agent: &ureq::Agent, health: &mut Health, signal: Si
                     };
                     shared.note(format!(
                         "{} answers again (after: {was}){lost}",
-                        crate::sanitize::line(url)
+                        loopscope_core::sanitize::line(url)
                     ));
                 }
                 let rejected = partial.as_ref().map_or(0, |p| p.0.clamp(0, count as i64) as usize);
@@ -206,8 +206,8 @@ fn deliver(shared: &Shared, agent: &ureq::Agent, health: &mut Health, signal: Si
                     let why = partial.map(|p| p.1).unwrap_or_default();
                     shared.warn(format!(
                         "{} rejected {rejected} of {count} {what}: {}",
-                        crate::sanitize::line(url),
-                        crate::sanitize::line(&why)
+                        loopscope_core::sanitize::line(url),
+                        loopscope_core::sanitize::line(&why)
                     ));
                 }
                 return;
@@ -219,7 +219,7 @@ fn deliver(shared: &Shared, agent: &ureq::Agent, health: &mut Health, signal: Si
                     if !shared.logs_off.swap(true, Ordering::Relaxed) {
                         shared.note(format!(
                             "{} answered {}: this endpoint takes no OTLP logs; the evaluations go as spans only",
-                            crate::sanitize::line(url),
+                            loopscope_core::sanitize::line(url),
                             status.unwrap_or_default()
                         ));
                     }
@@ -229,8 +229,8 @@ fn deliver(shared: &Shared, agent: &ureq::Agent, health: &mut Health, signal: Si
                 shared.settle(count, || Stats::add(&shared.stats.dropped_failed, count));
                 shared.warn(format!(
                     "{} refused {count} {what}: {}{}",
-                    crate::sanitize::line(url),
-                    crate::sanitize::line(&why),
+                    loopscope_core::sanitize::line(url),
+                    loopscope_core::sanitize::line(&why),
                     hint(status, config.protocol)
                 ));
                 return;
@@ -242,8 +242,8 @@ fn deliver(shared: &Shared, agent: &ureq::Agent, health: &mut Health, signal: Si
                     health.dropped_before = shared.stats.dropped();
                     shared.warn(format!(
                         "cannot send to {}: {}; retrying (up to {ATTEMPTS} attempts a batch), keeping up to {} spans and events meanwhile",
-                        crate::sanitize::line(url),
-                        crate::sanitize::line(&why),
+                        loopscope_core::sanitize::line(url),
+                        loopscope_core::sanitize::line(&why),
                         config.queue
                     ));
                 }

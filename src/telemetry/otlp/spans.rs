@@ -10,8 +10,8 @@
 use std::time::{SystemTime, UNIX_EPOCH};
 
 use super::proto::{KeyValue, LogRecord, Span, SpanEvent, Status, Value};
-use crate::detect::Detection;
-use crate::event::{Channel, Event, Ts};
+use loopscope_core::detect::Detection;
+use loopscope_core::event::{Channel, Event, Ts};
 
 /// `SpanKind` INTERNAL.
 const INTERNAL: i32 = 1;
@@ -372,7 +372,7 @@ pub fn attribute<'a>(attrs: &'a [KeyValue], key: &str) -> Option<&'a Value> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::event::EventKind;
+    use loopscope_core::event::EventKind;
 
     fn detection() -> Detection {
         let mut d = Detection::new("tool-repeat", 19, Channel::Tools, None);

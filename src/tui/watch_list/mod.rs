@@ -14,8 +14,8 @@ use crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
 use regex::Regex;
 
 use super::prompt::{Edit, Prompt, PromptKind};
-use crate::detect::Detection;
 use crate::watch::{SessionRow, WatchNews};
+use loopscope_core::detect::Detection;
 
 /// What a key asks of the watch screen.
 #[derive(Clone, Debug, PartialEq, Eq)]

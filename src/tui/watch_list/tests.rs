@@ -70,7 +70,7 @@ fn a_detection_marks_the_session_and_enter_opens_it() {
     list.apply(WatchNews::Row(row("/p/b.jsonl", 200, None)));
     let mut fired = row("/p/a.jsonl", 300, None);
     fired.fired = Some(("tool-repeat", 19));
-    let mut d = Detection::new("tool-repeat", 19, crate::event::Channel::Tools, None);
+    let mut d = Detection::new("tool-repeat", 19, loopscope_core::event::Channel::Tools, None);
     d.reason = "Bash called 5 times".into();
     let announced = list.apply(WatchNews::Detection {
         row: fired,

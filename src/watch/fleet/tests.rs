@@ -1,8 +1,8 @@
 //! How `watch` keeps its watches in step with folders that appear.
 
 use super::*;
-use crate::config::Setup;
-use crate::detect::params::Profile;
+use loopscope_core::config::Setup;
+use loopscope_core::detect::params::Profile;
 
 fn watching(root: &Path) -> Watching {
     let opts = WatchOptions {
