@@ -8,258 +8,47 @@ use serde_json::Value;
 
 use super::array::ArraySplitter;
 use super::sse::looks_like_sse;
-use super::{aider, atif, claude_trace, copilot, crush, goose, openclaw, opencode, openhands, otel, pi, swe_agent};
-use super::{
-    anthropic, claude_code, cline, codex, gemini, gemini_cli, messages, native, openai_chat, openai_responses, vcr,
-};
-use super::{rows, str_of, Decoder, Format, FormatChoice, Item, Opened, Out};
+use super::{aider, cline, openhands, pi, registry, rows, swe_agent};
+use super::{str_of, Decoder, Format, FormatChoice, Item, Opened, Out};
 
-/// What an input turned out to be.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Kind {
-    /// loopscope's own JSONL.
-    Native,
-    /// OpenAI Chat Completions SSE or chunks.
-    OpenaiChat,
-    /// OpenAI Responses SSE or events.
-    OpenaiResponses,
-    /// Anthropic Messages SSE.
-    Anthropic,
-    /// Gemini `streamGenerateContent` SSE or chunks.
-    Gemini,
-    /// Gemini's streamed JSON array (no `alt=sse`).
-    GeminiArray,
-    /// Claude Code session JSONL.
-    ClaudeCode,
-    /// qwen-code session JSONL.
-    QwenCode,
-    /// Codex rollout JSONL (or `exec --json`).
-    Codex,
-    /// gemini-cli session JSONL.
-    GeminiCliJsonl,
-    /// gemini-cli's legacy single JSON file.
-    GeminiCliLegacy,
-    /// A Gemini `Content[]` history.
-    GeminiContents,
-    /// Cline/Roo `ui_messages.json`.
-    ClineUi,
-    /// Cline/Roo `api_conversation_history.json`.
-    ClineApi,
-    /// pi's session file.
-    PiSession,
-    /// `pi --mode json`.
-    PiStream,
-    /// opencode's store rows (and the legacy tree's files) and `run --format json` lines.
-    OpencodeLines,
-    /// `opencode export`.
-    OpencodeExport,
-    /// Copilot CLI's `events.jsonl`.
-    CopilotEvents,
-    /// OpenHands SDK events (a conversation folder's files, as lines).
-    OpenhandsEvents,
-    /// An OpenHands V0 trajectory.
-    OpenhandsV0,
-    /// Goose's store rows.
-    GooseRows,
-    /// Crush's store rows.
-    CrushRows,
-    /// OpenClaw's store rows (pi session entries).
-    OpenclawRows,
-    /// claude-trace pairs.
-    ClaudeTrace,
-    /// A mini-swe-agent trajectory.
-    MiniSwe,
-    /// A SWE-agent trajectory.
-    SweAgent,
-    /// An ATIF trajectory.
-    Atif,
-    /// aider's chat history.
-    Aider,
-    /// OTLP/JSON traces and logs.
-    Otel,
-    /// A VCR cassette of recorded HTTP streams.
-    Cassette,
-    /// A zstd-compressed input.
-    Zstd,
-    /// A chat message list: a JSON array of messages, or a document with `messages`.
-    Messages,
-    /// A dataset: one whole trajectory per JSONL line.
-    Rows,
-    /// A Parquet dataset (read from its path, row group by row group).
-    Parquet,
-}
+pub use super::registry::Kind;
 
 impl Kind {
-    /// Every kind, in declaration order (tests/fuzz_stable.rs checks it is
-    /// complete, and that each has a fuzz target).
-    pub const ALL: [Kind; 35] = [
-        Kind::Native,
-        Kind::OpenaiChat,
-        Kind::OpenaiResponses,
-        Kind::Anthropic,
-        Kind::Gemini,
-        Kind::GeminiArray,
-        Kind::ClaudeCode,
-        Kind::QwenCode,
-        Kind::Codex,
-        Kind::GeminiCliJsonl,
-        Kind::GeminiCliLegacy,
-        Kind::GeminiContents,
-        Kind::ClineUi,
-        Kind::ClineApi,
-        Kind::PiSession,
-        Kind::PiStream,
-        Kind::OpencodeLines,
-        Kind::OpencodeExport,
-        Kind::CopilotEvents,
-        Kind::OpenhandsEvents,
-        Kind::OpenhandsV0,
-        Kind::GooseRows,
-        Kind::CrushRows,
-        Kind::OpenclawRows,
-        Kind::ClaudeTrace,
-        Kind::MiniSwe,
-        Kind::SweAgent,
-        Kind::Atif,
-        Kind::Aider,
-        Kind::Otel,
-        Kind::Cassette,
-        Kind::Zstd,
-        Kind::Messages,
-        Kind::Rows,
-        Kind::Parquet,
-    ];
-
     /// The importer name it belongs to.
     pub fn format(self) -> Format {
-        match self {
-            Kind::Native => Format::Native,
-            Kind::OpenaiChat | Kind::Cassette => Format::OpenaiChat,
-            Kind::OpenaiResponses => Format::OpenaiResponses,
-            Kind::Anthropic => Format::Anthropic,
-            Kind::Gemini | Kind::GeminiArray => Format::Gemini,
-            Kind::ClaudeCode => Format::ClaudeCode,
-            Kind::QwenCode => Format::QwenCode,
-            Kind::Codex | Kind::Zstd => Format::Codex,
-            Kind::GeminiCliJsonl | Kind::GeminiCliLegacy | Kind::GeminiContents => Format::GeminiCli,
-            Kind::ClineUi | Kind::ClineApi => Format::Cline,
-            Kind::Messages => Format::Messages,
-            Kind::PiSession | Kind::PiStream => Format::Pi,
-            Kind::OpencodeLines | Kind::OpencodeExport => Format::Opencode,
-            Kind::CopilotEvents => Format::CopilotCli,
-            Kind::OpenhandsEvents | Kind::OpenhandsV0 => Format::Openhands,
-            Kind::GooseRows => Format::Goose,
-            Kind::CrushRows => Format::Crush,
-            Kind::OpenclawRows => Format::Openclaw,
-            Kind::ClaudeTrace => Format::ClaudeTrace,
-            Kind::MiniSwe | Kind::SweAgent => Format::SweAgent,
-            Kind::Atif => Format::Atif,
-            Kind::Aider => Format::Aider,
-            Kind::Otel => Format::Otel,
-            Kind::Rows => Format::Rows,
-            Kind::Parquet => Format::Parquet,
-        }
+        self.entry().format
     }
 
     /// A whole trajectory in one JSON document: one such per line is a
     /// dataset ([`Kind::Rows`]).
     pub fn is_document(self) -> bool {
-        matches!(
-            self,
-            Kind::Messages | Kind::Atif | Kind::MiniSwe | Kind::SweAgent | Kind::OpencodeExport
-        )
+        self.entry().spec.document
     }
 
     /// Whether one file can hold several streams (sub-agents), named `FILE#ID`.
     pub fn has_parts(self) -> bool {
-        matches!(self, Kind::CopilotEvents | Kind::Atif | Kind::Rows)
+        self.entry().spec.parts
     }
 
     /// The importer for one stream of the input: `part` names a sub-agent
     /// (see [`Kind::has_parts`]); other kinds read the whole input.
     pub fn build_part(self, part: Option<&str>) -> Box<dyn Decoder> {
-        match self {
-            Kind::CopilotEvents => Box::new(copilot::decoder(part)),
-            Kind::Atif => Box::new(atif::decoder(part)),
-            Kind::Rows => Box::new(rows::decoder(part)),
-            other => other.build(),
-        }
+        (self.entry().build)(part.filter(|_| self.has_parts()))
     }
 
     /// Holds other streams rather than events (a cassette, a compressed file).
     pub fn is_container(self) -> bool {
-        matches!(self, Kind::Cassette | Kind::Zstd)
+        self.entry().spec.container
     }
 
     /// The importer that reads it.
     pub fn build(self) -> Box<dyn Decoder> {
-        match self {
-            Kind::Native => Box::new(native::NativeDecoder::new()),
-            Kind::OpenaiChat => Box::new(openai_chat::decoder()),
-            Kind::OpenaiResponses => Box::new(openai_responses::decoder()),
-            Kind::Anthropic => Box::new(anthropic::decoder()),
-            Kind::Gemini => Box::new(gemini::decoder()),
-            Kind::GeminiArray => Box::new(gemini::array_decoder()),
-            Kind::ClaudeCode => Box::new(claude_code::decoder()),
-            Kind::QwenCode => Box::new(claude_code::qwen_decoder()),
-            Kind::Codex | Kind::Zstd => Box::new(codex::decoder()),
-            Kind::GeminiCliJsonl => Box::new(gemini_cli::jsonl_decoder()),
-            Kind::GeminiCliLegacy => Box::new(gemini_cli::legacy_decoder()),
-            Kind::GeminiContents => Box::new(gemini_cli::contents_decoder()),
-            Kind::ClineUi => Box::new(cline::ui_decoder()),
-            Kind::ClineApi => Box::new(cline::api_decoder()),
-            Kind::Cassette => Box::new(vcr::decoder(Format::OpenaiChat)),
-            Kind::Messages => Box::new(messages::decoder()),
-            Kind::PiSession => Box::new(pi::session_decoder()),
-            Kind::PiStream => Box::new(pi::stream_decoder()),
-            Kind::OpencodeLines => Box::new(opencode::lines_decoder()),
-            Kind::OpencodeExport => Box::new(opencode::export_decoder()),
-            Kind::CopilotEvents => Box::new(copilot::decoder(None)),
-            Kind::OpenhandsEvents => Box::new(openhands::events_decoder()),
-            Kind::OpenhandsV0 => Box::new(openhands::v0_decoder()),
-            Kind::GooseRows => Box::new(goose::decoder()),
-            Kind::CrushRows => Box::new(crush::decoder()),
-            Kind::OpenclawRows => Box::new(openclaw::decoder()),
-            Kind::ClaudeTrace => Box::new(claude_trace::decoder()),
-            Kind::MiniSwe => Box::new(swe_agent::mini_decoder()),
-            Kind::SweAgent => Box::new(swe_agent::swe_decoder()),
-            Kind::Atif => Box::new(atif::decoder(None)),
-            Kind::Aider => Box::new(aider::decoder()),
-            Kind::Otel => Box::new(otel::decoder()),
-            Kind::Rows => Box::new(rows::decoder(None)),
-            Kind::Parquet => Box::new(rows::ParquetBytes),
-        }
+        (self.entry().build)(None)
     }
 
     /// The usual reading of a format when detection could not refine it.
     fn default_for(format: Format) -> Kind {
-        match format {
-            Format::Native => Kind::Native,
-            Format::OpenaiChat => Kind::OpenaiChat,
-            Format::OpenaiResponses => Kind::OpenaiResponses,
-            Format::Anthropic => Kind::Anthropic,
-            Format::Gemini => Kind::Gemini,
-            Format::ClaudeCode => Kind::ClaudeCode,
-            Format::QwenCode => Kind::QwenCode,
-            Format::Codex => Kind::Codex,
-            Format::GeminiCli => Kind::GeminiCliJsonl,
-            Format::Cline => Kind::ClineUi,
-            Format::Messages => Kind::Messages,
-            Format::Pi => Kind::PiSession,
-            Format::Opencode => Kind::OpencodeLines,
-            Format::CopilotCli => Kind::CopilotEvents,
-            Format::Openhands => Kind::OpenhandsEvents,
-            Format::Goose => Kind::GooseRows,
-            Format::Crush => Kind::CrushRows,
-            Format::Openclaw => Kind::OpenclawRows,
-            Format::ClaudeTrace => Kind::ClaudeTrace,
-            Format::SweAgent => Kind::MiniSwe,
-            Format::Atif => Kind::Atif,
-            Format::Aider => Kind::Aider,
-            Format::Otel => Kind::Otel,
-            Format::Rows => Kind::Rows,
-            Format::Parquet => Kind::Parquet,
-        }
+        format.default_kind()
     }
 }
 
@@ -274,12 +63,6 @@ const NATIVE_TYPES: [&str; 9] = [
     "loop_check",
     "note",
 ];
-
-const TRIED: &str = "native, openai-chat (SSE or chunk JSONL), openai-responses, anthropic, gemini (SSE, JSONL or JSON array), \
-                     claude-code, codex (rollout, exec --json, .zst), gemini-cli (JSONL, legacy JSON, Content[]), cline (ui_messages, \
-                     api_conversation_history), chat message lists (a JSON array, or a `messages` document), pi (session, --mode json), opencode (SQLite, storage/, export, run --format json), \
-                     copilot-cli, openhands (conversation folder, V0 trajectory), goose, crush and openclaw (SQLite), claude-trace, \
-                     swe-agent (.traj.json, .traj), atif, aider (.aider.chat.history.md), otel (OTLP/JSON), VCR cassettes";
 
 /// An API stream payload's format (rules 5a–5d).
 fn payload_kind(v: &Value) -> Option<Kind> {
@@ -316,60 +99,18 @@ fn payload_kind(v: &Value) -> Option<Kind> {
 }
 
 /// The third set's JSON lines and documents (formats-3.md), tried before
-/// the older rules: their shapes are more specific.
+/// the older rules: their shapes are more specific. A store's row names
+/// its store; other records go through the table's line tests, in their
+/// order (formats/registry.rs).
 fn agent_kind(v: &Value) -> Option<Kind> {
-    let t = str_of(v, "type").unwrap_or_default();
-    let has = |k: &str| v.get(k).is_some();
     if str_of(v, "loopscope") == Some("rows") {
-        return match str_of(v, "store") {
-            Some("opencode") => Some(Kind::OpencodeLines),
-            Some("goose") => Some(Kind::GooseRows),
-            Some("crush") => Some(Kind::CrushRows),
-            Some("openclaw") => Some(Kind::OpenclawRows),
-            _ => None,
-        };
+        let store = str_of(v, "store")?;
+        return Kind::ALL.into_iter().find(|k| k.entry().spec.store == Some(store));
     }
-    if t == "session" && has("cwd") {
-        return Some(Kind::PiSession);
-    }
-    // pi's stream; Anthropic's message_start has a message of type "message".
-    let pi_message = v
-        .get("message")
-        .is_some_and(|m| m.get("role").is_some() && m.get("type").is_none());
-    if pi::STREAM_TYPES.contains(&t) && (!t.starts_with("message_") || pi_message) {
-        return Some(Kind::PiStream);
-    }
-    if t == "message" && pi_message && (has("parentId") || has("timestamp")) {
-        return Some(Kind::PiSession);
-    }
-    if opencode::RUN_TYPES.contains(&t) && has("sessionID") {
-        return Some(Kind::OpencodeLines);
-    }
-    if copilot::is_event(v) {
-        return Some(Kind::CopilotEvents);
-    }
-    if openhands::is_sdk_event(v) {
-        return Some(Kind::OpenhandsEvents);
-    }
-    if claude_trace::is_pair(v) {
-        return Some(Kind::ClaudeTrace);
-    }
-    if otel::is_export(v) {
-        return Some(Kind::Otel);
-    }
-    if atif::is_atif(v) {
-        return Some(Kind::Atif);
-    }
-    if swe_agent::is_mini(v) && str_of(v, "trajectory_format").is_some() {
-        return Some(Kind::MiniSwe);
-    }
-    if swe_agent::is_swe(v) {
-        return Some(Kind::SweAgent);
-    }
-    if has("info") && has("messages") {
-        return Some(Kind::OpencodeExport);
-    }
-    None
+    registry::sniffed_kinds()
+        .iter()
+        .find(|(sniff, _)| (sniff.test)(v))
+        .map(|(_, kind)| *kind)
 }
 
 /// A JSON object line's format (rules 5a–5k).
@@ -459,7 +200,7 @@ fn array_kind(first: &Value, hint: Option<&str>) -> Option<Kind> {
 /// Classifies an input from its beginning. `Ok(None)`: more bytes are
 /// needed (only when `complete` is false). `hint` is the file name.
 pub fn classify(head: &[u8], complete: bool, hint: Option<&str>) -> Result<Option<Kind>, String> {
-    let unknown = || Err(format!("not a format loopscope reads (tried {TRIED})"));
+    let unknown = || Err(format!("not a format loopscope reads (tried {})", registry::tried()));
     if head.starts_with(&[0x28, 0xB5, 0x2F, 0xFD]) {
         return Ok(Some(Kind::Zstd));
     }

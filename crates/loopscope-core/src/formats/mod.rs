@@ -35,6 +35,7 @@ pub(crate) mod openhands;
 pub(crate) mod otel;
 pub(crate) mod pi;
 pub mod plain;
+pub mod registry;
 pub mod rows;
 pub mod source;
 pub mod sqlite;
@@ -51,6 +52,7 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 use serde_json::{Map, Value};
 
 use crate::event::{Event, EventKind, Ts};
+pub use registry::Format;
 
 /// A Codex function-call output's exit code and what detectors compare it
 /// by (`loopscope record` reads the outputs Codex sends back to its model).
@@ -221,123 +223,10 @@ pub trait Decoder: Send {
     fn caught_up(&mut self, _out: &mut Vec<Item>) {}
 }
 
-/// The importers, by the name `--format` takes.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
-pub enum Format {
-    /// loopscope's own JSONL.
-    Native,
-    /// OpenAI Chat Completions streams.
-    OpenaiChat,
-    /// OpenAI Responses streams.
-    OpenaiResponses,
-    /// Anthropic Messages streams.
-    Anthropic,
-    /// Gemini `streamGenerateContent` streams.
-    Gemini,
-    /// Claude Code session files.
-    ClaudeCode,
-    /// qwen-code's session records (`~/.qwen/projects/<project>/chats/<session>.jsonl`):
-    /// Claude Code's record shape with Gemini `parts`.
-    QwenCode,
-    /// Codex rollouts.
-    Codex,
-    /// gemini-cli session files.
-    GeminiCli,
-    /// Cline and Roo Code task files.
-    Cline,
-    /// A chat message list (OpenAI- or Anthropic-style), as datasets hold trajectories.
-    Messages,
-    /// pi's session files (versions 1–3) and `pi --mode json` streams.
-    Pi,
-    /// opencode and Kilo CLI: the SQLite store, the legacy `storage/` tree,
-    /// `opencode export` and `opencode run --format json`.
-    Opencode,
-    /// GitHub Copilot CLI's session events.
-    CopilotCli,
-    /// OpenHands SDK conversation folders and V0 trajectories.
-    Openhands,
-    /// Goose's SQLite store.
-    Goose,
-    /// Crush's SQLite store.
-    Crush,
-    /// OpenClaw's SQLite store (`openclaw-agent.sqlite`): pi's session
-    /// entries with OpenClaw's own records.
-    Openclaw,
-    /// claude-trace's request/response pairs.
-    ClaudeTrace,
-    /// mini-swe-agent `.traj.json` and SWE-agent `.traj`.
-    SweAgent,
-    /// Harbor's Agent Trajectory Interchange Format.
-    Atif,
-    /// aider's chat history (best effort).
-    Aider,
-    /// OpenTelemetry GenAI traces and logs (OTLP/JSON lines).
-    Otel,
-    /// A dataset of one trajectory per line (JSONL): each row a stream.
-    Rows,
-    /// A Parquet dataset of trajectories: each row a stream.
-    Parquet,
-}
-
 impl Format {
-    /// Every importer, in listing order.
-    pub const ALL: [Format; 25] = [
-        Format::Native,
-        Format::OpenaiChat,
-        Format::OpenaiResponses,
-        Format::Anthropic,
-        Format::Gemini,
-        Format::ClaudeCode,
-        Format::QwenCode,
-        Format::Codex,
-        Format::GeminiCli,
-        Format::Cline,
-        Format::Messages,
-        Format::Pi,
-        Format::Opencode,
-        Format::CopilotCli,
-        Format::Openhands,
-        Format::Goose,
-        Format::Crush,
-        Format::Openclaw,
-        Format::ClaudeTrace,
-        Format::SweAgent,
-        Format::Atif,
-        Format::Aider,
-        Format::Otel,
-        Format::Rows,
-        Format::Parquet,
-    ];
-
     /// The name `--format` takes.
     pub fn name(self) -> &'static str {
-        match self {
-            Format::Native => "native",
-            Format::OpenaiChat => "openai-chat",
-            Format::OpenaiResponses => "openai-responses",
-            Format::Anthropic => "anthropic",
-            Format::Gemini => "gemini",
-            Format::ClaudeCode => "claude-code",
-            Format::QwenCode => "qwen-code",
-            Format::Codex => "codex",
-            Format::GeminiCli => "gemini-cli",
-            Format::Cline => "cline",
-            Format::Messages => "messages",
-            Format::Pi => "pi",
-            Format::Opencode => "opencode",
-            Format::CopilotCli => "copilot-cli",
-            Format::Openhands => "openhands",
-            Format::Goose => "goose",
-            Format::Crush => "crush",
-            Format::Openclaw => "openclaw",
-            Format::ClaudeTrace => "claude-trace",
-            Format::SweAgent => "swe-agent",
-            Format::Atif => "atif",
-            Format::Aider => "aider",
-            Format::Otel => "otel",
-            Format::Rows => "rows",
-            Format::Parquet => "parquet",
-        }
+        self.entry().name
     }
 
     /// The importer with this name.
@@ -349,15 +238,7 @@ impl Format {
     /// deltas the model streamed: chunk- and checkpoint-level detectors then
     /// see blocks, and a loop can show up one block later than it streamed.
     pub fn has_deltas(self) -> bool {
-        matches!(
-            self,
-            Format::Native
-                | Format::OpenaiChat
-                | Format::OpenaiResponses
-                | Format::Anthropic
-                | Format::Gemini
-                | Format::ClaudeTrace
-        )
+        self.entry().has_deltas
     }
 }
 
