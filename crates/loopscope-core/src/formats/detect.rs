@@ -9,8 +9,10 @@ use serde_json::Value;
 use super::array::ArraySplitter;
 use super::sse::looks_like_sse;
 use super::{aider, cline, openhands, pi, registry, rows, swe_agent};
-use super::{str_of, Decoder, Format, FormatChoice, Item, Opened, Out};
+use super::{str_of, Decoder, Format, FormatChoice, Opened};
 
+pub use super::auto::AutoDecoder;
+pub use super::partial::top_level_fields;
 pub use super::registry::Kind;
 
 impl Kind {
@@ -44,11 +46,6 @@ impl Kind {
     /// The importer that reads it.
     pub fn build(self) -> Box<dyn Decoder> {
         (self.entry().build)(None)
-    }
-
-    /// The usual reading of a format when detection could not refine it.
-    fn default_for(format: Format) -> Kind {
-        format.default_kind()
     }
 }
 
@@ -367,99 +364,6 @@ pub fn classify(head: &[u8], complete: bool, hint: Option<&str>) -> Result<Optio
     unknown()
 }
 
-/// The top-level fields of a JSON object whose text may be cut short:
-/// scalars with their values, containers as `null` (only their presence
-/// matters to `object_kind`). Iterative, so any depth is fine. The flag
-/// says whether the object's closing brace was reached.
-pub fn top_level_fields(text: &str) -> (Value, bool) {
-    let mut fields = serde_json::Map::new();
-    let b = text.as_bytes();
-    let mut i = match b.iter().position(|&c| c == b'{') {
-        Some(p) => p + 1,
-        None => return (Value::Object(fields), false),
-    };
-    // Reads a JSON string starting at `at` (the quote); returns its end.
-    let string_end = |at: usize| -> Option<usize> {
-        let mut j = at + 1;
-        while j < b.len() {
-            match b[j] {
-                b'\\' => j += 2,
-                b'"' => return Some(j + 1),
-                _ => j += 1,
-            }
-        }
-        None
-    };
-    loop {
-        while i < b.len() && (b[i].is_ascii_whitespace() || b[i] == b',') {
-            i += 1;
-        }
-        match b.get(i) {
-            Some(b'}') => return (Value::Object(fields), true),
-            Some(b'"') => {}
-            _ => return (Value::Object(fields), false),
-        }
-        let Some(key_end) = string_end(i) else {
-            return (Value::Object(fields), false);
-        };
-        let key: String = serde_json::from_str(&text[i..key_end]).unwrap_or_default();
-        i = key_end;
-        while i < b.len() && (b[i].is_ascii_whitespace() || b[i] == b':') {
-            i += 1;
-        }
-        // The value: a string, a container (skipped by depth), or a scalar.
-        let start = i;
-        let value = match b.get(i) {
-            None => return (Value::Object(fields), false),
-            Some(b'"') => {
-                let Some(end) = string_end(i) else {
-                    return (Value::Object(fields), false);
-                };
-                i = end;
-                serde_json::from_str(&text[start..end]).unwrap_or(Value::Null)
-            }
-            Some(b'{' | b'[') => {
-                let mut depth = 0usize;
-                loop {
-                    match b.get(i) {
-                        None => {
-                            fields.insert(key, Value::Null);
-                            return (Value::Object(fields), false);
-                        }
-                        Some(b'"') => match string_end(i) {
-                            Some(end) => i = end,
-                            None => {
-                                fields.insert(key, Value::Null);
-                                return (Value::Object(fields), false);
-                            }
-                        },
-                        Some(b'{' | b'[') => {
-                            depth += 1;
-                            i += 1;
-                        }
-                        Some(b'}' | b']') => {
-                            depth -= 1;
-                            i += 1;
-                            if depth == 0 {
-                                break;
-                            }
-                        }
-                        Some(_) => i += 1,
-                    }
-                }
-                Value::Null
-            }
-            Some(_) => {
-                while i < b.len() && !matches!(b[i], b',' | b'}') && !b[i].is_ascii_whitespace() {
-                    i += 1;
-                }
-                serde_json::from_str(&text[start..i]).unwrap_or(Value::Null)
-            }
-        };
-        fields.insert(key, value);
-    }
-}
-
 /// An empty file's reading, by its name.
 fn hinted(name: &str) -> Kind {
     if name == "events.jsonl" {
@@ -478,10 +382,10 @@ fn hinted(name: &str) -> Kind {
 }
 
 /// The importer for a format asked for by name, refined by the input's shape.
-fn for_choice(format: Format, detected: Option<Kind>) -> Kind {
+pub(super) fn for_choice(format: Format, detected: Option<Kind>) -> Kind {
     match detected {
         Some(k) if k.format() == format || k.is_container() => k,
-        _ => Kind::default_for(format),
+        _ => format.default_kind(),
     }
 }
 
@@ -555,145 +459,5 @@ fn open_at_depth(
     })
 }
 
-/// Detects the format from the first bytes that arrive, then decodes with
-/// it: for inputs that grow (`tail`), where nothing can be read ahead.
-pub struct AutoDecoder {
-    choice: FormatChoice,
-    hint: Option<String>,
-    /// A sub-agent's stream in a file that holds several (`FILE#ID`).
-    part: Option<String>,
-    head: Vec<u8>,
-    inner: Option<Box<dyn Decoder>>,
-    /// What the input was detected as, once it was.
-    kind: Option<Kind>,
-    failed: bool,
-    /// Head length at which classification is tried next (it doubles).
-    next_try: usize,
-    /// Bytes of head classified so far, over every try (the work done).
-    classified: usize,
-}
-
 /// The most read before an input's format must be decided.
-const MAX_HEAD: usize = 16 << 20;
-
-impl AutoDecoder {
-    /// A decoder that detects the format (or uses `choice`); `hint` is the file name.
-    pub fn new(choice: FormatChoice, hint: Option<&str>) -> AutoDecoder {
-        AutoDecoder::with_part(choice, hint, None)
-    }
-
-    /// As [`AutoDecoder::new`], reading the sub-agent `part` of a file that holds several.
-    pub fn with_part(choice: FormatChoice, hint: Option<&str>, part: Option<&str>) -> AutoDecoder {
-        AutoDecoder {
-            choice,
-            hint: hint.map(str::to_string),
-            part: part.map(str::to_string),
-            head: Vec::new(),
-            inner: None,
-            kind: None,
-            failed: false,
-            next_try: 0,
-            classified: 0,
-        }
-    }
-
-    /// Bytes looked at to tell the format, over every try: at most about
-    /// twice the head, however small the writes it came in.
-    pub fn bytes_classified(&self) -> usize {
-        self.classified
-    }
-
-    fn settle(&mut self, complete: bool, out: &mut Vec<Item>) {
-        if self.inner.is_some() || self.failed {
-            return;
-        }
-        let complete = complete || self.head.len() >= MAX_HEAD;
-        if !complete && self.head.len() < self.next_try {
-            return;
-        }
-        self.next_try = self.head.len() * 2;
-        self.classified += self.head.len();
-        let found = match (classify(&self.head, complete, self.hint.as_deref()), self.choice) {
-            (Ok(Some(Kind::Zstd)), _) => {
-                Err("a compressed file cannot be followed as it grows; read it with scan or view".to_string())
-            }
-            (Ok(Some(k)), FormatChoice::Auto) => Ok(Some(k)),
-            (Ok(k), FormatChoice::Fixed(f)) if k.is_some() || complete => Ok(Some(for_choice(f, k))),
-            (Err(_), FormatChoice::Fixed(f)) => Ok(Some(Kind::default_for(f))),
-            (other, _) => other,
-        };
-        let found = match found {
-            Ok(Some(k)) if self.part.is_some() && !k.has_parts() => Err(format!(
-                "{} holds one stream: #{} names none in it",
-                k.format(),
-                self.part.as_deref().unwrap_or_default()
-            )),
-            other => other,
-        };
-        match found {
-            Ok(Some(kind)) => {
-                let mut inner = kind.build_part(self.part.as_deref());
-                inner.feed(&std::mem::take(&mut self.head), out);
-                self.inner = Some(inner);
-                self.kind = Some(kind);
-            }
-            Ok(None) => {}
-            Err(e) => {
-                self.failed = true;
-                Out::new(out, 1).problem(e);
-            }
-        }
-    }
-}
-
-impl Decoder for AutoDecoder {
-    fn feed(&mut self, bytes: &[u8], out: &mut Vec<Item>) {
-        match &mut self.inner {
-            Some(inner) => inner.feed(bytes, out),
-            None if !self.failed => {
-                self.head.extend_from_slice(bytes);
-                self.settle(false, out);
-            }
-            None => {}
-        }
-    }
-
-    fn finish(&mut self, out: &mut Vec<Item>) {
-        self.settle(true, out);
-        if let Some(inner) = &mut self.inner {
-            inner.finish(out);
-        }
-    }
-
-    fn feed_to(&mut self, bytes: &[u8], sink: &mut dyn FnMut(Item)) {
-        match &mut self.inner {
-            Some(inner) => inner.feed_to(bytes, sink),
-            None => {
-                let mut items = Vec::new();
-                self.feed(bytes, &mut items);
-                items.into_iter().for_each(sink);
-            }
-        }
-    }
-
-    fn rewrites_whole_file(&self) -> bool {
-        self.inner.as_ref().is_some_and(|i| i.rewrites_whole_file())
-    }
-
-    fn reread(&mut self, whole: &[u8], out: &mut Vec<Item>) {
-        if let Some(inner) = &mut self.inner {
-            inner.reread(whole, out);
-        }
-    }
-
-    fn format(&self) -> Option<Format> {
-        let inner = self.inner.as_ref().and_then(|i| i.format());
-        inner.or(self.kind.map(Kind::format))
-    }
-
-    fn caught_up(&mut self, out: &mut Vec<Item>) {
-        if let Some(inner) = &mut self.inner {
-            inner.caught_up(out);
-        }
-    }
-}
+pub(super) const MAX_HEAD: usize = 16 << 20;
