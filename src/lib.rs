@@ -34,6 +34,7 @@ pub mod files;
 pub mod hook;
 pub mod http;
 pub mod judge;
+pub mod output;
 pub mod record;
 pub mod render;
 pub mod replay;
