@@ -5,8 +5,12 @@ use std::io::{self, Read, Write};
 use std::path::PathBuf;
 
 mod bad_lines;
+mod input;
+mod parallel;
 mod print;
 mod rows;
+
+pub use input::Input;
 
 pub use bad_lines::{thousands, BadLines};
 
@@ -127,109 +131,6 @@ pub struct Transform {
 impl ScanOptions {
     fn comparing(&self) -> bool {
         self.setups.len() > 1
-    }
-}
-
-/// One input to scan: its name as given, and where its bytes come from.
-pub enum Input {
-    Path(PathBuf),
-    /// A file found in a directory, a glob or an agent's folders: one that
-    /// is not an agent session is skipped with a count, not reported as an error.
-    Found(crate::sessions::Session),
-    /// Bytes already in memory (a dataset's row), with the name to show.
-    Bytes {
-        name: String,
-        bytes: std::sync::Arc<[u8]>,
-    },
-}
-
-impl Input {
-    /// How it is shown: its path (a sub-agent's: `PARENT ▸ agent-ID`),
-    /// on one line and terminal-safe (a file name can hold a newline and
-    /// forge a line of output, or an escape sequence).
-    pub fn name(&self) -> String {
-        match self {
-            Input::Path(p) => loopscope_core::sanitize::path(p),
-            Input::Found(s) => s.label(),
-            Input::Bytes { name, .. } => loopscope_core::sanitize::line(name),
-        }
-    }
-
-    /// The file's path as given or found (JSON's `file`: exact, escaped
-    /// as JSON rather than made one line).
-    pub fn file(&self) -> String {
-        match self {
-            Input::Path(p) => p.display().to_string(),
-            Input::Found(s) => s.path.display().to_string(),
-            Input::Bytes { name, .. } => name.clone(),
-        }
-    }
-
-    /// The file it reads, if it reads one.
-    pub fn path(&self) -> Option<&std::path::Path> {
-        match self {
-            Input::Path(p) => Some(p),
-            Input::Found(s) => Some(&s.path),
-            Input::Bytes { .. } => None,
-        }
-    }
-
-    /// A sub-agent's parent session.
-    pub fn parent(&self) -> Option<&std::path::Path> {
-        match self {
-            Input::Found(s) => s.parent.as_deref(),
-            _ => None,
-        }
-    }
-
-    /// The session's title (a store's session).
-    pub fn title(&self) -> Option<&str> {
-        match self {
-            Input::Found(s) => s.title.as_deref(),
-            _ => None,
-        }
-    }
-
-    /// Found in a folder rather than named: not being a session is no error.
-    pub fn found(&self) -> bool {
-        matches!(self, Input::Found(s) if s.found)
-    }
-
-    /// The agent whose session folder it was found in, else its format's agent.
-    pub fn agent(&self) -> Option<&'static str> {
-        match self {
-            Input::Found(s) => s.agent.map(crate::sessions::Agent::name),
-            _ => None,
-        }
-    }
-
-    /// Why a file found in a folder cannot be read (a folder the walk
-    /// could not read, a file that cannot be opened): an error of the
-    /// command, not a file that is "not a session".
-    pub fn unreadable(&self) -> Option<String> {
-        let Input::Found(s) = self else { return None };
-        let name = self.name();
-        if let Some(why) = &s.unreadable {
-            return Some(format!(
-                "{name}: cannot read this folder ({why}); its sessions are not scanned"
-            ));
-        }
-        // A stream inside a container (`db#id`) is read from its container.
-        let (base, _) = formats::source::split(&s.path);
-        let file = formats::cline::task_file(&base).unwrap_or(base);
-        std::fs::File::open(&file)
-            .err()
-            .map(|e| format!("{name}: cannot be read ({})", loopscope_core::io_reason(&e)))
-    }
-
-    pub fn open(&self, format: FormatChoice) -> Result<formats::Opened, String> {
-        match self {
-            Input::Path(p) => formats::open_input(p, format),
-            Input::Found(s) => formats::open_input(&s.path, format),
-            Input::Bytes { bytes, .. } => {
-                formats::detect::open_reader(Box::new(std::io::Cursor::new(bytes.clone())), format, None)
-            }
-        }
     }
 }
 
@@ -384,7 +285,7 @@ pub fn scan_one(
 
 /// How one input went.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-enum Outcome {
+pub(super) enum Outcome {
     Clean,
     Detected,
     Failed,
@@ -408,7 +309,7 @@ pub fn run(inputs: &[Input], opts: &ScanOptions, out: &mut dyn Write, err: &mut 
         }
         v
     } else {
-        run_parallel(inputs, opts, &columns, out, err)?
+        parallel::run_parallel(inputs, opts, &columns, out, err)?
     };
     let outcomes: Vec<Outcome> = results.iter().map(|r| r.0).collect();
     if opts.summary {
@@ -429,125 +330,9 @@ pub fn run(inputs: &[Input], opts: &ScanOptions, out: &mut dyn Write, err: &mut 
     })
 }
 
-/// The workers take inputs by index; the caller prints each file's output
-/// as soon as every file before it is printed.
-fn run_parallel(
-    inputs: &[Input],
-    opts: &ScanOptions,
-    columns: &print::Columns,
-    out: &mut dyn Write,
-    err: &mut dyn Write,
-) -> io::Result<Vec<(Outcome, Vec<Row>)>> {
-    use std::sync::atomic::{AtomicUsize, Ordering};
-    use std::sync::mpsc;
-    let next = AtomicUsize::new(0);
-    let workers = opts
-        .jobs
-        .unwrap_or_else(|| std::thread::available_parallelism().map_or(1, |n| n.get()))
-        .clamp(1, inputs.len().max(1));
-    let progress = opts.progress.then(|| Progress::new(inputs));
-    type Done = (usize, Vec<u8>, Vec<u8>, io::Result<(Outcome, Vec<Row>)>);
-    let (tx, rx) = mpsc::channel::<Done>();
-    let mut outcomes: Vec<(Outcome, Vec<Row>)> = vec![(Outcome::Clean, Vec::new()); inputs.len()];
-    std::thread::scope(|scope| -> io::Result<()> {
-        for _ in 0..workers {
-            let tx = tx.clone();
-            let next = &next;
-            scope.spawn(move || loop {
-                let i = next.fetch_add(1, Ordering::SeqCst);
-                let Some(input) = inputs.get(i) else { break };
-                let (mut o, mut e) = (Vec::new(), Vec::new());
-                let r = scan_input(input, opts, columns, &mut o, &mut e);
-                if tx.send((i, o, e, r)).is_err() {
-                    break;
-                }
-            });
-        }
-        drop(tx);
-        let mut waiting = std::collections::BTreeMap::new();
-        let mut printed = 0;
-        for (i, o, e, r) in rx {
-            waiting.insert(i, (o, e, r));
-            while let Some((o, e, r)) = waiting.remove(&printed) {
-                let print = |out: &mut dyn Write, err: &mut dyn Write| -> io::Result<()> {
-                    err.write_all(&e)?;
-                    out.write_all(&o)?;
-                    out.flush()
-                };
-                match &progress {
-                    Some(bar) => bar.bar.suspend(|| print(out, err))?,
-                    None => print(out, err)?,
-                }
-                outcomes[printed] = r?;
-                if let Some(bar) = &progress {
-                    let found = outcomes[printed].1.iter().map(|row| row.detectors.len()).sum();
-                    bar.done(&inputs[printed], found);
-                }
-                printed += 1;
-            }
-        }
-        Ok(())
-    })?;
-    Ok(outcomes)
-}
-
-/// `scan`'s progress bar: files and bytes done, detections so far, and
-/// the time left at the rate so far.
-struct Progress {
-    bar: indicatif::ProgressBar,
-    files: usize,
-    done: std::cell::Cell<(usize, usize)>,
-}
-
-impl Progress {
-    fn new(inputs: &[Input]) -> Progress {
-        let bytes: u64 = inputs.iter().map(input_size).sum();
-        let bar = indicatif::ProgressBar::with_draw_target(Some(bytes), indicatif::ProgressDrawTarget::stderr());
-        let style =
-            indicatif::ProgressStyle::with_template("{bar:30} {msg}  {binary_bytes}/{binary_total_bytes}  ETA {eta}")
-                .unwrap_or_else(|_| indicatif::ProgressStyle::default_bar());
-        bar.set_style(style);
-        let p = Progress {
-            bar,
-            files: inputs.len(),
-            done: std::cell::Cell::new((0, 0)),
-        };
-        p.bar.set_message(p.message());
-        p
-    }
-
-    fn message(&self) -> String {
-        let (files, found) = self.done.get();
-        format!("{files}/{} files, {found} detections", self.files)
-    }
-
-    fn done(&self, input: &Input, found: usize) {
-        let (files, total) = self.done.get();
-        self.done.set((files + 1, total + found));
-        self.bar.inc(input_size(input));
-        self.bar.set_message(self.message());
-    }
-}
-
-impl Drop for Progress {
-    fn drop(&mut self) {
-        self.bar.finish_and_clear();
-    }
-}
-
-fn input_size(input: &Input) -> u64 {
-    match input {
-        Input::Bytes { bytes, .. } => bytes.len() as u64,
-        _ => input
-            .path()
-            .and_then(|p| std::fs::metadata(p).ok())
-            .map_or(0, |m| if m.is_dir() { 0 } else { m.len() }),
-    }
-}
-
 /// Scans one input, writing its detections to `out` and its problems to
 /// `err`; a dataset (one trajectory per row) gives a row per trajectory.
-fn scan_input(
+pub(super) fn scan_input(
     input: &Input,
     opts: &ScanOptions,
     columns: &print::Columns,
