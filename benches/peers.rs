@@ -1,21 +1,24 @@
 //! The peer profiles' detection alone, on a native JSONL file, for
 //! benches/peers/peer_speed.py (the originals' loops are timed alone too):
-//! `cargo bench --bench peers -- FILE PROFILE [REPEAT]` prints
-//! `{"ms": per pass, "detections": [event, ...]}`. The events are parsed
-//! once, outside the timing; each pass runs a fresh engine over all of them.
+//! `cargo bench --bench peers -- FILE PROFILE [REPEAT] [DETECTOR.PARAM=VALUE ...]`
+//! prints `{"ms": best pass, "detections": [event, ...]}`. The events are
+//! parsed once, outside the timing; each pass runs a fresh engine (the
+//! profile's detectors, nothing else) over all of them: what is timed is
+//! detection alone, as the originals' loops are timed without their parsing.
 
 use std::time::Instant;
 
 use loopscope::event::Event;
-use loopscope::{Engine, Profile, Setup};
+use loopscope::Engine;
 
 fn main() {
     let args: Vec<String> = std::env::args().skip(1).filter(|a| a != "--bench").collect();
     let [file, profile, rest @ ..] = &args[..] else {
-        eprintln!("usage: cargo bench --bench peers -- FILE PROFILE [REPEAT]");
+        eprintln!("usage: cargo bench --bench peers -- FILE PROFILE [REPEAT] [DETECTOR.PARAM=VALUE ...]");
         return;
     };
-    let repeat: usize = rest.first().and_then(|r| r.parse().ok()).unwrap_or(5);
+    let repeat: usize = rest.iter().find_map(|r| r.parse().ok()).unwrap_or(5);
+    let sets: Vec<(&str, &str)> = rest.iter().filter_map(|r| r.split_once('=')).collect();
     let text = std::fs::read_to_string(file).expect("the events file");
     let events: Vec<Event> = text
         .lines()
@@ -26,7 +29,7 @@ fn main() {
                 .event
         })
         .collect();
-    let setup = Setup::profile(Profile::from_name(profile).expect("a profile"));
+    let setup = loopscope_core::setup(profile, &[], &sets).expect("a profile and its parameters");
     let mut best = f64::MAX;
     let mut found = Vec::new();
     for _ in 0..repeat {
