@@ -57,8 +57,9 @@ fn write_string(out: &mut String, s: &str) {
     out.push('"');
 }
 
-/// The inside of a JSON string: `s` escaped.
-fn write_escaped(out: &mut String, s: &str) {
+/// The inside of a JSON string: `s` escaped (as serde_json and
+/// `JSON.stringify` escape it).
+pub(crate) fn write_escaped(out: &mut String, s: &str) {
     // Most strings have nothing to escape: one look, one copy.
     if !s.bytes().any(|b| b < 0x20 || b == b'"' || b == b'\\') {
         out.push_str(s);

@@ -147,10 +147,14 @@ fn write_stable(out: &mut String, v: &Value, outcome: bool) {
     }
 }
 
-/// A string as `JSON.stringify` writes it, markers zeroed when `outcome`.
+/// A string as `JSON.stringify` writes it, markers zeroed when `outcome`
+/// (escaped in place: serde_json's `to_string` made a string per value and
+/// was the profile's top cost on tool-heavy logs).
 fn write_str(out: &mut String, s: &str, outcome: bool) {
     let s = if outcome { zero_markers(s) } else { s.into() };
-    out.push_str(&serde_json::to_string(&*s).unwrap_or_default());
+    out.push('"');
+    crate::detect::keys::write_escaped(out, &s);
+    out.push('"');
 }
 
 const OPEN: &str = "<<<EXTERNAL_UNTRUSTED_CONTENT id=";
@@ -161,7 +165,9 @@ const ZERO_ID: &str = "0000000000000000";
 /// zeros where both ids agree and the quoting is consistent (the regex in
 /// `digestToolOutcome`, with its back-references, read by hand).
 fn zero_markers(s: &str) -> std::borrow::Cow<'_, str> {
-    if !s.contains(OPEN) {
+    // One searcher for every string (`str::contains` builds one per call).
+    static OPEN_FINDER: LazyLock<memchr::memmem::Finder<'static>> = LazyLock::new(|| memchr::memmem::Finder::new(OPEN));
+    if OPEN_FINDER.find(s.as_bytes()).is_none() {
         return s.into();
     }
     let mut out = String::with_capacity(s.len());
