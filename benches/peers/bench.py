@@ -20,7 +20,7 @@
   the SDK, one pass for vLLM's check which takes seconds);
 - loopscope's detection alone, the same way: `cargo bench --bench peers`
   (benches/peers.rs) parses the log first, then times the profile's engine
-  over the parsed events (best of 5 passes);
+  over the parsed events (best of 5 passes, in CPU time like the originals);
 - `loopscope scan --json --profile P` over the file (CPU time of the child:
   reading, parsing, detecting and writing the JSON), best of 3.
 It prints the three and both ratios, and fails unless all three fire at the
@@ -61,7 +61,7 @@ def detection_only(path, profile, sets, repeat=5):
     if p.returncode != 0:
         raise SystemExit(f"cargo bench --bench peers failed: {p.stderr.strip()[-500:]}")
     doc = json.loads(p.stdout.strip().splitlines()[-1])
-    return sorted(doc["detections"]), doc["ms"]
+    return sorted(doc["detections"]), doc["cpu_ms"]
 
 
 def best_scan(binary, path, profile, sets, runs=3):

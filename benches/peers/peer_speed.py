@@ -62,7 +62,7 @@ def detection_only(profile, path):
     p = subprocess.run(["cargo", "bench", "-q", "--bench", "peers", "--", path, profile, "5"], cwd=ROOT,
                        capture_output=True, text=True, check=True)
     doc = json.loads(p.stdout.strip().splitlines()[-1])
-    return doc["detections"], doc["ms"]
+    return doc["detections"], doc["ms"]  # wall, as node's loop is timed (hrtime)
 
 
 def openclaw_events(calls):

@@ -314,13 +314,14 @@ pub(crate) fn outcome(tool: &str, args: &Value, ok: bool, output: Option<&Value>
         return Outcome::default();
     };
     let empty = Map::new();
-    let (details, text): (&Map<String, Value>, String) = match output {
+    // A string output is read where it is (no copy per result).
+    let (details, text): (&Map<String, Value>, std::borrow::Cow<'_, str>) = match output {
         Value::Object(m) if m.contains_key("content") || m.contains_key("details") => {
             let details = m.get("details").and_then(Value::as_object).unwrap_or(&empty);
-            (details, content_text(m.get("content")))
+            (details, content_text(m.get("content")).into())
         }
-        Value::String(s) => (&empty, js_trim(s).to_string()),
-        other => (&empty, js_trim(&json_text(other, KeyStyle::Js)).to_string()),
+        Value::String(s) => (&empty, js_trim(s).into()),
+        other => (&empty, js_trim(&json_text(other, KeyStyle::Js)).to_string().into()),
     };
     result_outcome(tool, args, details, &text)
 }
