@@ -56,6 +56,8 @@ enum Field<'a> {
     Null,
     Bool(bool),
     Json(&'a Value),
+    /// An object by reference (no `Value` made of a borrowed map).
+    Object(&'a Map<String, Value>),
     Text(&'a str),
 }
 
@@ -77,7 +79,12 @@ impl<'a> Field<'a> {
 /// The digest of an object OpenClaw builds, its keys sorted as stable JSON sorts them.
 fn digest_fields(fields: &mut [(&str, Field<'_>)]) -> Digest {
     fields.sort_by(|a, b| a.0.encode_utf16().cmp(b.0.encode_utf16()));
-    let mut out = String::with_capacity(128);
+    // Room for the texts at once (a tool's output is most of it).
+    let texts: usize = fields
+        .iter()
+        .map(|f| if let Field::Text(t) = f.1 { t.len() } else { 0 })
+        .sum();
+    let mut out = String::with_capacity(128 + texts + texts / 8);
     out.push('{');
     for (i, (k, v)) in fields.iter().enumerate() {
         if i > 0 {
@@ -90,6 +97,7 @@ fn digest_fields(fields: &mut [(&str, Field<'_>)]) -> Digest {
             Field::Null => out.push_str("null"),
             Field::Bool(b) => out.push_str(if *b { "true" } else { "false" }),
             Field::Json(v) => write_stable(&mut out, v, true),
+            Field::Object(m) => write_object(&mut out, m, true),
             Field::Text(s) => write_str(&mut out, s, true),
         }
     }
@@ -123,28 +131,31 @@ fn write_stable(out: &mut String, v: &Value, outcome: bool) {
             }
             out.push(']');
         }
-        Value::Object(map) => {
-            out.push('{');
-            let mut entries: Vec<(std::borrow::Cow<'_, str>, &String, &Value)> = map
-                .iter()
-                .map(|(k, v)| (if outcome { zero_markers(k) } else { k.into() }, k, v))
-                .collect();
-            entries.sort_by(|a, b| {
-                a.0.encode_utf16()
-                    .cmp(b.0.encode_utf16())
-                    .then_with(|| a.1.encode_utf16().cmp(b.1.encode_utf16()))
-            });
-            for (i, (k, _, v)) in entries.iter().enumerate() {
-                if i > 0 {
-                    out.push(',');
-                }
-                write_str(out, k, false);
-                out.push(':');
-                write_stable(out, v, outcome);
-            }
-            out.push('}');
-        }
+        Value::Object(map) => write_object(out, map, outcome),
     }
+}
+
+/// An object as `stableStringify` writes it.
+fn write_object(out: &mut String, map: &Map<String, Value>, outcome: bool) {
+    out.push('{');
+    let mut entries: Vec<(std::borrow::Cow<'_, str>, &String, &Value)> = map
+        .iter()
+        .map(|(k, v)| (if outcome { zero_markers(k) } else { k.into() }, k, v))
+        .collect();
+    entries.sort_by(|a, b| {
+        a.0.encode_utf16()
+            .cmp(b.0.encode_utf16())
+            .then_with(|| a.1.encode_utf16().cmp(b.1.encode_utf16()))
+    });
+    for (i, (k, _, v)) in entries.iter().enumerate() {
+        if i > 0 {
+            out.push(',');
+        }
+        write_str(out, k, false);
+        out.push(':');
+        write_stable(out, v, outcome);
+    }
+    out.push('}');
 }
 
 /// A string as `JSON.stringify` writes it, markers zeroed when `outcome`
@@ -398,9 +409,8 @@ fn result_outcome(tool: &str, args: &Value, details: &Map<String, Value>, text: 
     if send_like(tool, action, args) {
         return result(digest_value(&strip_volatile(&Value::Object(details.clone()))));
     }
-    let details = Value::Object(details.clone());
     result(digest_fields(&mut [
-        ("details", Field::Json(&details)),
+        ("details", Field::Object(details)),
         ("text", Field::Text(text)),
     ]))
 }
