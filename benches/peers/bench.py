@@ -56,8 +56,10 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 
 def detection_only(path, profile, sets, repeat=5):
     """loopscope's engine alone over the parsed events (benches/peers.rs): (events fired at, best ms)."""
-    p = subprocess.run(["cargo", "bench", "-q", "--bench", "peers", "--", path, profile, str(repeat), *sets],
-                       cwd=ROOT, capture_output=True, text=True)
+    # LOOPSCOPE_PEERS_BENCH: a built benches/peers.rs binary, to skip cargo.
+    cmd = [os.environ["LOOPSCOPE_PEERS_BENCH"]] if os.environ.get("LOOPSCOPE_PEERS_BENCH") else [
+        "cargo", "bench", "-q", "--bench", "peers", "--"]
+    p = subprocess.run(cmd + [path, profile, str(repeat), *sets], cwd=ROOT, capture_output=True, text=True)
     if p.returncode != 0:
         raise SystemExit(f"cargo bench --bench peers failed: {p.stderr.strip()[-500:]}")
     doc = json.loads(p.stdout.strip().splitlines()[-1])
