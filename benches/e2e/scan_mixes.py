@@ -2,7 +2,8 @@
 """End-to-end speed of `loopscope scan` on generated logs of three mixes —
 reasoning-heavy, content-heavy, tool-heavy — in MB per CPU second (user +
 system time of the process), for every profile and for the shared read
-path alone (`extended` with only `max-turns`).
+path alone (`extended` with only `max-turns`). The peer profiles' CPU is
+also printed as a ratio to extended's (issue 42: at most 1.0 on every mix).
 
     python3 benches/e2e/scan_mixes.py [--mib 100] [--rounds 3] [--bin target/release/loopscope]
 
@@ -23,7 +24,10 @@ import subprocess
 import sys
 import tempfile
 
-PROFILES = ["seed", "gemini-cli", "extended", "qwen-code", "openhands", "roo-code", "cline", "roo-fork", "openhands-v0", "vllm"]
+PROFILES = ["seed", "gemini-cli", "extended", "qwen-code", "openhands", "roo-code", "cline", "roo-fork", "openhands-v0", "vllm",
+            "openclaw", "opencode"]
+# Issue 42's bar: each peer profile no slower than extended per MB on every mix.
+PEERS = ["openclaw", "vllm", "openhands", "opencode"]
 SYLLABLES = "ka lo mi ne ru ta shi po ve da zu fe gi ho ja ku ly mo ni pa qu ri so tu vi wa xe yo ze".split()
 
 
@@ -114,6 +118,10 @@ def main():
         if all((p, None, m) in cpus for p in ("seed", "extended") for m in logs):
             ratios = [cpus[("extended", None, m)] / cpus[("seed", None, m)] for m in logs]
             print("| extended ÷ seed, CPU | " + " | ".join(f"{r:.2f}×" for r in ratios) + " |")
+        for peer in PEERS:
+            if all((p, None, m) in cpus for p in (peer, "extended") for m in logs):
+                ratios = [cpus[(peer, None, m)] / cpus[("extended", None, m)] for m in logs]
+                print(f"| {peer} ÷ extended, CPU | " + " | ".join(f"{r:.2f}×" for r in ratios) + " |")
 
 
 if __name__ == "__main__":

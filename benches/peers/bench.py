@@ -1,19 +1,34 @@
 #!/usr/bin/env python3
-"""Profiles `vllm` and `openhands` against their originals (benches/peers/originals.py:
-vLLM 0.33.0's repetition check and the OpenHands SDK 1.58.2's stuck detector,
-both under CPython), on the same events.
+"""Profiles `vllm` and `openhands` against their originals, on the same events:
+
+- vllm: vLLM 0.33.0's `check_sequence_repetition` (benches/peers/originals.py,
+  the two functions copied unchanged) under CPython, called after every token
+  as vLLM's scheduler calls it;
+- openhands: the OpenHands SDK 1.58.2's own `StuckDetector` from PyPI, over
+  the SDK's own pydantic events (benches/peers/openhands_sdk.py), under the
+  CPython >= 3.12 it needs (`--sdk-python`, default target/oh312/bin/python:
+  `python3.12 -m venv target/oh312 && target/oh312/bin/pip install
+  openhands-sdk==1.58.2`). Without it, the plain-class stand-in in
+  originals.py is used and every line says "STAND-IN".
 
     python3 benches/peers/bench.py speed [--tokens 1000000] [--steps 200000] [--bin target/release/loopscope]
-    python3 benches/peers/bench.py check [--cases 300] [--bin target/release/loopscope]
+    python3 benches/peers/bench.py check [--cases 300] [--bin target/release/loopscope] [--only vllm|openhands] [--stand-in]
 
-`speed` writes one long native log per profile (deterministic), times the
-original over its events (CPU time of this process, the parse of the log not
-counted) and `loopscope scan --json --profile P` over the file (CPU time of
-the child, reading and parsing included), and prints both and the ratio.
+`speed` writes one long native log per profile (deterministic) and times:
+- the original's detection loop alone (CPU time; the log's parse and, for
+  the SDK, building its pydantic events are outside the clock; best of 3 for
+  the SDK, one pass for vLLM's check which takes seconds);
+- loopscope's detection alone, the same way: `cargo bench --bench peers`
+  (benches/peers.rs) parses the log first, then times the profile's engine
+  over the parsed events (best of 5 passes, in CPU time like the originals);
+- `loopscope scan --json --profile P` over the file (CPU time of the child:
+  reading, parsing, detecting and writing the JSON), best of 3.
+It prints the three and both ratios, and fails unless all three fire at the
+same events.
 `check` runs random small streams through both and compares where they fire
 (the same kinds of sequence the public cases hold: short alphabets so
 repetition is common, random parameters; tool loops with errors, thoughts,
-parallel calls, prompts, monologues).
+parallel calls, prompts, monologues, condensations).
 """
 
 import argparse
@@ -33,6 +48,43 @@ import originals  # noqa: E402
 def child_cpu():
     r = resource.getrusage(resource.RUSAGE_CHILDREN)
     return r.ru_utime + r.ru_stime
+
+
+ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+HERE = os.path.dirname(os.path.abspath(__file__))
+
+
+def detection_only(path, profile, sets, repeat=5):
+    """loopscope's engine alone over the parsed events (benches/peers.rs): (events fired at, best ms)."""
+    # LOOPSCOPE_PEERS_BENCH: a built benches/peers.rs binary, to skip cargo.
+    cmd = [os.environ["LOOPSCOPE_PEERS_BENCH"]] if os.environ.get("LOOPSCOPE_PEERS_BENCH") else [
+        "cargo", "bench", "-q", "--bench", "peers", "--"]
+    p = subprocess.run(cmd + [path, profile, str(repeat), *sets], cwd=ROOT, capture_output=True, text=True)
+    if p.returncode != 0:
+        raise SystemExit(f"cargo bench --bench peers failed: {p.stderr.strip()[-500:]}")
+    doc = json.loads(p.stdout.strip().splitlines()[-1])
+    return sorted(doc["detections"]), doc["cpu_ms"]
+
+
+def best_scan(binary, path, profile, sets, runs=3):
+    found, best = None, float("inf")
+    for _ in range(runs):
+        found, cpu = scan(binary, path, profile, sets)
+        best = min(best, cpu)
+    return found, best
+
+
+def sdk_runs(args, cases):
+    """The real SDK's detector over each case: [(found, ms)], or None without the SDK."""
+    if args.stand_in or not os.path.exists(args.sdk_python):
+        return None
+    env = dict(os.environ, OPENHANDS_SUPPRESS_BANNER="1")
+    p = subprocess.run([args.sdk_python, os.path.join(HERE, "openhands_sdk.py")], input=json.dumps(cases),
+                       capture_output=True, text=True, env=env)
+    if p.returncode != 0:
+        raise SystemExit(f"the SDK's detector failed: {p.stderr.strip()[-800:]}")
+    out = [json.loads(l) for l in p.stdout.splitlines() if l.startswith("{")]
+    return [([tuple(f) for f in o["found"]], o["ms"]) for o in out]
 
 
 def scan(binary, path, profile, sets):
@@ -90,13 +142,20 @@ def vllm_speed(args, tmp):
     py = time.process_time() - t0
     sets = ["vllm-repetition.max_pattern_size=1024", "vllm-repetition.min_pattern_size=16",
             "vllm-repetition.min_count=4"]
-    found, ls = scan(args.bin, path, "vllm", sets)
-    same = sorted(d["event"] for d in found) == vllm_hits_to_events(events, hits)
+    found, ls = best_scan(args.bin, path, "vllm", sets)
+    engine_found, engine_ms = detection_only(path, "vllm", sets)
+    want = vllm_hits_to_events(events, hits)
+    same = sorted(d["event"] for d in found) == want and engine_found == want
     n = sum(len(t) for t in toks)
-    print(f"vllm: {n:,} tokens in {len(toks):,} requests ({size / 1e6:.1f} MB), 16..1024 x4: "
-          f"vLLM's check (CPython) {py:.2f} s, loopscope scan {ls:.3f} s (whole file), "
-          f"{py / ls:.0f}x; same stops: {same} ({len(hits)})")
+    report("vllm", f"{n:,} tokens in {len(toks):,} requests, 16..1024 x4", "vLLM's check (CPython)", size,
+           len(want), py * 1000, engine_ms, ls * 1000, same)
     return same
+
+
+def report(profile, what, original, size, found, orig_ms, engine_ms, scan_ms, same):
+    print(f"{profile}: {what} ({size / 1e6:.1f} MB, {found} detections): {original} {orig_ms:.1f} ms; "
+          f"loopscope detection alone {engine_ms:.1f} ms ({orig_ms / engine_ms:.0f}x), "
+          f"whole scan {scan_ms:.1f} ms CPU ({orig_ms / scan_ms:.0f}x); same verdicts: {same}")
 
 
 def vllm_check(args, tmp):
@@ -175,17 +234,25 @@ def openhands_stream(rng, steps, loopy=True):
 def openhands_check(args, tmp):
     rng = random.Random(13)
     bad = 0
+    cases = []
     for c in range(args.cases):
         events = openhands_stream(rng, rng.randrange(1, 40))
         th = {"action_observation": 4, "action_error": 3, "monologue": 3, "alternating_pattern": 6}
         if rng.random() < 0.3:
             th = {k: rng.randrange(1, 7) for k in th}
-        orig = originals.StuckDetector  # thresholds per case
-        originals.StuckDetector = lambda log, _t=th: orig(log, **_t)
-        try:
-            want = sorted(i for i, _ in originals.openhands_run(events))
-        finally:
-            originals.StuckDetector = orig
+        cases.append((events, th))
+    sdk = sdk_runs(args, [{"events": e, "thresholds": t} for e, t in cases])
+    label = "the SDK 1.58.2's detector" if sdk else "the STAND-IN for the SDK's detector (originals.py)"
+    for c, (events, th) in enumerate(cases):
+        if sdk:
+            want = sorted(i for i, _ in sdk[c][0])
+        else:
+            orig = originals.StuckDetector  # thresholds per case
+            originals.StuckDetector = lambda log, _t=th: orig(log, **_t)
+            try:
+                want = sorted(i for i, _ in originals.openhands_run(events))
+            finally:
+                originals.StuckDetector = orig
         path = os.path.join(tmp, f"o{c}.jsonl")
         write(path, events)
         found, _ = scan(args.bin, path, "openhands", [f"openhands-sdk-stuck.{k}={v}" for k, v in th.items()])
@@ -193,7 +260,7 @@ def openhands_check(args, tmp):
         if got != want:
             bad += 1
             print(f"openhands case {c} {th}: want {want}, got {got}")
-    print(f"openhands check: {args.cases - bad}/{args.cases} agree with the SDK's detector")
+    print(f"openhands check: {args.cases - bad}/{args.cases} agree with {label}")
     return bad == 0
 
 
@@ -203,13 +270,20 @@ def openhands_speed(args, tmp):
     path = os.path.join(tmp, "openhands.jsonl")
     write(path, events)
     size = os.path.getsize(path)
-    t0 = time.process_time()
-    found_py = originals.openhands_run(events)
-    py = time.process_time() - t0
-    found, ls = scan(args.bin, path, "openhands", [])
-    same = sorted(d["event"] for d in found) == sorted(i for i, _ in found_py)
-    print(f"openhands: {len(events):,} events ({size / 1e6:.1f} MB): the SDK's detector (CPython) {py:.2f} s, "
-          f"loopscope scan {ls:.3f} s (whole file), {py / ls:.0f}x; same detections: {same} ({len(found_py)})")
+    sdk = sdk_runs(args, [{"events": events, "thresholds": None, "repeat": 3}])
+    if sdk:
+        found_py, py_ms = sdk[0]
+        label = "the SDK 1.58.2's StuckDetector (CPython 3.12, pydantic events)"
+    else:
+        t0 = time.process_time()
+        found_py = originals.openhands_run(events)
+        py_ms = (time.process_time() - t0) * 1000
+        label = "the STAND-IN for the SDK's detector (plain classes; no Python 3.12 SDK here)"
+    found, ls = best_scan(args.bin, path, "openhands", [])
+    engine_found, engine_ms = detection_only(path, "openhands", [])
+    want = sorted(i for i, _ in found_py)
+    same = sorted(d["event"] for d in found) == want and engine_found == want
+    report("openhands", f"{len(events):,} events", label, size, len(want), py_ms, engine_ms, ls * 1000, same)
     return same
 
 
@@ -220,12 +294,18 @@ def main():
     ap.add_argument("--tokens", type=int, default=1_000_000)
     ap.add_argument("--steps", type=int, default=200_000)
     ap.add_argument("--cases", type=int, default=300)
+    ap.add_argument("--only", choices=["vllm", "openhands"])
+    ap.add_argument("--stand-in", action="store_true", help="the plain-class stand-in even where the SDK is installed")
+    ap.add_argument("--sdk-python", default=os.environ.get("LOOPSCOPE_SDK_PYTHON",
+                                                          os.path.join(ROOT, "target", "oh312", "bin", "python")))
     args = ap.parse_args()
     with tempfile.TemporaryDirectory(prefix="bench-peers-") as tmp:
-        if args.mode == "speed":
-            ok = vllm_speed(args, tmp) & openhands_speed(args, tmp)
-        else:
-            ok = vllm_check(args, tmp) & openhands_check(args, tmp)
+        runs = {"speed": {"vllm": vllm_speed, "openhands": openhands_speed},
+                "check": {"vllm": vllm_check, "openhands": openhands_check}}[args.mode]
+        ok = True
+        for name, f in runs.items():
+            if args.only in (None, name):
+                ok &= f(args, tmp)
     sys.exit(0 if ok else 1)
 
 

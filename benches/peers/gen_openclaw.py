@@ -5,6 +5,7 @@ compactions mixed in. Used by peer_speed.py (big inputs) and by the
 differential test against the original module (tests/peer_originals.rs).
 
 usage: gen_openclaw.py SEED CALLS [OUT]   (stdout when OUT is missing)
+       gen_openclaw.py --dir DIR FIRST_SEED COUNT CALLS   (DIR/SEED.jsonl each)
 """
 import json
 import random
@@ -84,6 +85,12 @@ def sequence(seed, calls):
 
 
 def main():
+    if sys.argv[1] == "--dir":
+        out, first, count, calls = sys.argv[2], int(sys.argv[3]), int(sys.argv[4]), int(sys.argv[5])
+        for seed in range(first, first + count):
+            with open(f"{out}/{seed}.jsonl", "w", encoding="utf-8") as f:
+                f.write("".join(json.dumps(e, ensure_ascii=False) + "\n" for e in sequence(seed, calls)))
+        return
     seed, calls = int(sys.argv[1]), int(sys.argv[2])
     text = "".join(json.dumps(e, ensure_ascii=False) + "\n" for e in sequence(seed, calls))
     if len(sys.argv) > 3:

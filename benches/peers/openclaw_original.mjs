@@ -3,18 +3,22 @@
 // its caller's rules as `dist/agent-tools.before-tool-call-*.mjs` has them
 // (admitToolCallBatch, shouldEmitLoopWarning, the veto records) and the
 // event mapping of shared/design/openclaw.md §10. The reference for
-// benches/peers/peer_speed.py (speed) and tests/openclaw_original.rs
+// benches/peers/peer_speed.py (speed) and tests/peer_originals.rs
 // (verdicts on generated sequences).
 //
-// usage: node openclaw_original.mjs DIST FILE.jsonl [--repeat N]
-// prints one JSON line per detection {event, level, detector, count}, then
-// {"elapsed_ms": ...} for the detection work alone (parsing excluded).
+// usage: node openclaw_original.mjs DIST FILE.jsonl... [--repeat N]
+// prints one JSON line per detection {file, event, level, detector, count}
+// (file: the index of FILE among the arguments; each file is a session of
+// its own, with fresh state), then {"elapsed_ms": ...}: the detection work
+// alone (parsing excluded), per pass over all the files.
 import { readFileSync, readdirSync } from "node:fs";
 import { join } from "node:path";
 import { pathToFileURL } from "node:url";
 
-const [dist, file, ...rest] = process.argv.slice(2);
-const repeat = rest[0] === "--repeat" ? Number(rest[1]) : 1;
+const [dist, ...rest] = process.argv.slice(2);
+const at = rest.indexOf("--repeat");
+const repeat = at >= 0 ? Number(rest[at + 1]) : 1;
+const files = at >= 0 ? rest.slice(0, at) : rest;
 const mod = readdirSync(dist).find((f) => /^tool-loop-detection-[^.]*\.mjs$/.test(f) && !f.includes("config"));
 const { t: detectToolCallLoop, r: recordToolCall, i: recordToolCallOutcome, n: hashToolCall } = await import(
   pathToFileURL(join(dist, mod)).href
@@ -26,9 +30,11 @@ const norm = (name) => {
   return ALIASES.get(n) ?? n;
 };
 const config = { enabled: true };
-const events = readFileSync(file, "utf8").split("\n").filter((l) => l.trim()).map((l) => JSON.parse(l));
+const sessions = files.map((file) =>
+  readFileSync(file, "utf8").split("\n").filter((l) => l.trim()).map((l) => JSON.parse(l)),
+);
 
-function run(emit) {
+function run(events, emit) {
   const state = { toolCallHistory: [], toolLoopWarningBuckets: new Map() };
   let runNo = 0;
   let batch = null; // { calls: [...], projected: state copy }
@@ -136,8 +142,8 @@ let out = [];
 const t0 = process.hrtime.bigint();
 for (let i = 0; i < repeat; i++) {
   out = [];
-  run((d) => out.push(d));
+  sessions.forEach((events, file) => run(events, (d) => out.push({ file, ...d })));
 }
 const elapsed = Number(process.hrtime.bigint() - t0) / 1e6 / repeat;
 for (const d of out) console.log("@@" + JSON.stringify(d));
-console.log("@@" + JSON.stringify({ elapsed_ms: elapsed, events: events.length }));
+console.log("@@" + JSON.stringify({ elapsed_ms: elapsed, events: sessions.reduce((n, s) => n + s.length, 0) }));

@@ -8,10 +8,13 @@ unchanged:
 - openhands-sdk 1.58.2 (MIT), `openhands/sdk/conversation/stuck_detector.py`:
   `StuckDetector` with `get_action_error_nudge` and `is_stuck`, called
   before every LLM call as `LocalConversation._check_stuck_or_nudge` does.
-  The SDK's events are pydantic models; here they are slotted classes with
-  the same equality (type, then the fields `_event_eq` compares), which is
-  faster than pydantic's `__eq__`, so the original's time is if anything
-  understated. The state's `active_branch(limit=20)` is the last 20 of a list.
+  A STAND-IN, used by bench.py only where the real SDK is not installed
+  (it needs CPython >= 3.12; benches/peers/openhands_sdk.py runs the real
+  one): the SDK's events are pydantic models, here they are slotted classes
+  with the same equality (type, then the fields `_event_eq` compares), and
+  the SDK's debug-log f-strings are left out, so this stand-in is several
+  times faster than the SDK itself. The state's `active_branch(limit=20)`
+  is the last 20 of a list.
 """
 
 # ------------------------------------------------------------------ vLLM
@@ -103,6 +106,12 @@ class AgentErrorEvent(ObservationBaseEvent):
 
 
 class CondensationSummaryEvent(Event):
+    __slots__ = ()
+
+
+class Condensation(Event):
+    """What the SDK's log holds for a condensation (spec §6): not a message,
+    so it ends a monologue; it takes a window slot."""
     __slots__ = ()
 
 
@@ -285,6 +294,8 @@ def openhands_run(native_events):
             response = ["", 0]
         elif t == "content" and response is not None:
             response[0] += e.get("text", "")
+        elif t == "note" and e.get("kind") in ("compaction", "condensation"):
+            log.append(Condensation(new_id(), "agent"))
         elif t == "tool_call":
             thought = ""
             if response is not None:

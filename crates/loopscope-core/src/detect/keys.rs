@@ -57,10 +57,28 @@ fn write_string(out: &mut String, s: &str) {
     out.push('"');
 }
 
-/// The inside of a JSON string: `s` escaped.
-fn write_escaped(out: &mut String, s: &str) {
+/// Whether any byte is a control char, `"` or `\\`: eight bytes a step
+/// (the classic has-less / has-zero tests, exact as a yes or no).
+fn needs_escape(b: &[u8]) -> bool {
+    const LO: u64 = 0x0101_0101_0101_0101;
+    const HI: u64 = 0x8080_8080_8080_8080;
+    let zero = |v: u64| v.wrapping_sub(LO) & !v & HI;
+    let mut chunks = b.chunks_exact(8);
+    for c in &mut chunks {
+        let x = u64::from_le_bytes(c.try_into().expect("8 bytes"));
+        let control = x.wrapping_sub(LO * 0x20) & !x & HI;
+        if control | zero(x ^ (LO * u64::from(b'"'))) | zero(x ^ (LO * u64::from(b'\\'))) != 0 {
+            return true;
+        }
+    }
+    chunks.remainder().iter().any(|&c| c < 0x20 || c == b'"' || c == b'\\')
+}
+
+/// The inside of a JSON string: `s` escaped (as serde_json and
+/// `JSON.stringify` escape it).
+pub(crate) fn write_escaped(out: &mut String, s: &str) {
     // Most strings have nothing to escape: one look, one copy.
-    if !s.bytes().any(|b| b < 0x20 || b == b'"' || b == b'\\') {
+    if !needs_escape(s.as_bytes()) {
         out.push_str(s);
         return;
     }
@@ -434,5 +452,29 @@ mod tests {
             call_key("sh", &v, KeyStyle::Canonical),
             r#"sh:{"cmd":"echo \"hi\"\n","emoji":"🙂"}"#
         );
+    }
+}
+
+#[cfg(test)]
+mod escape_tests {
+    use super::needs_escape;
+
+    /// The word-at-a-time test says yes exactly when a byte-wise look does:
+    /// every byte value at every place of a word and of the tail, next to
+    /// ASCII and next to UTF-8 lead and continuation bytes.
+    #[test]
+    fn needs_escape_is_the_bytewise_test() {
+        let naive = |b: &[u8]| b.iter().any(|&c| c < 0x20 || c == b'"' || c == b'\\');
+        for filler in [b'a', 0x7f, 0x80, 0xe4, 0xff, b' ', b'!', b'#', b'[', b']'] {
+            for len in [1usize, 7, 8, 9, 16, 19] {
+                for at in 0..len {
+                    for v in 0..=255u8 {
+                        let mut buf = vec![filler; len];
+                        buf[at] = v;
+                        assert_eq!(needs_escape(&buf), naive(&buf), "{buf:?}");
+                    }
+                }
+            }
+        }
     }
 }

@@ -7,6 +7,7 @@
 //! its own message, so identical calls in separate responses never ask.
 
 use std::collections::VecDeque;
+use std::sync::Arc;
 
 use serde_json::{Map, Value};
 
@@ -51,8 +52,10 @@ enum Part {
     StepStart,
     Reasoning,
     Text,
-    /// A tool part: its tool, its input as `JSON.stringify` writes it, its event.
-    Tool(String, String, usize),
+    /// A tool part: its tool, its input as `JSON.stringify` writes it, its
+    /// event. Shared with the part before when equal, so a run of one call
+    /// allocates nothing but the input's text, once per call.
+    Tool(Arc<str>, Arc<str>, usize),
 }
 
 #[derive(Clone, Default)]
@@ -99,12 +102,21 @@ impl DoomLoop {
                 keys::json(&Value::Object(m), KeyStyle::Js)
             }
         };
-        self.add(Part::Tool(name.to_string(), input.clone(), index));
-        let same = self.last.len() == self.parts
+        // Compared before it is added: the `parts - 1` parts before it must
+        // be this call, and there must be that many.
+        let same = self.last.len() + 1 >= self.parts
             && self
                 .last
                 .iter()
-                .all(|p| matches!(p, Part::Tool(t, i, _) if t == name && *i == input));
+                .rev()
+                .take(self.parts - 1)
+                .all(|p| matches!(p, Part::Tool(t, i, _) if **t == *name && **i == *input));
+        let (tool, input): (Arc<str>, Arc<str>) = match self.last.back() {
+            Some(Part::Tool(t, i, _)) if **t == *name && **i == *input => (t.clone(), i.clone()),
+            Some(Part::Tool(t, _, _)) if **t == *name => (t.clone(), input.into()),
+            _ => (name.into(), input.into()),
+        };
+        self.add(Part::Tool(tool, input.clone(), index));
         if !same || self.permission == "allow" {
             return None;
         }

@@ -18,8 +18,6 @@ use std::collections::VecDeque;
 
 use serde_json::Value;
 
-use std::collections::hash_map::DefaultHasher;
-use std::hash::{Hash, Hasher};
 use std::sync::Arc;
 
 use super::keys::KeyStyle;
@@ -102,14 +100,14 @@ enum Ev {
     Action {
         key: Arc<str>,
         tool: Arc<str>,
-        thought: String,
+        thought: Arc<str>,
     },
     Observation {
         tool: Arc<str>,
-        output: String,
+        output: Arc<str>,
     },
     Error {
-        error: String,
+        error: Arc<str>,
     },
 }
 
@@ -122,18 +120,33 @@ impl Ev {
         matches!(self, Ev::Observation { .. } | Ev::Error { .. })
     }
 
-    /// A hash of what `event_eq` compares: equal events hash alike.
+    /// A hash of what `event_eq` compares: equal events hash alike (a
+    /// collision only costs a comparison: classes come from `event_eq`).
+    /// A word-at-a-time multiply-rotate fold, not SipHash: nothing here is
+    /// a table an adversary could flood, and SipHash was 3 % of a scan.
     fn hash(&self) -> u64 {
-        let mut h = DefaultHasher::new();
         match self {
-            Ev::Action { key, thought, .. } => (0u8, key, thought).hash(&mut h),
-            Ev::Observation { tool, output } => (1u8, tool, output).hash(&mut h),
-            Ev::Error { error } => (2u8, error).hash(&mut h),
+            Ev::Action { key, thought, .. } => fold(fold(1, key.as_bytes()), thought.as_bytes()),
+            Ev::Observation { tool, output } => fold(fold(2, tool.as_bytes()), output.as_bytes()),
+            Ev::Error { error } => fold(3, error.as_bytes()),
             // Messages and condensations are never compared.
-            _ => 3u8.hash(&mut h),
+            _ => 4,
         }
-        h.finish()
     }
+}
+
+/// Folds `bytes` (and their length, so field boundaries count) into `h`.
+fn fold(mut h: u64, bytes: &[u8]) -> u64 {
+    const K: u64 = 0x9e37_79b9_7f4a_7c15;
+    let mut chunks = bytes.chunks_exact(8);
+    for c in &mut chunks {
+        let w = u64::from_le_bytes(c.try_into().expect("8 bytes"));
+        h = (h ^ w).wrapping_mul(K).rotate_left(29);
+    }
+    let mut tail = [0u8; 8];
+    tail[..chunks.remainder().len()].copy_from_slice(chunks.remainder());
+    h = (h ^ u64::from_le_bytes(tail)).wrapping_mul(K).rotate_left(29);
+    (h ^ bytes.len() as u64).wrapping_mul(K)
 }
 
 /// `_event_eq`: the same type and the fields the SDK compares.
@@ -300,6 +313,19 @@ impl Sdk {
         }
     }
 
+    /// `text` as an Arc: the window's copy when one of its events (as
+    /// `field` picks) holds the same text, so a loop repeating one call and
+    /// one output allocates nothing for them.
+    fn shared(window: &VecDeque<Item>, text: &str, field: impl Fn(&Ev) -> Option<&Arc<str>>) -> Arc<str> {
+        window
+            .iter()
+            .rev()
+            .filter_map(|i| field(&i.ev))
+            .find(|a| ***a == *text)
+            .cloned()
+            .unwrap_or_else(|| Arc::from(text))
+    }
+
     /// The response is complete: one without a call is the agent's message.
     fn close_response(&mut self, index: usize) {
         if let Some(r) = self.response.take() {
@@ -309,27 +335,26 @@ impl Sdk {
         }
     }
 
-    /// Newest first, at most `n` actions and at most `n` observations
+    /// Newest first, all the window's actions and all its observations
     /// (observations and errors), each list on its own (no allocation:
-    /// the window holds 20).
-    fn newest(&self, n: usize) -> (Picks<'_>, Picks<'_>) {
+    /// the window holds 20). The SDK's "last n actions" are the first n of
+    /// these, so one pass serves every scenario of a check.
+    fn newest(&self) -> (Picks<'_>, Picks<'_>) {
         let (mut actions, mut observations) = (Picks::new(&self.window), Picks::new(&self.window));
         for item in self.window.iter().rev() {
             if item.ev.is_action() {
-                if actions.len < n {
-                    actions.push(item);
-                }
-            } else if item.ev.is_observation() && observations.len < n {
+                actions.push(item);
+            } else if item.ev.is_observation() {
                 observations.push(item);
             }
         }
         (actions, observations)
     }
 
-    /// `_action_error_streak` over lists of at most `n`, with the events
-    /// of the streak when `events` asks for them.
-    fn error_streak(&self, n: usize, mut events: Option<&mut Vec<usize>>) -> usize {
-        let (actions, observations) = self.newest(n);
+    /// `_action_error_streak` over lists of at most `n` (of `newest`), with
+    /// the events of the streak when `events` asks for them.
+    fn error_streak(picks: &(Picks<'_>, Picks<'_>), n: usize, mut events: Option<&mut Vec<usize>>) -> usize {
+        let (actions, observations) = (&picks.0[..picks.0.len().min(n)], &picks.1[..picks.1.len().min(n)]);
         let Some(first) = actions.first() else {
             return 0;
         };
@@ -350,14 +375,17 @@ impl Sdk {
 
     /// `is_stuck`: the scenario, the events involved, the count and the
     /// threshold it reached, and the parameter that decides it.
-    fn is_stuck(&self) -> Option<(&'static str, Vec<usize>, usize, &'static str, usize)> {
+    fn is_stuck(
+        &self,
+        picks: &(Picks<'_>, Picks<'_>),
+    ) -> Option<(&'static str, Vec<usize>, usize, &'static str, usize)> {
         let t = self.t;
         let events = &self.window;
         if events.len() < t.action_observation.min(t.action_error).min(t.monologue) {
             return None;
         }
         let max_needed = t.action_observation.max(t.action_error + 1);
-        let (actions, observations) = self.newest(max_needed);
+        let (actions, observations) = (&picks.0[..], &picks.1[..]);
         let involved = |a: &[&Item], o: &[&Item]| {
             let mut v: Vec<usize> = a.iter().chain(o).map(|i| i.event).collect();
             v.sort_unstable();
@@ -375,10 +403,10 @@ impl Sdk {
             return Some(("repeating_action_observation", ev, n, "action_observation", n));
         }
         // 2. the same action failing, more than action_error times.
-        let streak = self.error_streak(max_needed, None);
+        let streak = Self::error_streak(picks, max_needed, None);
         if streak > t.action_error {
             let mut ev = Vec::new();
-            self.error_streak(max_needed, Some(&mut ev));
+            Self::error_streak(picks, max_needed, Some(&mut ev));
             ev.sort_unstable();
             return Some(("repeating_action_error", ev, streak, "action_error", t.action_error));
         }
@@ -402,10 +430,10 @@ impl Sdk {
         // 4. an A/B pattern.
         let n = t.alternating;
         if events.len() >= n {
-            let (actions, observations) = self.newest(n);
+            let (actions, observations) = (&picks.0[..picks.0.len().min(n)], &picks.1[..picks.1.len().min(n)]);
             let ab = |x: &[&Item]| x.len() >= n && (0..n.saturating_sub(2)).all(|i| x[i].class == x[i + 2].class);
-            if ab(&actions) && ab(&observations) {
-                let ev = involved(&actions, &observations);
+            if ab(actions) && ab(observations) {
+                let ev = involved(actions, observations);
                 return Some(("alternating_pattern", ev, n, "alternating_pattern", n));
             }
         }
@@ -428,7 +456,8 @@ impl Sdk {
         if self.stuck.is_some() {
             return;
         }
-        let streak = self.error_streak(self.t.action_error + 1, None);
+        let picks = self.newest();
+        let streak = Self::error_streak(&picks, self.t.action_error + 1, None);
         let newest_error = self
             .window
             .iter()
@@ -437,9 +466,9 @@ impl Sdk {
             .filter(|i| matches!(i.ev, Ev::Error { .. }))
             .map(|i| i.seq);
         if streak == self.t.action_error && newest_error.is_some() && newest_error != self.nudged {
-            self.nudged = newest_error;
             let mut events = Vec::new();
-            self.error_streak(self.t.action_error + 1, Some(&mut events));
+            Self::error_streak(&picks, self.t.action_error + 1, Some(&mut events));
+            self.nudged = newest_error;
             events.sort_unstable();
             let (tool, args) = self.last_action().unwrap_or_default();
             let error = self.window.iter().rev().find_map(|i| match &i.ev {
@@ -464,7 +493,8 @@ impl Sdk {
             }
             return;
         }
-        let Some((scenario, events, count, param, threshold)) = self.is_stuck() else {
+        let found = self.is_stuck(&picks);
+        let Some((scenario, events, count, param, threshold)) = found else {
             return;
         };
         let what = match scenario {
@@ -522,7 +552,7 @@ impl Detector for Sdk {
                     };
                     let item = &mut self.window[at];
                     if let Ev::Action { thought, .. } = &mut item.ev {
-                        thought.push_str(text);
+                        *thought = Arc::from(format!("{thought}{text}"));
                     }
                     item.hash = item.ev.hash();
                     let (ev, hash) = (item.ev.clone(), item.hash);
@@ -538,14 +568,22 @@ impl Detector for Sdk {
                         .cloned()
                         .unwrap_or_else(|| Arc::from(name.as_str())),
                 };
-                let tool: Arc<str> = Arc::from(name.as_str());
-                let (thought, first) = match self.response.as_mut() {
-                    Some(r) => {
-                        r.calls += 1;
-                        (if r.calls == 1 { r.text.clone() } else { String::new() }, r.calls == 1)
-                    }
-                    None => (String::new(), false),
+                let tool = Self::shared(&self.window, name, |ev| match ev {
+                    Ev::Action { tool, .. } | Ev::Observation { tool, .. } => Some(tool),
+                    _ => None,
+                });
+                let first = self.response.as_mut().is_some_and(|r| {
+                    r.calls += 1;
+                    r.calls == 1
+                });
+                let text = match &self.response {
+                    Some(r) if first => r.text.as_str(),
+                    _ => "",
                 };
+                let thought = Self::shared(&self.window, text, |ev| match ev {
+                    Ev::Action { thought, .. } => Some(thought),
+                    _ => None,
+                });
                 let seq = self.push(
                     Ev::Action {
                         key,
@@ -566,17 +604,29 @@ impl Detector for Sdk {
                     .position(|p| id.is_some() && p.0 == *id)
                     .or(if self.pending.is_empty() { None } else { Some(0) });
                 let tool = at.map_or_else(|| Arc::from(""), |i| self.pending.remove(i).1);
-                let output = match obs.event.compared_output() {
-                    None | Some(Value::Null) => String::new(),
-                    Some(Value::String(s)) => s.clone(),
-                    Some(v) => super::keys::json(v, super::keys::KeyStyle::Canonical),
+                let written;
+                let text = match obs.event.compared_output() {
+                    None | Some(Value::Null) => "",
+                    Some(Value::String(s)) => s.as_str(),
+                    Some(v) => {
+                        written = super::keys::json(v, super::keys::KeyStyle::Canonical);
+                        written.as_str()
+                    }
                 };
                 // A failure the tool returned as output is an observation.
                 let returned = obs.event.extra.get(crate::event::ERROR_RETURNED) == Some(&Value::Bool(true));
                 let ev = if *ok || returned {
+                    let output = Self::shared(&self.window, text, |ev| match ev {
+                        Ev::Observation { output, .. } => Some(output),
+                        _ => None,
+                    });
                     Ev::Observation { tool, output }
                 } else {
-                    Ev::Error { error: output }
+                    let error = Self::shared(&self.window, text, |ev| match ev {
+                        Ev::Error { error } => Some(error),
+                        _ => None,
+                    });
+                    Ev::Error { error }
                 };
                 self.push(ev, index);
             }
@@ -604,7 +654,7 @@ impl Detector for Sdk {
     fn states(&self, _: &Buffers) -> Vec<DetectorState> {
         let mut v = Vec::new();
         if self.speaks[0] {
-            let streak = self.error_streak(self.t.action_error + 1, None);
+            let streak = Self::error_streak(&self.newest(), self.t.action_error + 1, None);
             v.push(DetectorState {
                 id: NUDGE,
                 status: match &self.last_nudge {

@@ -56,6 +56,8 @@ enum Field<'a> {
     Null,
     Bool(bool),
     Json(&'a Value),
+    /// An object by reference (no `Value` made of a borrowed map).
+    Object(&'a Map<String, Value>),
     Text(&'a str),
 }
 
@@ -77,7 +79,12 @@ impl<'a> Field<'a> {
 /// The digest of an object OpenClaw builds, its keys sorted as stable JSON sorts them.
 fn digest_fields(fields: &mut [(&str, Field<'_>)]) -> Digest {
     fields.sort_by(|a, b| a.0.encode_utf16().cmp(b.0.encode_utf16()));
-    let mut out = String::with_capacity(128);
+    // Room for the texts at once (a tool's output is most of it).
+    let texts: usize = fields
+        .iter()
+        .map(|f| if let Field::Text(t) = f.1 { t.len() } else { 0 })
+        .sum();
+    let mut out = String::with_capacity(128 + texts + texts / 8);
     out.push('{');
     for (i, (k, v)) in fields.iter().enumerate() {
         if i > 0 {
@@ -90,6 +97,7 @@ fn digest_fields(fields: &mut [(&str, Field<'_>)]) -> Digest {
             Field::Null => out.push_str("null"),
             Field::Bool(b) => out.push_str(if *b { "true" } else { "false" }),
             Field::Json(v) => write_stable(&mut out, v, true),
+            Field::Object(m) => write_object(&mut out, m, true),
             Field::Text(s) => write_str(&mut out, s, true),
         }
     }
@@ -123,34 +131,41 @@ fn write_stable(out: &mut String, v: &Value, outcome: bool) {
             }
             out.push(']');
         }
-        Value::Object(map) => {
-            out.push('{');
-            let mut entries: Vec<(std::borrow::Cow<'_, str>, &String, &Value)> = map
-                .iter()
-                .map(|(k, v)| (if outcome { zero_markers(k) } else { k.into() }, k, v))
-                .collect();
-            entries.sort_by(|a, b| {
-                a.0.encode_utf16()
-                    .cmp(b.0.encode_utf16())
-                    .then_with(|| a.1.encode_utf16().cmp(b.1.encode_utf16()))
-            });
-            for (i, (k, _, v)) in entries.iter().enumerate() {
-                if i > 0 {
-                    out.push(',');
-                }
-                write_str(out, k, false);
-                out.push(':');
-                write_stable(out, v, outcome);
-            }
-            out.push('}');
-        }
+        Value::Object(map) => write_object(out, map, outcome),
     }
 }
 
-/// A string as `JSON.stringify` writes it, markers zeroed when `outcome`.
+/// An object as `stableStringify` writes it.
+fn write_object(out: &mut String, map: &Map<String, Value>, outcome: bool) {
+    out.push('{');
+    let mut entries: Vec<(std::borrow::Cow<'_, str>, &String, &Value)> = map
+        .iter()
+        .map(|(k, v)| (if outcome { zero_markers(k) } else { k.into() }, k, v))
+        .collect();
+    entries.sort_by(|a, b| {
+        a.0.encode_utf16()
+            .cmp(b.0.encode_utf16())
+            .then_with(|| a.1.encode_utf16().cmp(b.1.encode_utf16()))
+    });
+    for (i, (k, _, v)) in entries.iter().enumerate() {
+        if i > 0 {
+            out.push(',');
+        }
+        write_str(out, k, false);
+        out.push(':');
+        write_stable(out, v, outcome);
+    }
+    out.push('}');
+}
+
+/// A string as `JSON.stringify` writes it, markers zeroed when `outcome`
+/// (escaped in place: serde_json's `to_string` made a string per value and
+/// was the profile's top cost on tool-heavy logs).
 fn write_str(out: &mut String, s: &str, outcome: bool) {
     let s = if outcome { zero_markers(s) } else { s.into() };
-    out.push_str(&serde_json::to_string(&*s).unwrap_or_default());
+    out.push('"');
+    crate::detect::keys::write_escaped(out, &s);
+    out.push('"');
 }
 
 const OPEN: &str = "<<<EXTERNAL_UNTRUSTED_CONTENT id=";
@@ -161,7 +176,9 @@ const ZERO_ID: &str = "0000000000000000";
 /// zeros where both ids agree and the quoting is consistent (the regex in
 /// `digestToolOutcome`, with its back-references, read by hand).
 fn zero_markers(s: &str) -> std::borrow::Cow<'_, str> {
-    if !s.contains(OPEN) {
+    // One searcher for every string (`str::contains` builds one per call).
+    static OPEN_FINDER: LazyLock<memchr::memmem::Finder<'static>> = LazyLock::new(|| memchr::memmem::Finder::new(OPEN));
+    if OPEN_FINDER.find(s.as_bytes()).is_none() {
         return s.into();
     }
     let mut out = String::with_capacity(s.len());
@@ -308,13 +325,14 @@ pub(crate) fn outcome(tool: &str, args: &Value, ok: bool, output: Option<&Value>
         return Outcome::default();
     };
     let empty = Map::new();
-    let (details, text): (&Map<String, Value>, String) = match output {
+    // A string output is read where it is (no copy per result).
+    let (details, text): (&Map<String, Value>, std::borrow::Cow<'_, str>) = match output {
         Value::Object(m) if m.contains_key("content") || m.contains_key("details") => {
             let details = m.get("details").and_then(Value::as_object).unwrap_or(&empty);
-            (details, content_text(m.get("content")))
+            (details, content_text(m.get("content")).into())
         }
-        Value::String(s) => (&empty, js_trim(s).to_string()),
-        other => (&empty, js_trim(&json_text(other, KeyStyle::Js)).to_string()),
+        Value::String(s) => (&empty, js_trim(s).into()),
+        other => (&empty, js_trim(&json_text(other, KeyStyle::Js)).to_string().into()),
     };
     result_outcome(tool, args, details, &text)
 }
@@ -391,9 +409,8 @@ fn result_outcome(tool: &str, args: &Value, details: &Map<String, Value>, text: 
     if send_like(tool, action, args) {
         return result(digest_value(&strip_volatile(&Value::Object(details.clone()))));
     }
-    let details = Value::Object(details.clone());
     result(digest_fields(&mut [
-        ("details", Field::Json(&details)),
+        ("details", Field::Object(details)),
         ("text", Field::Text(text)),
     ]))
 }
