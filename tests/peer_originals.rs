@@ -167,7 +167,7 @@ fn profile_openclaw_fires_where_openclaws_own_module_does() {
 
 /// benches/peers/bench.py's random agreement check for one profile, run
 /// against this build.
-fn bench_check(python: &str, profile: &str, extra: &[&str]) {
+fn bench_check(python: &str, profile: &str, extra: &[&str]) -> String {
     let out = Command::new(python)
         .arg(root().join("benches/peers/bench.py"))
         .args(["check", "--only", profile, "--cases", "300", "--bin", BIN])
@@ -178,6 +178,7 @@ fn bench_check(python: &str, profile: &str, extra: &[&str]) {
     println!("{said}");
     assert!(out.status.success(), "{said}\n{}", String::from_utf8_lossy(&out.stderr));
     assert!(said.contains("300/300 agree"), "{said}");
+    said.into_owned()
 }
 
 /// vLLM 0.33.0's `check_sequence_repetition` (copied unchanged into
@@ -189,13 +190,25 @@ fn profile_vllm_stops_where_vllms_own_check_does() {
     bench_check(python, "vllm", &[]);
 }
 
-/// The OpenHands SDK's StuckDetector as transcribed in
-/// benches/peers/originals.py (plain classes: the real SDK needs CPython
-/// 3.12 and a 500 MB install; `bench.py check --only openhands` runs the
-/// real one where target/oh312 has it) against profile `openhands` on 300
-/// random streams and thresholds.
+/// The OpenHands SDK 1.58.2's own StuckDetector over its own pydantic
+/// events (benches/peers/openhands_sdk.py, run by the Python 3.12 venv that
+/// .ci/install-agents makes for tests/agent_pins.tsv's `openhands` row)
+/// against profile `openhands` on 300 random streams and thresholds; and
+/// the plain-class stand-in (benches/peers/originals.py) the same way, so
+/// the stand-in's numbers in bench.py stay the SDK's.
 #[test]
 fn profile_openhands_stops_where_the_sdks_detector_does() {
     let Some(python) = python() else { return };
     bench_check(python, "openhands", &["--stand-in"]);
+    let Some(sdk) = program("openhands") else {
+        assert!(
+            std::env::var_os("CI").is_none(),
+            "CI must have the OpenHands SDK under target/agents"
+        );
+        println!("skipped: the OpenHands SDK is not installed under target/agents (.ci/install-agents)");
+        return;
+    };
+    let sdk = sdk.display().to_string();
+    let said = bench_check(python, "openhands", &["--sdk-python", &sdk]);
+    assert!(!said.contains("STAND-IN"), "the real SDK ran: {said}");
 }

@@ -6,9 +6,9 @@
   as vLLM's scheduler calls it;
 - openhands: the OpenHands SDK 1.58.2's own `StuckDetector` from PyPI, over
   the SDK's own pydantic events (benches/peers/openhands_sdk.py), under the
-  CPython >= 3.12 it needs (`--sdk-python`, default target/oh312/bin/python:
-  `python3.12 -m venv target/oh312 && target/oh312/bin/pip install
-  openhands-sdk==1.58.2`). Without it, the plain-class stand-in in
+  CPython >= 3.12 it needs (`--sdk-python`, default the venv .ci/install-agents
+  makes for tests/agent_pins.tsv's `openhands` row,
+  target/agents/openhands/venv/bin/python). Without it, the plain-class stand-in in
   originals.py is used and every line says "STAND-IN".
 
     python3 benches/peers/bench.py speed [--tokens 1000000] [--steps 200000] [--bin target/release/loopscope]
@@ -297,7 +297,8 @@ def main():
     ap.add_argument("--only", choices=["vllm", "openhands"])
     ap.add_argument("--stand-in", action="store_true", help="the plain-class stand-in even where the SDK is installed")
     ap.add_argument("--sdk-python", default=os.environ.get("LOOPSCOPE_SDK_PYTHON",
-                                                          os.path.join(ROOT, "target", "oh312", "bin", "python")))
+                                                          os.path.join(ROOT, "target", "agents", "openhands", "venv", "bin",
+                                                                       "python")))
     args = ap.parse_args()
     with tempfile.TemporaryDirectory(prefix="bench-peers-") as tmp:
         runs = {"speed": {"vllm": vllm_speed, "openhands": openhands_speed},

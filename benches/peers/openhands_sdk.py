@@ -16,7 +16,7 @@ and the checks), best of `--repeat` passes, each with a fresh detector. Turning
 the native JSON into SDK events (pydantic validation, the agent's work in the
 SDK, not the detector's) happens before the clock starts.
 
-    target/oh312/bin/python benches/peers/openhands_sdk.py < cases.json
+    target/agents/openhands/venv/bin/python benches/peers/openhands_sdk.py < cases.json
 
 reads `[{"events": [...], "thresholds": {...} | null, "repeat": N}, ...]` and
 prints one JSON line per case: `{"found": [[event index, "nudge"|"stuck"]], "ms": best}`.
