@@ -222,7 +222,9 @@ impl App {
 
     fn command_set(&mut self, arg: &str) -> Result<String, String> {
         let mut setup = self.setup.clone();
-        setup.apply_set(arg).map_err(|e| e.replacen("--set", ":set", 1))?;
+        setup
+            .apply_set(arg)
+            .map_err(|e| e.to_string().replacen("--set", ":set", 1))?;
         self.change_setups(setup, None);
         Ok(self.after_change(arg))
     }

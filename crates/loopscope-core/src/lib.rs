@@ -14,6 +14,7 @@ pub mod config;
 pub mod contain;
 pub mod detect;
 pub mod engine;
+mod error;
 pub mod event;
 pub mod formats;
 #[doc(hidden)]
@@ -26,9 +27,10 @@ pub mod text;
 pub use config::{Choices, Setup};
 pub use detect::{Detection, DetectorState, Profile, Status};
 pub use engine::{Engine, Tape};
+pub use error::{Error, ErrorKind};
 pub use event::{Channel, Event, EventKind};
 pub use formats::{Format, FormatChoice};
-pub use monitor::{scan, scan_path, scan_path_until, scan_until, setup, Error, Monitor, Scanned};
+pub use monitor::{scan, scan_path, scan_path_until, scan_until, setup, Monitor, Scanned};
 
 /// An I/O error as a short lowercase phrase ("no such file or directory").
 pub fn io_reason(e: &std::io::Error) -> String {

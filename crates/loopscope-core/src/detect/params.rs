@@ -1,6 +1,7 @@
 //! Detector parameters: what each one means, its default in each profile,
 //! and the values a run resolved from defaults, config file and `--set`.
 
+use crate::error::{Error, ErrorKind};
 use std::fmt;
 
 /// A named set of detectors with their parameters (detectors.md).
@@ -204,8 +205,13 @@ impl ParamSpec {
         }
     }
 
-    /// Parses a value given on the command line (`--set ID.PARAM=VALUE`).
-    pub fn parse(&self, text: &str) -> Result<Value, String> {
+    /// Parses a value given on the command line (`--set ID.PARAM=VALUE`);
+    /// a value that does not fit is an [`ErrorKind::InvalidValue`].
+    pub fn parse(&self, text: &str) -> Result<Value, Error> {
+        self.parse_text(text).map_err(invalid)
+    }
+
+    fn parse_text(&self, text: &str) -> Result<Value, String> {
         let text = text.trim();
         match self.kind {
             Kind::Count { min } => {
@@ -255,8 +261,13 @@ impl ParamSpec {
         }
     }
 
-    /// Reads a value from a TOML config file.
-    pub fn from_toml(&self, v: &toml::Value) -> Result<Value, String> {
+    /// Reads a value from a TOML config file; a value that does not fit
+    /// is an [`ErrorKind::InvalidValue`].
+    pub fn from_toml(&self, v: &toml::Value) -> Result<Value, Error> {
+        self.toml_value(v).map_err(invalid)
+    }
+
+    fn toml_value(&self, v: &toml::Value) -> Result<Value, String> {
         match (self.kind, v) {
             (Kind::Count { min }, toml::Value::Integer(i)) => {
                 let n = usize::try_from(*i).map_err(|_| format!("expected a whole number, got {i}"))?;
@@ -271,7 +282,7 @@ impl ParamSpec {
                     .ok_or_else(|| "expected an array of whole numbers".to_string())?;
                 check_list(list)
             }
-            (Kind::Choice(_), toml::Value::String(s)) => self.parse(s),
+            (Kind::Choice(_), toml::Value::String(s)) => self.parse_text(s),
             (Kind::Fraction, toml::Value::Float(x)) => {
                 fraction(*x).ok_or_else(|| format!("expected a number from 0 to 1, got {x}"))
             }
@@ -302,6 +313,10 @@ impl ParamSpec {
             Kind::Fraction => "a number from 0 to 1".to_string(),
         }
     }
+}
+
+fn invalid(message: String) -> Error {
+    Error::new(ErrorKind::InvalidValue, message)
 }
 
 /// A fraction in thousandths, if `x` is in 0..=1.
@@ -474,13 +489,13 @@ mod tests {
     #[test]
     fn parses_and_validates_values() {
         assert_eq!(SPEC.parse("7"), Ok(Value::Count(7)));
-        assert!(SPEC.parse("1").unwrap_err().contains("at least 2"));
+        assert!(SPEC.parse("1").unwrap_err().to_string().contains("at least 2"));
         assert!(SPEC.parse("x").is_err());
         let list = ParamSpec::new("checkpoints", Kind::List, Default::List(&[2000]), "");
         assert_eq!(list.parse("[1000, 4000]"), Ok(Value::List(vec![1000, 4000])));
         assert!(list.parse("4000,1000").is_err());
         let choice = ParamSpec::new("units", Kind::Choice(&["chars", "utf16"]), Default::Word("chars"), "");
-        assert!(choice.parse("bytes").unwrap_err().contains("chars, utf16"));
+        assert!(choice.parse("bytes").unwrap_err().to_string().contains("chars, utf16"));
         assert_eq!(
             choice.from_toml(&toml::Value::String("utf16".into())),
             Ok(Value::Word("utf16".into()))
