@@ -14,7 +14,7 @@ pub mod config;
 pub mod contain;
 pub mod detect;
 pub mod engine;
-mod error;
+pub mod error;
 pub mod event;
 pub mod formats;
 #[doc(hidden)]
