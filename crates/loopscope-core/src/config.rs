@@ -541,7 +541,7 @@ fn parse_config(text: &str) -> Result<ConfigFile, Error> {
                 for (name, value) in &t {
                     let spec = param_spec(info, name)?;
                     let v = spec
-                        .from_toml(value)
+                        .read_toml(value)
                         .map_err(|e| e.prefixed(&format!("[{id}] {name}: ")))?;
                     values.push((spec.name, v));
                 }

@@ -24,7 +24,7 @@ pub fn is_contained() -> bool {
 }
 
 /// Runs `f`; a panic inside it is returned as its message.
-pub fn contain<T>(f: impl FnOnce() -> T) -> Result<T, String> {
+pub(crate) fn contain<T>(f: impl FnOnce() -> T) -> Result<T, String> {
     static QUIET_HOOK: Once = Once::new();
     QUIET_HOOK.call_once(|| {
         let previous = panic::take_hook();

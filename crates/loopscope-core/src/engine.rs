@@ -138,7 +138,7 @@ impl Engine {
     }
 
     /// How many checkpoint runs the current request has had (cheap to ask).
-    pub fn checkpoint_run_count(&self) -> usize {
+    pub(crate) fn checkpoint_run_count(&self) -> usize {
         self.detectors.iter().map(|d| d.checkpoint_runs().len()).sum()
     }
 

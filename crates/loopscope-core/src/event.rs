@@ -4,7 +4,7 @@
 use serde_json::{Map, Value};
 
 mod extra;
-pub use extra::Extra;
+pub(crate) use extra::Extra;
 
 /// Which stream a detection or a buffer belongs to.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, serde::Serialize)]
@@ -59,7 +59,7 @@ impl Ts {
     }
 
     /// An RFC 3339 time, kept as written.
-    pub fn from_rfc3339(text: &str) -> Option<Ts> {
+    pub(crate) fn from_rfc3339(text: &str) -> Option<Ts> {
         let t = chrono::DateTime::parse_from_rfc3339(text).ok()?;
         Some(Ts::Clock {
             text: text.to_string(),
@@ -181,7 +181,7 @@ pub const STABLE_OUTPUT: &str = "stable_output";
 /// The extra field of a failed `tool_result` whose failure the tool returned
 /// as its output rather than raised (`true`; see
 /// [`crate::formats::Out::error_returned`]).
-pub const ERROR_RETURNED: &str = "error_returned";
+pub(crate) const ERROR_RETURNED: &str = "error_returned";
 
 /// The extra field of a `reasoning` or `content` event holding the token ids
 /// the server generated for its text (vLLM's `token_ids` with

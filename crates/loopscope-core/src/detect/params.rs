@@ -154,7 +154,7 @@ pub struct ParamSpec {
 
 impl ParamSpec {
     /// A parameter with the same default everywhere.
-    pub const fn new(name: &'static str, kind: Kind, seed: Default, help: &'static str) -> ParamSpec {
+    pub(crate) const fn new(name: &'static str, kind: Kind, seed: Default, help: &'static str) -> ParamSpec {
         ParamSpec {
             name,
             help,
@@ -166,13 +166,13 @@ impl ParamSpec {
     }
 
     /// The same parameter with another default under extended.
-    pub const fn extended(mut self, value: Default) -> ParamSpec {
+    pub(crate) const fn extended(mut self, value: Default) -> ParamSpec {
         self.extended = Some(value);
         self
     }
 
     /// The same parameter with another default under gemini-cli.
-    pub const fn gemini(mut self, value: Default) -> ParamSpec {
+    pub(crate) const fn gemini(mut self, value: Default) -> ParamSpec {
         self.gemini_cli = Some(value);
         self
     }
@@ -207,7 +207,7 @@ impl ParamSpec {
 
     /// Parses a value given on the command line (`--set ID.PARAM=VALUE`);
     /// a value that does not fit is an [`ErrorKind::InvalidValue`].
-    pub fn parse(&self, text: &str) -> Result<Value, Error> {
+    pub(crate) fn parse(&self, text: &str) -> Result<Value, Error> {
         self.parse_text(text).map_err(invalid)
     }
 
@@ -263,7 +263,7 @@ impl ParamSpec {
 
     /// Reads a value from a TOML config file; a value that does not fit
     /// is an [`ErrorKind::InvalidValue`].
-    pub fn from_toml(&self, v: &toml::Value) -> Result<Value, Error> {
+    pub(crate) fn read_toml(&self, v: &toml::Value) -> Result<Value, Error> {
         self.toml_value(v).map_err(invalid)
     }
 
@@ -304,7 +304,7 @@ impl ParamSpec {
     }
 
     /// The kind of values it takes, as the listing writes it.
-    pub fn kind_name(&self) -> String {
+    pub(crate) fn kind_name(&self) -> String {
         match self.kind {
             Kind::Count { min } => format!("a whole number from {min} to {MAX_COUNT}"),
             Kind::Flag => "true or false".to_string(),
@@ -329,10 +329,10 @@ fn fraction(x: f64) -> Option<Value> {
 /// The largest count any parameter takes. Sizes, windows and histories
 /// beyond it would only make a detector's memory or per-event work unbounded
 /// (`chunk-chant.chunk=18446744073709551615` once never finished).
-pub const MAX_COUNT: usize = 1_000_000;
+pub(crate) const MAX_COUNT: usize = 1_000_000;
 
 /// The most numbers a list parameter (checkpoints) holds.
-pub const MAX_LIST: usize = 64;
+pub(crate) const MAX_LIST: usize = 64;
 
 fn check_list(list: Vec<usize>) -> Result<Value, String> {
     if list.is_empty() {
@@ -367,7 +367,7 @@ pub enum Value {
 
 impl Value {
     /// A fraction's value (0 for other kinds).
-    pub fn fraction(&self) -> f64 {
+    pub(crate) fn fraction(&self) -> f64 {
         match self {
             Value::Milli(m) => f64::from(*m) / 1000.0,
             _ => 0.0,
@@ -411,14 +411,14 @@ pub struct Params {
 
 impl Params {
     /// Every parameter at its default under `profile`.
-    pub fn defaults(specs: &[ParamSpec], profile: Profile) -> Params {
+    pub(crate) fn defaults(specs: &[ParamSpec], profile: Profile) -> Params {
         Params {
             values: specs.iter().map(|s| (s.name, s.default_for(profile))).collect(),
         }
     }
 
     /// Sets one parameter.
-    pub fn set(&mut self, name: &str, value: Value) {
+    pub(crate) fn set(&mut self, name: &str, value: Value) {
         if let Some(slot) = self.values.iter_mut().find(|(n, _)| *n == name) {
             slot.1 = value;
         }
@@ -448,7 +448,7 @@ impl Params {
     }
 
     /// A flag parameter's value.
-    pub fn flag(&self, name: &str) -> bool {
+    pub(crate) fn flag(&self, name: &str) -> bool {
         match self.get(name) {
             Value::Flag(b) => *b,
             other => panic!("parameter {name} is not a flag: {other:?}"),
@@ -456,7 +456,7 @@ impl Params {
     }
 
     /// A list parameter's value.
-    pub fn list(&self, name: &str) -> Vec<usize> {
+    pub(crate) fn list(&self, name: &str) -> Vec<usize> {
         match self.get(name) {
             Value::List(l) => l.clone(),
             other => panic!("parameter {name} is not a list: {other:?}"),
@@ -464,7 +464,7 @@ impl Params {
     }
 
     /// A fraction parameter's value.
-    pub fn fraction(&self, name: &str) -> f64 {
+    pub(crate) fn fraction(&self, name: &str) -> f64 {
         self.values
             .iter()
             .find(|(n, _)| *n == name)
@@ -472,7 +472,7 @@ impl Params {
     }
 
     /// A word parameter's value.
-    pub fn word(&self, name: &str) -> &str {
+    pub(crate) fn word(&self, name: &str) -> &str {
         match self.get(name) {
             Value::Word(w) => w,
             other => panic!("parameter {name} is not a word: {other:?}"),
@@ -497,10 +497,10 @@ mod tests {
         let choice = ParamSpec::new("units", Kind::Choice(&["chars", "utf16"]), Default::Word("chars"), "");
         assert!(choice.parse("bytes").unwrap_err().to_string().contains("chars, utf16"));
         assert_eq!(
-            choice.from_toml(&toml::Value::String("utf16".into())),
+            choice.read_toml(&toml::Value::String("utf16".into())),
             Ok(Value::Word("utf16".into()))
         );
-        assert!(SPEC.from_toml(&toml::Value::String("5".into())).is_err());
+        assert!(SPEC.read_toml(&toml::Value::String("5".into())).is_err());
     }
 
     #[test]
