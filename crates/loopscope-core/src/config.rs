@@ -41,6 +41,16 @@ pub fn off_by_default(id: &str, profile: Profile) -> bool {
 pub use crate::detect::Configured;
 
 /// Everything the engine needs to build its detectors.
+///
+/// ```
+/// use loopscope_core::{Choices, Profile, Setup};
+///
+/// let seed = Setup::profile(Profile::Seed);
+/// assert!(seed.ids().contains(&"block-cycle"));
+/// // As `loopscope scan --profile seed` with this config file would.
+/// let tuned = Setup::resolve_with(&Choices::default(), "[block-cycle]\nmin_matches = 8\n").unwrap();
+/// assert_eq!(tuned.diff(), vec!["block-cycle.min_matches: 6 -> 8"]);
+/// ```
 #[derive(Clone, Debug)]
 pub struct Setup {
     /// The profile the detectors and their defaults come from.
@@ -57,6 +67,19 @@ pub struct Setup {
 }
 
 /// What the user asked for on the command line.
+///
+/// ```
+/// use loopscope_core::{Choices, Profile, Setup};
+///
+/// let choices = Choices {
+///     profile: Some(Profile::GeminiCli),
+///     detectors: Some(vec!["tool-repeat".into()]),
+///     sets: vec!["tool-repeat.max_cycle=3".into()],
+///     ..Choices::default()
+/// };
+/// let s = Setup::resolve_with(&choices, "").unwrap();
+/// assert_eq!(s.ids(), vec!["tool-repeat"]);
+/// ```
 #[derive(Clone, Debug, Default)]
 pub struct Choices {
     /// `--profile`.

@@ -12,6 +12,19 @@ use crate::store::EventStore;
 
 #[derive(Clone)]
 /// One setup's detectors over one stream, fed event by event.
+///
+/// ```
+/// use loopscope_core::{Engine, Event, Profile, Setup};
+///
+/// let mut engine = Engine::new(&Setup::profile(Profile::Extended));
+/// engine.push(&Event::request());
+/// let mut found = Vec::new();
+/// for _ in 0..40 {
+///     found.extend(engine.push(&Event::reasoning("Wait, let me check the tests again. ")));
+/// }
+/// assert_eq!(engine.position(), 41);
+/// assert!(found.iter().any(|d| d.detector == "text-loop"));
+/// ```
 pub struct Engine {
     detectors: Vec<Box<dyn Detector>>,
     /// What kinds of event each detector looks at (asked once).
@@ -259,6 +272,18 @@ fn work_of(event: &Event) -> usize {
 /// Changing the setups re-runs the stored events ([`Tape::rerun`]): up to a
 /// position at once, the rest in slices ([`Tape::resume`]), so a long
 /// stream answers at once where the user is looking.
+///
+/// ```
+/// use loopscope_core::{Event, Profile, Setup, Tape};
+///
+/// let mut events = vec![Event::request()];
+/// events.extend((0..40).map(|_| Event::reasoning("Wait, let me check the tests again. ")));
+/// let mut tape = Tape::with_events(&Setup::profile(Profile::Extended), events);
+/// assert_eq!(tape.len(), 41);
+/// let first = tape.detections()[0].event;
+/// // Back to just before the first detection: the engine as it was then.
+/// assert!(tape.seek(first).states().iter().all(|s| s.status.label() != "FIRED"));
+/// ```
 pub struct Tape {
     events: EventStore,
     setups: Vec<Setup>,

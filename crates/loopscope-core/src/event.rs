@@ -7,6 +7,19 @@ mod extra;
 pub(crate) use extra::Extra;
 
 /// Which stream a detection or a buffer belongs to.
+///
+/// ```
+/// use loopscope_core::{setup, Channel, Event, Monitor};
+///
+/// let s = setup("extended", &[], &[("text-loop.copies", "4")]).unwrap();
+/// let mut monitor = Monitor::new(&s);
+/// monitor.push(&Event::request());
+/// for _ in 0..40 {
+///     monitor.push(&Event::reasoning("Wait, let me check the tests again. "));
+/// }
+/// assert_eq!(monitor.detections()[0].channel, Channel::Reasoning);
+/// assert_eq!(Channel::Reasoning.as_str(), "reasoning");
+/// ```
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, serde::Serialize)]
 #[serde(rename_all = "lowercase")]
 pub enum Channel {
@@ -106,6 +119,19 @@ impl Ts {
 }
 
 /// What an event is. Field names follow the native format.
+///
+/// ```
+/// use loopscope_core::{Event, EventKind};
+///
+/// let e = Event::reasoning("Let me think.");
+/// assert!(matches!(&e.kind, EventKind::Reasoning { text } if text == "Let me think."));
+/// let call = Event::new(EventKind::ToolCall {
+///     id: None,
+///     name: "read_file".into(),
+///     args: serde_json::json!({"path": "a.rs"}),
+/// });
+/// assert_eq!(call.type_name(), "tool_call");
+/// ```
 #[derive(Clone, Debug, PartialEq)]
 pub enum EventKind {
     /// The optional first line: the stream's format, model and source.
@@ -190,6 +216,15 @@ pub const TOKEN_IDS: &str = "token_ids";
 
 #[derive(Clone, Debug, PartialEq)]
 /// One event of a stream: what it is, when, and whatever else its line held.
+///
+/// ```
+/// use loopscope_core::Event;
+///
+/// // A native JSONL line, parsed; or built directly.
+/// let parsed = Event::from_json(serde_json::json!({"type": "reasoning", "text": "hm"})).unwrap();
+/// assert_eq!(parsed.event, Event::reasoning("hm"));
+/// assert_eq!(Event::request().to_json()["type"], "request");
+/// ```
 pub struct Event {
     /// What the event is.
     pub kind: EventKind,

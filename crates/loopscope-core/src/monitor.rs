@@ -34,6 +34,14 @@ use crate::formats::{self, Decoder, Format, FormatChoice, Item, Problem};
 /// and `--set`, without reading any config file: `detectors` empty keeps
 /// every detector the profile runs; each override is an `ID.PARAM` and
 /// its value as `--set` takes it (`("text-loop.copies", "4")`).
+///
+/// ```
+/// use loopscope_core::{setup, ErrorKind};
+///
+/// let s = setup("extended", &["text-loop", "tool-loop"], &[("text-loop.copies", "4")]).unwrap();
+/// assert_eq!(s.ids(), vec!["text-loop", "tool-loop"]);
+/// assert_eq!(setup("nope", &[], &[]).unwrap_err().kind(), ErrorKind::UnknownProfile);
+/// ```
 pub fn setup(profile: &str, detectors: &[&str], overrides: &[(&str, &str)]) -> Result<Setup, Error> {
     let p = Profile::from_name(profile).ok_or_else(|| crate::config::unknown_profile(profile))?;
     let mut setup = Setup::profile(p);
@@ -52,6 +60,23 @@ pub fn setup(profile: &str, detectors: &[&str], overrides: &[(&str, &str)]) -> R
 /// Each `push` returns the detections that event caused (usually none);
 /// [`Monitor::detections`] keeps them all. Memory holds the detectors'
 /// state for the current request, never the stream.
+///
+/// ```
+/// use loopscope_core::{setup, FormatChoice, Monitor};
+///
+/// // Bytes of a log as they arrive (split anywhere), in any supported format.
+/// let mut monitor = Monitor::new(&setup("extended", &[], &[]).unwrap());
+/// let mut log = String::from("{\"type\":\"request\"}\n");
+/// for _ in 0..40 {
+///     log += "{\"type\":\"reasoning\",\"text\":\"Wait, let me check the tests again. \"}\n";
+/// }
+/// for piece in log.as_bytes().chunks(100) {
+///     monitor.feed(piece, FormatChoice::Auto);
+/// }
+/// monitor.finish();
+/// assert_eq!(monitor.events(), 41);
+/// assert_eq!(monitor.detections()[0].detector, "text-loop");
+/// ```
 #[derive(Clone)]
 pub struct Monitor {
     engine: Engine,
@@ -180,6 +205,16 @@ impl Monitor {
 }
 
 /// What [`scan`] found in one input.
+///
+/// ```
+/// use loopscope_core::{scan, setup, Format, FormatChoice};
+///
+/// let log = "{\"type\":\"request\"}\nnot json\n";
+/// let found = scan(std::io::Cursor::new(log), FormatChoice::Auto, None, &setup("seed", &[], &[]).unwrap()).unwrap();
+/// assert_eq!((found.events, found.format), (1, Some(Format::Native)));
+/// assert_eq!(found.problems[0].line, 2);
+/// assert!(found.detections.is_empty());
+/// ```
 #[derive(Clone, Debug, Default)]
 pub struct Scanned {
     /// Every detection, in stream order (as `loopscope scan --json`).
@@ -199,6 +234,21 @@ pub struct Scanned {
 /// supported format (compressed Codex rollouts included); `hint` is the
 /// file name, which breaks ties between formats. The same result as
 /// `loopscope scan --json` on that input.
+///
+/// ```
+/// use loopscope_core::{scan, setup, FormatChoice};
+///
+/// let mut log = String::from("{\"type\":\"request\"}\n");
+/// for _ in 0..40 {
+///     log += "{\"type\":\"reasoning\",\"text\":\"Wait, let me check the tests again. \"}\n";
+/// }
+/// let s = setup("extended", &[], &[]).unwrap();
+/// let found = scan(std::io::Cursor::new(log), FormatChoice::Auto, Some("session.jsonl"), &s).unwrap();
+/// for d in &found.detections {
+///     println!("{} at event {}: {}", d.detector, d.event, d.reason);
+/// }
+/// assert!(!found.detections.is_empty());
+/// ```
 pub fn scan(
     reader: impl Read + Send + 'static,
     format: FormatChoice,
@@ -212,6 +262,15 @@ pub fn scan(
 /// interrupt: Python's Ctrl-C). `stop` is asked at least every 64 KiB read
 /// and whenever a read was interrupted by a signal (its argument is then
 /// true); once it says yes the scan ends with what it found so far.
+///
+/// ```
+/// use loopscope_core::{scan_until, setup, ErrorKind, FormatChoice};
+///
+/// let s = setup("seed", &[], &[]).unwrap();
+/// let log = std::io::Cursor::new("{\"type\":\"request\"}\n");
+/// let stopped = scan_until(log, FormatChoice::Auto, None, &s, &mut |_interrupted| true);
+/// assert_eq!(stopped.unwrap_err().kind(), ErrorKind::Stopped);
+/// ```
 pub fn scan_until(
     reader: impl Read + Send + 'static,
     format: FormatChoice,
@@ -226,11 +285,37 @@ pub fn scan_until(
 
 /// [`scan`] of a file (`-` is standard input; a Cline/Roo task folder is
 /// read as its session file).
+///
+/// ```
+/// use loopscope_core::{scan_path, setup, ErrorKind, FormatChoice};
+///
+/// let path = std::env::temp_dir().join(format!("loopscope-doc-{}.jsonl", std::process::id()));
+/// std::fs::write(&path, "{\"type\":\"request\"}\n{\"type\":\"content\",\"text\":\"Done.\"}\n").unwrap();
+/// let found = scan_path(&path, FormatChoice::Auto, &setup("seed", &[], &[]).unwrap()).unwrap();
+/// std::fs::remove_file(&path).unwrap();
+/// assert_eq!(found.events, 2);
+/// let missing = scan_path(&path, FormatChoice::Auto, &setup("seed", &[], &[]).unwrap());
+/// assert_eq!(missing.unwrap_err().kind(), ErrorKind::NotFound);
+/// ```
 pub fn scan_path(path: &Path, format: FormatChoice, setup: &Setup) -> Result<Scanned, Error> {
     scan_path_until(path, format, setup, &mut |_| false)
 }
 
 /// [`scan_path`], asking `stop` as [`scan_until`] does.
+///
+/// ```
+/// use std::time::{Duration, Instant};
+/// use loopscope_core::{scan_path_until, setup, FormatChoice};
+///
+/// // At most a second of work, however large the file.
+/// let deadline = Instant::now() + Duration::from_secs(1);
+/// let path = std::env::temp_dir().join(format!("loopscope-doc-until-{}.jsonl", std::process::id()));
+/// std::fs::write(&path, "{\"type\":\"request\"}\n").unwrap();
+/// let s = setup("seed", &[], &[]).unwrap();
+/// let found = scan_path_until(&path, FormatChoice::Auto, &s, &mut |_| Instant::now() > deadline);
+/// std::fs::remove_file(&path).unwrap();
+/// assert_eq!(found.unwrap().events, 1);
+/// ```
 pub fn scan_path_until(
     path: &Path,
     format: FormatChoice,

@@ -5,6 +5,14 @@ use crate::error::{Error, ErrorKind};
 use std::fmt;
 
 /// A named set of detectors with their parameters (detectors.md).
+///
+/// ```
+/// use loopscope_core::Profile;
+///
+/// assert_eq!(Profile::from_name("gemini-cli"), Some(Profile::GeminiCli));
+/// assert_eq!(Profile::Extended.name(), "extended");
+/// assert!(Profile::ALL.iter().all(|p| Profile::from_name(p.name()) == Some(*p)));
+/// ```
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, serde::Serialize, serde::Deserialize)]
 #[serde(rename_all = "kebab-case")]
 pub enum Profile {
