@@ -397,7 +397,10 @@ impl App {
         };
         let recorded = match self.rechunked.take() {
             Some(r) => r.recorded,
-            None => std::mem::replace(&mut self.tape, Tape::compare(std::slice::from_ref(&self.setup))),
+            None => {
+                let empty = Tape::compare(std::slice::from_ref(&self.setup)).with_max_spool(self.tape.max_spool());
+                std::mem::replace(&mut self.tape, empty)
+            }
         };
         let setups = recorded.setups().to_vec();
         match n {
@@ -407,7 +410,7 @@ impl App {
                 self.jump_to(recorded_cursor, now);
             }
             Some(n) => {
-                let mut tape = Tape::compare(&setups);
+                let mut tape = Tape::compare(&setups).with_max_spool(recorded.max_spool());
                 let mut origins = Vec::new();
                 let mut chunker = Rechunker::new(n);
                 let mut pieces = Vec::new();

@@ -8,7 +8,7 @@
 use crate::config::Setup;
 use crate::detect::{Buffers, CheckpointRun, Detection, Detector, DetectorState, Kinds, Observation};
 use crate::event::{Event, EventKind};
-use crate::store::EventStore;
+use crate::store::{EventStore, HOT_BUDGET};
 
 #[derive(Clone)]
 /// One setup's detectors over one stream, fed event by event.
@@ -309,6 +309,27 @@ impl Tape {
             detections: Vec::new(),
             checkpoints: Vec::new(),
         }
+    }
+
+    /// The same empty tape, its store spooling at most `bytes` to its
+    /// temporary file (`--max-spool`; [`DEFAULT_MAX_SPOOL`](crate::store::DEFAULT_MAX_SPOOL)
+    /// unless set): past it the stream is cut ([`Tape::cut`]).
+    ///
+    /// ```
+    /// use loopscope_core::{Profile, Setup, Tape};
+    ///
+    /// let tape = Tape::new(&Setup::profile(Profile::Seed)).with_max_spool(64 << 20);
+    /// assert_eq!(tape.max_spool(), 64 << 20);
+    /// ```
+    pub fn with_max_spool(mut self, bytes: u64) -> Tape {
+        assert!(self.events.is_empty(), "the spool limit is set before any event");
+        self.events = EventStore::with_limits(HOT_BUDGET, bytes);
+        self
+    }
+
+    /// The most bytes its store spools ([`Tape::with_max_spool`]).
+    pub fn max_spool(&self) -> u64 {
+        self.events.max_spool()
     }
 
     /// A tape holding `events`, run by `setup`.

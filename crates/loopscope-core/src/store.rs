@@ -13,7 +13,6 @@
 use std::cell::RefCell;
 use std::fs::File;
 use std::io::{self, Write};
-use std::sync::atomic::{AtomicU64, Ordering};
 
 use crate::event::{Event, EventKind};
 
@@ -23,23 +22,13 @@ const BLOCK: usize = 1024;
 /// oldest blocks go to the spool file.
 pub(crate) const HOT_BUDGET: usize = 32 << 20;
 
-/// The default of `--max-spool`: 1 GiB.
-pub(crate) const DEFAULT_MAX_SPOOL: u64 = 1 << 30;
+/// The default of `--max-spool`: 1 GiB. A store's limit is its own
+/// ([`EventStore::with_limits`], [`Tape::with_max_spool`](crate::Tape::with_max_spool)),
+/// not a setting of the process.
+pub const DEFAULT_MAX_SPOOL: u64 = 1 << 30;
 /// What a spool leaves free on its disk at least (or a tenth of the disk,
 /// if that is less).
 pub(crate) const DISK_RESERVE: u64 = 1 << 30;
-
-static MAX_SPOOL: AtomicU64 = AtomicU64::new(DEFAULT_MAX_SPOOL);
-
-/// The spool limit in force (`--max-spool`).
-pub fn max_spool() -> u64 {
-    MAX_SPOOL.load(Ordering::Relaxed)
-}
-
-/// Sets the most bytes a store writes to its temporary file (`--max-spool`).
-pub fn set_max_spool(bytes: u64) {
-    MAX_SPOOL.store(bytes, Ordering::Relaxed);
-}
 
 /// Where and why a store stopped keeping events.
 #[derive(Clone, Debug, PartialEq)]
@@ -118,13 +107,16 @@ impl EventStore {
             spool: None,
             cache: RefCell::new(None),
             budget,
-            max_spool: max_spool(),
+            max_spool: DEFAULT_MAX_SPOOL,
             cut: None,
         }
     }
 
     /// As [`EventStore::with_budget`], spooling at most `max_spool` bytes.
-    #[cfg(test)]
+    pub(crate) fn max_spool(&self) -> u64 {
+        self.max_spool
+    }
+
     pub(crate) fn with_limits(budget: usize, max_spool: u64) -> EventStore {
         EventStore {
             max_spool,
