@@ -187,26 +187,23 @@ mod tests {
 
     #[test]
     fn each_configuration_mistake_has_its_kind() {
-        assert_eq!(kind_of_setup("nope", &[], &[]), ErrorKind::UnknownProfile);
-        assert_eq!(kind_of_setup("seed", &["nope"], &[]), ErrorKind::UnknownDetector);
-        // A detector of another profile: unknown to this one.
-        assert_eq!(kind_of_setup("seed", &["text-loop"], &[]), ErrorKind::UnknownDetector);
-        assert_eq!(
-            kind_of_setup("extended", &[], &[("text-loop.nope", "1")]),
-            ErrorKind::UnknownParameter
-        );
-        assert_eq!(
-            kind_of_setup("extended", &[], &[("text-loop.copies", "x")]),
-            ErrorKind::InvalidValue
-        );
-        assert_eq!(
-            kind_of_setup("extended", &[], &[("text-loop.copies", "1")]),
-            ErrorKind::InvalidValue
-        );
-        assert_eq!(
-            kind_of_setup("extended", &[], &[("nope.copies", "1")]),
-            ErrorKind::UnknownDetector
-        );
+        let cases: [(&str, &[&str], &[(&str, &str)], ErrorKind); 7] = [
+            ("nope", &[], &[], ErrorKind::UnknownProfile),
+            ("seed", &["nope"], &[], ErrorKind::UnknownDetector),
+            // A detector of another profile: unknown to this one.
+            ("seed", &["text-loop"], &[], ErrorKind::UnknownDetector),
+            ("extended", &[], &[("text-loop.nope", "1")], ErrorKind::UnknownParameter),
+            ("extended", &[], &[("text-loop.copies", "x")], ErrorKind::InvalidValue),
+            ("extended", &[], &[("text-loop.copies", "1")], ErrorKind::InvalidValue),
+            ("extended", &[], &[("nope.copies", "1")], ErrorKind::UnknownDetector),
+        ];
+        for (profile, detectors, sets, kind) in cases {
+            assert_eq!(
+                kind_of_setup(profile, detectors, sets),
+                kind,
+                "{profile} {detectors:?} {sets:?}"
+            );
+        }
     }
 
     #[test]

@@ -84,6 +84,31 @@ impl Found {
     fn insert(&mut self, line: String) {
         self.lines.insert(line);
     }
+
+    /// A public struct or enum: its line (derives and `#[non_exhaustive]`
+    /// are API too), its name kept for its trait impls; returns its path.
+    fn declare(
+        &mut self,
+        path: &str,
+        attrs: &[Attribute],
+        what: &str,
+        ident: &syn::Ident,
+        generics: &syn::Generics,
+    ) -> String {
+        let name = format!("{path}::{ident}");
+        let exhaustive = if attrs.iter().any(|a| a.path().is_ident("non_exhaustive")) {
+            "#[non_exhaustive] "
+        } else {
+            ""
+        };
+        self.types.insert(ident.to_string());
+        self.insert(format!(
+            "{name}: {}{exhaustive}pub {what} {ident}{}",
+            derives(attrs),
+            tokens(generics)
+        ));
+        name
+    }
 }
 
 fn walk_file(file: &Path, path: &str, out: &mut Found) {
@@ -117,14 +142,7 @@ fn walk_items(items: &[Item], path: &str, dir: &Path, out: &mut Found) {
                 out.insert(format!("{path}::{}: {}", f.sig.ident, tokens(&f.sig)));
             }
             Item::Struct(s) if is_pub(&s.vis) => {
-                let name = format!("{path}::{}", s.ident);
-                out.types.insert(s.ident.to_string());
-                out.insert(format!(
-                    "{name}: {}pub struct {}{}",
-                    derives(&s.attrs),
-                    s.ident,
-                    tokens(&s.generics)
-                ));
+                let name = out.declare(path, &s.attrs, "struct", &s.ident, &s.generics);
                 for (i, field) in s.fields.iter().enumerate() {
                     if is_pub(&field.vis) {
                         let field_name = field.ident.as_ref().map_or(i.to_string(), |i| i.to_string());
@@ -133,19 +151,7 @@ fn walk_items(items: &[Item], path: &str, dir: &Path, out: &mut Found) {
                 }
             }
             Item::Enum(e) if is_pub(&e.vis) => {
-                let name = format!("{path}::{}", e.ident);
-                let exhaustive = if e.attrs.iter().any(|a| a.path().is_ident("non_exhaustive")) {
-                    "#[non_exhaustive] "
-                } else {
-                    ""
-                };
-                out.types.insert(e.ident.to_string());
-                out.insert(format!(
-                    "{name}: {}{exhaustive}pub enum {}{}",
-                    derives(&e.attrs),
-                    e.ident,
-                    tokens(&e.generics)
-                ));
+                let name = out.declare(path, &e.attrs, "enum", &e.ident, &e.generics);
                 for v in &e.variants {
                     let fields = match &v.fields {
                         Fields::Unit => String::new(),
