@@ -32,9 +32,10 @@ macro_rules! eprint {
 pub mod convert;
 pub mod files;
 pub mod hook;
+pub mod http;
 pub mod judge;
+pub mod output;
 pub mod record;
-pub mod redirect;
 pub mod render;
 pub mod replay;
 pub mod report;

@@ -233,7 +233,7 @@ pub fn run_headless(
                 writeln!(
                     err,
                     "loopscope: watching {}",
-                    crate::render::count(sessions.len(), "session")
+                    crate::output::count(sessions.len(), "session")
                 )?;
             }
         }

@@ -150,3 +150,57 @@ fn opencode_doom_loop_lines_up_with_profile_opencode() {
 fn kilo_doom_loop_lines_up_with_profile_opencode() {
     doom_loop_lines_up(Agent::Kilo);
 }
+
+/// The OpenHands SDK stops a conversation as STUCK when its detector sees
+/// the same action get the same observation four times: the stop is the
+/// `execution_status` of the conversation's `base_state.json` (read after
+/// its events as the agent's own detection). `--profile openhands` stops at
+/// the check the SDK ran, before the LLM call that would have come next —
+/// right after the last event — and nowhere else. (The SDK's nudge after
+/// three identical *failing* calls needs a tool that raises; its standard
+/// tools answer a failure with an error observation, so that path is
+/// checked on a conversation in the SDK's shape, tests/peers_openhands.rs.)
+#[test]
+fn openhands_stuck_stop_lines_up_with_profile_openhands() {
+    let Some(program) = require(Agent::Openhands) else {
+        return;
+    };
+    let r = run(Agent::Openhands, &program, Script::ToolLoop(10), None);
+    let folders = r.sessions();
+    assert_eq!(folders.len(), 1, "{folders:?}\n{}", r.said());
+    let events = converted(&r, &folders[0]);
+    let stuck: Vec<usize> = events
+        .iter()
+        .enumerate()
+        .filter(|(_, e)| e["kind"] == "agent_loop_detection" && e["agent"] == "openhands")
+        .map(|(i, e)| {
+            assert_eq!(e["level"], "stuck", "{e}");
+            i
+        })
+        .collect();
+    assert_eq!(
+        stuck,
+        [events.len() - 1],
+        "one stop, the last event: {events:?}\n{}",
+        r.said()
+    );
+    // The SDK ran four calls: the fifth LLM call was never made.
+    let calls = events.iter().filter(|e| e["type"] == "tool_call").count();
+    assert_eq!(calls, 4, "{}", r.said());
+    let found = loopscope(&["scan", "--json", "--profile", "openhands"], &folders[0]);
+    let ours: Vec<(String, u64)> = found
+        .iter()
+        .map(|d| {
+            (
+                d["detector"].as_str().unwrap().to_string(),
+                d["event"].as_u64().unwrap(),
+            )
+        })
+        .collect();
+    assert_eq!(
+        ours,
+        [("openhands-sdk-stuck".to_string(), events.len() as u64)],
+        "{}",
+        r.said()
+    );
+}

@@ -8,11 +8,11 @@ mod common;
 use std::path::{Path, PathBuf};
 
 use assert_cmd::Command;
-use loopscope_core::formats::{self, Decoded, Format, FormatChoice};
+use loopscope_core::formats::detect::{self, Kind};
+use loopscope_core::formats::{self, registry, Decoded, Format, FormatChoice};
 use serde_json::Value;
 
 const DIR: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/fixtures/agents");
-const OLD: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/fixtures/formats");
 
 fn meta() -> Vec<(String, Format)> {
     let text = std::fs::read_to_string(Path::new(DIR).join("META.json")).unwrap();
@@ -45,46 +45,50 @@ fn loopscope() -> Command {
     c
 }
 
+/// What `--format auto` makes of a fixture: a file by its bytes and name
+/// (a Parquet dataset is told by its first bytes), a folder or store as
+/// `open_input` opens it.
+fn detected_kind(p: &Path) -> Option<Kind> {
+    if p.is_file() {
+        let bytes = std::fs::read(p).unwrap();
+        let name = p.file_name().map(|n| n.to_string_lossy().into_owned());
+        if let Ok(Some(kind)) = detect::classify(&bytes, true, name.as_deref()) {
+            return Some(kind);
+        }
+    }
+    formats::open_input(p, FormatChoice::Auto).ok()?.kind
+}
+
 /// Every fixture, old formats included, is read as its own format and as
-/// no other: the matrix of expected against detected has nothing off its diagonal.
+/// no other: the matrix of expected against detected has nothing off its
+/// diagonal. The matrix is the format table's (formats/registry.rs): each
+/// kind's examples must be detected as that kind, and every kind but a
+/// container (a compressed file, a cassette) names one.
 #[test]
 fn detection_matrix_over_every_format() {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
     let mut cases: Vec<(PathBuf, Format)> = meta().into_iter().map(|(n, f)| (path(&n), f)).collect();
-    let old = [
-        ("openai-chat.sse", Format::OpenaiChat),
-        ("openai-chat.chunks.jsonl", Format::OpenaiChat),
-        ("openai-chat.cassette.yaml", Format::OpenaiChat),
-        ("openai-responses.sse", Format::OpenaiResponses),
-        ("anthropic.sse", Format::Anthropic),
-        ("gemini.sse", Format::Gemini),
-        ("gemini-array.json", Format::Gemini),
-        ("claude-code.jsonl", Format::ClaudeCode),
-        ("claude-code.stream.jsonl", Format::ClaudeCode),
-        ("qwen-code-session.jsonl", Format::QwenCode),
-        ("rollout-2026-03-04T05-06-00-codex.jsonl", Format::Codex),
-        ("codex-exec.jsonl", Format::Codex),
-        ("session-2026-04-01T00-00-g1.jsonl", Format::GeminiCli),
-        ("session-legacy.json", Format::GeminiCli),
-        ("checkpoint-contents.json", Format::GeminiCli),
-        ("cline-task", Format::Cline),
-        ("messages-trajectory.json", Format::Messages),
-        ("swe-gym-row.json", Format::Messages),
-    ];
-    cases.extend(old.iter().map(|(n, f)| (Path::new(OLD).join(n), *f)));
-    cases.push((
-        Path::new(env!("CARGO_MANIFEST_DIR")).join("sample-logs/demo.jsonl"),
-        Format::Native,
-    ));
-    let rows = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/rows");
-    cases.push((rows.join("dataset.jsonl"), Format::Rows));
     let mut wrong = Vec::new();
-    let mut seen = std::collections::BTreeSet::new();
-    // A Parquet dataset is told by its first bytes; opened, it reads as its
-    // first row's trajectory.
-    let parquet = std::fs::read(rows.join("dataset.parquet")).unwrap();
-    let kind = loopscope_core::formats::detect::classify(&parquet[..64], false, None).unwrap();
-    assert_eq!(kind.map(|k| k.format()), Some(Format::Parquet));
-    seen.insert(Format::Parquet.name());
+    for row in &registry::KINDS {
+        if row.spec.examples.is_empty() && !row.spec.container {
+            wrong.push(format!(
+                "{:?}: its row in formats/registry.rs names no example",
+                row.kind
+            ));
+        }
+        for example in row.spec.examples {
+            let p = root.join(example);
+            let got = detected_kind(&p);
+            if got != Some(row.kind) {
+                wrong.push(format!("{example}: expected {:?}, detected {got:?}", row.kind));
+            }
+            // Opened, a Parquet dataset reads as its first row's trajectory.
+            if row.kind != Kind::Parquet {
+                cases.push((p, row.format));
+            }
+        }
+    }
+    let mut seen = std::collections::BTreeSet::from([Format::Parquet.name()]);
     for (p, want) in &cases {
         let (got, d) = decode(p);
         seen.insert(want.name());

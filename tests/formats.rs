@@ -292,23 +292,8 @@ fn kind_of(name: &str) -> Kind {
     classify(&bytes, true, Some(name)).unwrap().unwrap()
 }
 
-const KINDS: [Kind; 15] = [
-    Kind::Native,
-    Kind::OpenaiChat,
-    Kind::OpenaiResponses,
-    Kind::Anthropic,
-    Kind::Gemini,
-    Kind::GeminiArray,
-    Kind::ClaudeCode,
-    Kind::Codex,
-    Kind::GeminiCliJsonl,
-    Kind::GeminiCliLegacy,
-    Kind::GeminiContents,
-    Kind::ClineUi,
-    Kind::ClineApi,
-    Kind::Cassette,
-    Kind::Messages,
-];
+/// Every importer, from the format table.
+const KINDS: [Kind; Kind::ALL.len()] = Kind::ALL;
 
 proptest! {
     #![proptest_config(ProptestConfig::with_cases(64))]

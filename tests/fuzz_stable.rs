@@ -173,7 +173,7 @@ fn fuzz(name: &str, budget: Duration, min: usize, body: impl Fn(&[u8])) {
 
 #[test]
 fn every_decoder_survives_mutated_real_inputs() {
-    for (name, kind) in fuzzing::DECODERS {
+    for (name, kind) in fuzzing::decoders() {
         fuzz(name, Duration::from_millis(400), 150, |data| {
             fuzzing::decode(kind, data)
         });
@@ -243,46 +243,68 @@ fn damaged_parquet_datasets_are_read_without_a_panic() {
     fuzz("zstd_input", Duration::from_millis(500), 150, fuzzing::zstd_input);
 }
 
-/// Every kind of input `--format auto` tells apart has a cargo-fuzz target
-/// ([`fuzzing::target_for`] names it; its match has no catch-all), and
-/// `Kind::ALL` lists every kind the enum declares.
+/// Every kind of input `--format auto` tells apart has a cargo-fuzz target:
+/// the one its row in the format table (formats/registry.rs) names, a
+/// `[[bin]]` of fuzz/Cargo.toml. The `decode_*` targets are generated from
+/// the table: each file must hold what [`fuzzing::decode_target_source`]
+/// makes of its row. `LOOPSCOPE_WRITE_FUZZ_TARGETS=1` writes the missing or
+/// stale ones (and their `[[bin]]`s), so a new row needs no hand edit here.
 #[test]
 fn every_format_kind_has_a_fuzz_target() {
     let root = Path::new(env!("CARGO_MANIFEST_DIR"));
-    let source = std::fs::read_to_string(root.join("crates/loopscope-core/src/formats/detect.rs")).unwrap();
-    let body = source
-        .split("pub enum Kind {")
-        .nth(1)
-        .unwrap()
-        .split('}')
-        .next()
-        .unwrap();
-    let declared: Vec<&str> = body
-        .lines()
-        .map(str::trim)
-        .filter(|l| !l.starts_with("//") && l.ends_with(','))
-        .map(|l| l.trim_end_matches(','))
-        .collect();
-    let listed: Vec<String> = loopscope_core::formats::detect::Kind::ALL
-        .iter()
-        .map(|k| format!("{k:?}"))
-        .collect();
-    assert_eq!(listed, declared, "Kind::ALL is not every kind");
-    let manifest = std::fs::read_to_string(root.join("fuzz/Cargo.toml")).unwrap();
+    let write = std::env::var_os("LOOPSCOPE_WRITE_FUZZ_TARGETS").is_some_and(|v| v == "1");
+    let manifest_path = root.join("fuzz/Cargo.toml");
+    let mut manifest = std::fs::read_to_string(&manifest_path).unwrap();
+    let mut wrong = Vec::new();
+    let decoders: Vec<&str> = fuzzing::decoders().into_iter().map(|(name, _)| name).collect();
     for kind in loopscope_core::formats::detect::Kind::ALL {
         let target = fuzzing::target_for(kind);
-        assert!(
-            root.join(format!("fuzz/fuzz_targets/{target}.rs")).exists()
-                && manifest.contains(&format!("name = \"{target}\"")),
-            "{kind:?}: no cargo-fuzz target {target}"
-        );
+        let file = root.join(format!("fuzz/fuzz_targets/{target}.rs"));
+        let generated = target
+            .strip_prefix(fuzzing::DECODE)
+            .filter(|name| decoders.contains(name))
+            .map(|name| fuzzing::decode_target_source(name, kind));
+        let holds = std::fs::read_to_string(&file).ok();
+        let stale = match (&generated, &holds) {
+            (_, None) => true,
+            (Some(want), Some(have)) => want != have,
+            (None, Some(_)) => false,
+        };
+        if stale {
+            match (&generated, write) {
+                (Some(want), true) => std::fs::write(&file, want).unwrap(),
+                _ if holds.is_none() => wrong.push(format!(
+                    "{kind:?}: no cargo-fuzz target {target} (fuzz/fuzz_targets/{target}.rs)"
+                )),
+                _ => wrong.push(format!(
+                    "{kind:?}: fuzz/fuzz_targets/{target}.rs is not what its row in formats/registry.rs generates"
+                )),
+            }
+        }
+        let entry = fuzzing::fuzz_manifest_entry(target);
+        if !manifest.contains(&entry) {
+            if write {
+                manifest.push('\n');
+                manifest.push_str(&entry);
+            } else {
+                wrong.push(format!("{kind:?}: {target} is not a [[bin]] of fuzz/Cargo.toml"));
+            }
+        }
     }
+    if write {
+        std::fs::write(&manifest_path, manifest).unwrap();
+    }
+    assert!(
+        wrong.is_empty(),
+        "{}\n(LOOPSCOPE_WRITE_FUZZ_TARGETS=1 cargo test --test fuzz_stable writes the decode_* ones)",
+        wrong.join("\n")
+    );
 }
 
 #[test]
 fn every_decoder_has_a_cargo_fuzz_target() {
     let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("fuzz/fuzz_targets");
-    for (name, _) in fuzzing::DECODERS {
+    for (name, _) in fuzzing::decoders() {
         assert!(
             dir.join(format!("decode_{name}.rs")).exists(),
             "no fuzz target for {name}"

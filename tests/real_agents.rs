@@ -259,3 +259,8 @@ fn aider() {
 fn mini_swe_agent() {
     check(Agent::MiniSwe);
 }
+
+#[test]
+fn openhands() {
+    check(Agent::Openhands);
+}

@@ -10,7 +10,7 @@ use std::time::Instant;
 
 use common::viewer::*;
 use crossterm::event::KeyCode;
-use loopscope::render::svg::{contrast, drawn_colors};
+use loopscope::tui::colors::{contrast, drawn_colors};
 use loopscope::tui::theme::Theme;
 use loopscope::tui::ViewOptions;
 use loopscope_core::Profile;

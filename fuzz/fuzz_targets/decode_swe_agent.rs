@@ -1,5 +1,6 @@
 #![no_main]
 // The swe_agent importer, fed in pieces (loopscope_core::fuzzing::decode).
+// Generated from its row in formats/registry.rs (tests/fuzz_stable.rs).
 use libfuzzer_sys::fuzz_target;
 use loopscope_core::formats::detect::Kind;
 

@@ -1,7 +1,7 @@
 //! The runners of the commands that read inputs to their end: scan,
 //! report, tune, judge, convert, screenshot, replay-into, detectors.
 
-use loopscope::render::count;
+use loopscope::output::count;
 use std::io::{self, Write};
 
 use loopscope::render::Shot;
@@ -247,7 +247,7 @@ pub fn print_generated(write: impl FnOnce(&mut dyn Write) -> io::Result<()>) -> 
 /// format, then every event. Converting the output again gives the same bytes.
 pub fn run_convert(args: &ConvertArgs) -> Result<i32, String> {
     refuse_writing_into(args.output.as_deref(), &[&args.file])?;
-    let opened = formats::open_input(&args.file, args.input.format).map_err(|e| loopscope::render::clear_error(&e))?;
+    let opened = formats::open_input(&args.file, args.input.format).map_err(|e| loopscope::output::clear_error(&e))?;
     let name = args.file.display().to_string();
     let mut err = Terminal::new(io::stderr());
     match &args.output {
@@ -272,7 +272,7 @@ pub fn read_events(
     path: &std::path::Path,
     format: FormatChoice,
 ) -> Result<(Vec<loopscope_core::Event>, formats::Format), String> {
-    let opened = formats::open_input(path, format).map_err(|e| loopscope::render::clear_error(&e))?;
+    let opened = formats::open_input(path, format).map_err(|e| loopscope::output::clear_error(&e))?;
     let format = opened.format;
     let mut events = Vec::new();
     stream_events(opened, path, &mut |e| events.push(e))?;
@@ -321,7 +321,7 @@ pub fn run_screenshot(args: &ScreenshotArgs) -> Result<i32, String> {
     let mut setups = args.detectors.setups()?;
     let setup = setups.remove(0);
     refuse_writing_into(args.output.as_deref(), &[&args.file])?;
-    let opened = formats::open_input(&args.file, args.input.format).map_err(|e| loopscope::render::clear_error(&e))?;
+    let opened = formats::open_input(&args.file, args.input.format).map_err(|e| loopscope::output::clear_error(&e))?;
     let format = opened.format;
     let shot = Shot {
         name: args.file.display().to_string(),
@@ -441,7 +441,7 @@ pub fn run_report(args: &ReportArgs, inputs: Vec<Input>) -> Result<i32, String> 
         // report of nothing is not written.
         return Ok(EXIT_ERROR);
     }
-    let html = loopscope::render::html::to_html(&report);
+    let html = loopscope::report::html::to_html(&report);
     loopscope::files::write_atomically(&args.output, |w| w.write_all(html.as_bytes()))?;
     eprintln!(
         "loopscope: wrote {}: {}, {}{}",
@@ -461,7 +461,7 @@ pub fn run_detectors(args: &DetectorsArgs) -> Result<i32, String> {
     let text = if args.print_default_config {
         setup.to_toml()
     } else if args.json {
-        let mut record = serde_json::json!({"type": "detectors", "schema": loopscope::scan::SCHEMA});
+        let mut record = serde_json::json!({"type": "detectors", "schema": loopscope::output::SCHEMA});
         if let (Some(r), serde_json::Value::Object(fields)) = (record.as_object_mut(), setup.describe_json()) {
             r.extend(fields);
         }

@@ -132,16 +132,22 @@ pub struct SpoolFlags {
 /// How the input is read.
 #[derive(Args, Clone, Copy)]
 pub struct InputFlags {
-    /// Input format: auto (detected from the first bytes), native, openai-chat,
-    /// openai-responses, anthropic, gemini, claude-code, qwen-code, codex, gemini-cli,
-    /// cline, messages, pi, opencode, copilot-cli, openhands, goose, crush, openclaw,
-    /// claude-trace, swe-agent, atif, aider, otel, rows or parquet.
-    #[arg(long, default_value = "auto", value_parser = FormatChoice::parse)]
+    // Input format: its help lists the format table's names (format_help).
+    #[arg(long, default_value = "auto", value_parser = FormatChoice::parse, help = format_help())]
     pub format: FormatChoice,
     /// The longest record (line, event, array element, whole document) read;
     /// a longer one is reported as a bad line and skipped (64M, 1G, …).
     #[arg(long, default_value = "64M", value_name = "SIZE", value_parser = formats::parse_size)]
     pub max_record: usize,
+}
+
+/// `--format`'s help: every name the format table (loopscope_core's
+/// formats/registry.rs) gives, so a new importer is listed without an edit here.
+fn format_help() -> String {
+    format!(
+        "Input format: auto (detected from the first bytes), {}.",
+        formats::registry::names_listed()
+    )
 }
 
 #[derive(Args)]

@@ -93,7 +93,7 @@ pub fn run_view(
     let (name, opened) = match file {
         Some(path) => (
             path.display().to_string(),
-            formats::open_input(&path, input.format).map_err(|e| loopscope::render::clear_error(&e))?,
+            formats::open_input(&path, input.format).map_err(|e| loopscope::output::clear_error(&e))?,
         ),
         None => (
             "demo (bundled)".to_string(),

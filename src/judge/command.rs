@@ -30,7 +30,7 @@ impl Asker for DryRun<'_> {
         // A record like every command's JSON; `request` is the body as sent.
         let record = serde_json::json!({
             "type": "judge_request",
-            "schema": crate::scan::SCHEMA,
+            "schema": crate::output::SCHEMA,
             "stage": stage,
             "request": body(model, messages),
         });

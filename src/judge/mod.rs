@@ -304,20 +304,17 @@ impl Endpoint {
         // Redirects are followed by post_within_origin, not by ureq: one to
         // another origin would take the conversation (and ureq would drop
         // the key, so that host's answer would be taken for the verdict).
-        let agent = ureq::Agent::config_builder()
-            .timeout_global(Some(self.timeout))
-            .http_status_as_error(false)
-            .max_redirects(0)
-            .build()
-            .new_agent();
+        let agent = crate::http::endpoint::agent(self.timeout, None);
         let body = body(model, messages).to_string();
         let bearer = self.api_key.as_ref().map(|k| format!("Bearer {k}"));
         let mut headers = vec![("Content-Type", "application/json")];
         headers.extend(bearer.as_deref().map(|b| ("Authorization", b)));
-        let mut resp = match crate::redirect::post_within_origin(&agent, &self.url(), &headers, body.as_bytes()) {
+        let mut resp = match crate::http::endpoint::post_within_origin(&agent, &self.url(), &headers, body.as_bytes()) {
             Ok(r) => r,
-            Err(crate::redirect::PostError::Request(e)) => return Answer::Nothing(format!("request failed: {e}")),
-            Err(crate::redirect::PostError::Redirect(why)) => return Answer::Nothing(why),
+            Err(crate::http::endpoint::PostError::Request(e)) => {
+                return Answer::Nothing(format!("request failed: {e}"))
+            }
+            Err(crate::http::endpoint::PostError::Redirect(why)) => return Answer::Nothing(why),
         };
         let status = resp.status().as_u16();
         let text = match resp.body_mut().with_config().limit(4 << 20).read_to_string() {

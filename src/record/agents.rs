@@ -123,7 +123,7 @@ pub fn parse_upstream(text: &str) -> Result<(Option<String>, String), String> {
         _ if text.contains("://") => Ok((None, text.to_string())),
         _ => Err(format!(
             "expected URL or NAME=URL (e.g. openai=https://api.openai.com/v1), got {:?}",
-            super::upstream::shown_url(text)
+            crate::http::upstream::shown_url(text)
         )),
     }
 }

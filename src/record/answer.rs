@@ -11,11 +11,11 @@ use serde_json::{json, Value};
 use super::conversations::Exchange;
 use super::guard::Stop;
 use super::guarded::Guarded;
-use super::http::{self, BodyReader, BodyWriter, ResponseHead};
-use super::inflate::{Coding, Inflater};
 use super::protocol::{Protocol, Shape};
-use super::upstream::Connection;
 use super::Context;
+use crate::http::inflate::{Coding, Inflater};
+use crate::http::upstream::Connection;
+use crate::http::{self, BodyReader, BodyWriter, ResponseHead};
 use loopscope_core::formats::detect::Kind;
 use loopscope_core::formats::{Decoder, Item};
 
@@ -406,7 +406,7 @@ fn error_note(resp: &ResponseHead, body: &[u8]) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::record::http::headers;
+    use crate::http::headers;
 
     #[test]
     fn an_api_error_is_noted_with_the_apis_own_message() {

@@ -13,13 +13,13 @@ use serde_json::Value;
 
 use super::answer::{recording_for, Ending, Pass};
 use super::conversations::Exchange;
-use super::inflate::{Coding, Inflater};
+use crate::http::inflate::{Coding, Inflater};
 use std::io::BufReader;
 
-use super::http::{self, BodyReader, BodyWriter, Framing, RequestHead, ResponseHead};
 use super::protocol::Protocol;
-use super::upstream::{Connection, Upstream};
 use super::{Context, Route};
+use crate::http::upstream::{Connection, Upstream};
+use crate::http::{self, BodyReader, BodyWriter, Framing, RequestHead, ResponseHead};
 
 /// Watches the client while its request is answered: if it goes away,
 /// the upstream connection is shut down, so the upstream stops too.
@@ -476,7 +476,7 @@ fn pump(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::record::http::headers;
+    use crate::http::headers;
 
     #[test]
     fn the_upstream_gets_the_key_but_not_the_hop_by_hop_headers() {

@@ -20,23 +20,18 @@ pub mod conversations;
 pub mod exchange;
 pub mod guard;
 pub mod guarded;
-pub mod host;
-pub mod http;
-pub mod inflate;
 pub mod payloads;
 pub mod protocol;
 pub mod server;
-pub mod slots;
-pub mod upstream;
 
-use std::net::{SocketAddr, TcpListener};
+use std::net::SocketAddr;
 use std::path::PathBuf;
 use std::sync::Arc;
 use std::time::Duration;
 
+pub use crate::http::upstream::Upstream;
 pub use conversations::Recorder;
 pub use guard::Guard;
-pub use upstream::Upstream;
 
 /// Requests under `prefix` go to `upstream` (the prefix replaced by its base path).
 #[derive(Clone, Debug)]
@@ -49,10 +44,10 @@ pub struct Route {
 /// What the server threads share.
 pub struct Context {
     pub routes: Vec<Route>,
-    pub client: upstream::Client,
+    pub client: crate::http::upstream::Client,
     pub recorder: Recorder,
     /// Which Host names are answered (DNS rebinding).
-    pub hosts: host::HostCheck,
+    pub hosts: crate::http::host::HostCheck,
 }
 
 impl Context {
@@ -105,18 +100,16 @@ pub fn start(opts: Options) -> Result<Proxy, String> {
     if opts.routes.is_empty() {
         return Err("no upstream to forward to (--upstream URL)".into());
     }
-    let client = upstream::Client::new(opts.connect_timeout, opts.read_timeout)?;
+    let client = crate::http::upstream::Client::new(opts.connect_timeout, opts.read_timeout)?;
     let mut recorder = Recorder::new(&opts.dir, opts.guard)?;
     recorder.telemetry = opts.telemetry;
     recorder.max_session = opts.max_session;
-    let listener = TcpListener::bind(opts.listen)
-        .map_err(|e| format!("--listen {}: {}", opts.listen, loopscope_core::io_reason(&e)))?;
-    let addr = listener.local_addr().map_err(|e| loopscope_core::io_reason(&e))?;
+    let (listener, addr) = crate::http::listener::bind("--listen", opts.listen)?;
     let ctx = Arc::new(Context {
         routes: opts.routes,
         client,
         recorder,
-        hosts: host::HostCheck::new(!opts.allow_remote, &opts.allow_hosts),
+        hosts: crate::http::host::HostCheck::new(!opts.allow_remote, &opts.allow_hosts),
     });
     let serving = ctx.clone();
     std::thread::Builder::new()

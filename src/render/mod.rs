@@ -1,7 +1,6 @@
 //! Renderers that need no terminal: the real TUI drawn into ratatui's
 //! TestBackend and written as an SVG (`loopscope screenshot`).
 
-pub mod html;
 pub mod svg;
 
 /// The monospace font stack of the pictures (SVG) and the report's code:
@@ -20,54 +19,6 @@ macro_rules! mono_fonts {
 /// The stack as a value (see [`mono_fonts!`]).
 pub const MONO_FONTS: &str = mono_fonts!();
 
-/// "1 detection", "2 detections", "0 matches": a count and its noun, the
-/// noun plural unless the count is one (English nouns ending in s, x, ch
-/// or sh take -es). Every count the viewer, `scan` and `report` print
-/// goes through it.
-pub fn count(n: usize, noun: &str) -> String {
-    format!("{n} {}", plural(n, noun))
-}
-
-/// A reason for one line, its distinguishing part first: a detector
-/// that quotes the agent's own message first (qwen-code's `"A potential
-/// loop was detected…" (loop_type X) — what repeated`) reads `what
-/// repeated (loop_type X) · "A potential loop…"`, so rows cut at 80
-/// columns differ. Other reasons are as they are.
-pub fn distinguishing_first(reason: &str) -> String {
-    static QUOTED_FIRST: std::sync::OnceLock<regex::Regex> = std::sync::OnceLock::new();
-    let re = QUOTED_FIRST
-        .get_or_init(|| regex::Regex::new(r#"^(?s)(.*?)("[^"]*") \(([^()]*)\) — (.+)$"#).expect("a valid pattern"));
-    match re.captures(reason) {
-        Some(c) => format!("{}{} ({}) · {}", &c[1], &c[4], &c[3], &c[2]),
-        None => reason.to_string(),
-    }
-}
-
-/// An input error as one clear line: "not a format loopscope reads
-/// (tried …)" lists some 30 formats and variants (~500 chars), which a
-/// message line cuts in its middle; it is said short, pointing at the
-/// list `--format` has in `--help`. Other messages are as they are.
-pub fn clear_error(msg: &str) -> String {
-    const UNKNOWN: &str = "not a format loopscope reads (tried ";
-    match msg.find(UNKNOWN) {
-        Some(at) if msg.ends_with(')') => format!(
-            "{}not a format loopscope reads (none of those --format lists in `loopscope view --help`)",
-            &msg[..at]
-        ),
-        _ => msg.to_string(),
-    }
-}
-
-/// The noun as a count of `n` needs it ("line" or "lines").
-pub fn plural(n: usize, noun: &str) -> String {
-    if n == 1 {
-        return noun.to_string();
-    }
-    // "bad line" → "bad lines": the last word takes the plural.
-    let es = ["s", "x", "ch", "sh"].iter().any(|end| noun.ends_with(end));
-    format!("{noun}{}", if es { "es" } else { "s" })
-}
-
 use std::time::Instant;
 
 use crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
@@ -79,6 +30,8 @@ use ratatui::widgets::Widget;
 use ratatui::Terminal;
 
 use crate::replay::feed::Feed;
+/// The picture as plain text (see [`crate::tui::cells::to_text`]).
+pub use crate::tui::cells::to_text;
 use crate::tui::cells::wrap_text;
 use crate::tui::keymap::Command;
 use crate::tui::layout::Pane;
@@ -181,7 +134,10 @@ pub fn screenshot_streamed(
         At::End if shot.live => {}
         At::End => app.command(Command::End, now),
         At::Event(i) if i >= app.tape.len() => {
-            return Err(format!("--at {i}: the stream has {}", count(app.tape.len(), "event")));
+            return Err(format!(
+                "--at {i}: the stream has {}",
+                crate::output::count(app.tape.len(), "event")
+            ));
         }
         At::Event(i) => {
             app.stop_following();
@@ -333,52 +289,9 @@ fn with_caption(screen: Buffer, app: &App) -> Buffer {
     out
 }
 
-/// The picture as plain text, a line per row (`screenshot -o x.txt`): for
-/// bug reports, diffs and tests. Log text in it is already sanitized.
-pub fn to_text(buffer: &Buffer) -> String {
-    let area = buffer.area;
-    let mut out = String::new();
-    for y in 0..area.height {
-        // A wide glyph covers the next cell: that cell is not text of its own.
-        let mut row = String::new();
-        let mut x = 0;
-        while x < area.width {
-            let symbol = buffer[(x, y)].symbol();
-            row.push_str(symbol);
-            x += unicode_width::UnicodeWidthStr::width(symbol).max(1) as u16;
-        }
-        out.push_str(row.trim_end());
-        out.push('\n');
-    }
-    out
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn a_quoted_message_goes_after_what_repeated() {
-        let qwen =
-            "\"A potential loop was detected.\" (loop_type action_stagnation) — 8 calls of \"run_tests\" in a row";
-        assert_eq!(
-            distinguishing_first(qwen),
-            "8 calls of \"run_tests\" in a row (loop_type action_stagnation) · \"A potential loop was detected.\""
-        );
-        let status = format!("at event 64: {qwen}");
-        assert!(distinguishing_first(&status).starts_with("at event 64: 8 calls of"));
-        let plain = "2 blocks repeat: 8 consecutive blocks (needs 6)";
-        assert_eq!(distinguishing_first(plain), plain);
-    }
-
-    #[test]
-    fn counts_say_one_thing_in_the_singular() {
-        assert_eq!(count(1, "detection"), "1 detection");
-        assert_eq!(count(0, "detection"), "0 detections");
-        assert_eq!(count(2, "match"), "2 matches");
-        assert_eq!(count(1, "bad line"), "1 bad line");
-        assert_eq!(count(3, "bad line"), "3 bad lines");
-    }
 
     #[test]
     fn keys_are_chars_or_names_in_brackets() {

@@ -49,9 +49,7 @@ pub struct ScanOptions {
     pub telemetry: crate::telemetry::Telemetry,
 }
 
-/// The version of the `--json` records (`type` names the record); bumped
-/// when a field changes meaning or goes away, not when one is added.
-pub const SCHEMA: u32 = 1;
+pub use crate::output::SCHEMA;
 
 /// One file's line in the summary.
 #[derive(Clone, Debug)]
@@ -419,7 +417,7 @@ pub fn run(inputs: &[Input], opts: &ScanOptions, out: &mut dyn Write, err: &mut 
     }
     let skipped = outcomes.iter().filter(|o| **o == Outcome::Skipped).count();
     if skipped > 0 {
-        let files = crate::render::count(skipped, "file");
+        let files = crate::output::count(skipped, "file");
         writeln!(err, "loopscope: {files} skipped (not agent sessions)")?;
     }
     Ok(if outcomes.contains(&Outcome::Failed) {
@@ -570,7 +568,7 @@ fn scan_input(
             if input.found() {
                 return Ok((Outcome::Skipped, Vec::new()));
             }
-            let msg = crate::render::clear_error(&msg);
+            let msg = crate::output::clear_error(&msg);
             say(err, &format!("loopscope: {}", loopscope_core::sanitize::line(&msg)))?;
             return Ok((Outcome::Failed, Vec::new()));
         }

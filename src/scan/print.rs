@@ -1,7 +1,7 @@
 //! What `scan` prints: the aligned lines, the `--json` records (schema in
 //! the README), the comparison table and the summary.
 
-use crate::render::count;
+use crate::output::count;
 use std::io::{self, Write};
 use unicode_width::UnicodeWidthStr;
 
@@ -289,7 +289,7 @@ pub(super) fn write_human(out: &mut dyn Write, name: &str, scan: &FileScan, leas
             "{here}{pad}  {:<w_det$}  {:<w_pos$}  {}",
             d.detector,
             position(d),
-            loopscope_core::sanitize::line(&crate::render::distinguishing_first(&d.readable_reason()))
+            loopscope_core::sanitize::line(&crate::output::distinguishing_first(&d.readable_reason()))
         )?;
     }
     Ok(())

@@ -2,17 +2,17 @@
 //! pieces (its accept loop and httparse heads), one thread per connection.
 
 use std::io::BufReader;
-use std::net::{SocketAddr, TcpListener, TcpStream};
+use std::net::{SocketAddr, TcpStream};
 use std::sync::Arc;
 use std::time::Duration;
 
 use super::metrics::Metrics;
-use crate::record::host::HostCheck;
-use crate::record::http::{self, HeadError};
-use crate::record::server::respond_to;
-use crate::record::slots::{accept, read_head_in_time, Limits, Served, Slot};
+use crate::http::host::HostCheck;
+use crate::http::listener::{self, accept, read_head_in_time, Limits, Served, Slot};
+use crate::http::respond::respond_to;
+use crate::http::{self, HeadError};
 
-/// Scrapers served at once, and from one address (see `record::slots`:
+/// Scrapers served at once, and from one address (see `http::listener`:
 /// an idle one makes room for a newcomer).
 const LIMITS: Limits = Limits {
     max: 64,
@@ -30,9 +30,7 @@ pub const CONTENT_TYPE: &str = "text/plain; version=0.0.4; charset=utf-8";
 /// elsewhere answers any.
 pub fn start(addr: SocketAddr, metrics: Arc<Metrics>, allow_hosts: &[String]) -> Result<SocketAddr, String> {
     let hosts = HostCheck::new(addr.ip().is_loopback(), allow_hosts);
-    let listener =
-        TcpListener::bind(addr).map_err(|e| format!("--metrics {addr}: {}", loopscope_core::io_reason(&e)))?;
-    let bound = listener.local_addr().map_err(|e| loopscope_core::io_reason(&e))?;
+    let (listener, bound) = listener::bind("--metrics", addr)?;
     std::thread::Builder::new()
         .name("metrics-accept".into())
         .spawn(move || {

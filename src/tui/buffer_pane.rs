@@ -2,7 +2,7 @@
 //! evidence of every detection highlighted; for a tool detection (or a
 //! stream of tool calls only), the calls and their results side by side.
 
-use crate::render::count;
+use crate::output::count;
 use ratatui::layout::{Constraint, Layout, Rect};
 use ratatui::style::Style;
 use ratatui::text::{Line, Span as TextSpan};

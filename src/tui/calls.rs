@@ -2,7 +2,7 @@
 //! a tool or agent detection (the involved calls: what repeated, and what
 //! each call returned), and for a request that has no text, only calls.
 
-use crate::render::count;
+use crate::output::count;
 use ratatui::layout::Rect;
 use ratatui::text::{Line, Span};
 use ratatui::widgets::{Block, Paragraph};

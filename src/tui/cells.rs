@@ -241,6 +241,26 @@ fn for_wide_glyphs(buf: &mut Buffer, mut f: impl FnMut(&mut Buffer, (u16, u16), 
     }
 }
 
+/// The picture as plain text, a line per row (`screenshot -o x.txt`): for
+/// bug reports, diffs and tests. Log text in it is already sanitized.
+pub fn to_text(buffer: &Buffer) -> String {
+    let area = buffer.area;
+    let mut out = String::new();
+    for y in 0..area.height {
+        // A wide glyph covers the next cell: that cell is not text of its own.
+        let mut row = String::new();
+        let mut x = 0;
+        while x < area.width {
+            let symbol = buffer[(x, y)].symbol();
+            row.push_str(symbol);
+            x += unicode_width::UnicodeWidthStr::width(symbol).max(1) as u16;
+        }
+        out.push_str(row.trim_end());
+        out.push('\n');
+    }
+    out
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

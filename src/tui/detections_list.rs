@@ -1,7 +1,7 @@
 //! The detections list (`d`): every detection of the stream, in order,
 //! with its event and reason; Enter goes to the selected one.
 
-use crate::render::{count, distinguishing_first};
+use crate::output::{count, distinguishing_first};
 use ratatui::layout::Rect;
 use ratatui::text::{Line, Span};
 use ratatui::widgets::{Block, Clear, Paragraph};

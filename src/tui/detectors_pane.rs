@@ -3,7 +3,7 @@
 //! what repeated, what would have had to change, its parameters and rule.
 //! The details scroll; when a detection is shown they take most of the pane.
 
-use crate::render::count;
+use crate::output::count;
 use ratatui::layout::{Constraint, Layout, Rect};
 use ratatui::style::Style;
 use ratatui::text::{Line, Span};
@@ -332,7 +332,7 @@ pub fn render(frame: &mut Frame, area: Rect, view: DetectorsView<'_>, theme: &Th
             Span::raw(" "),
             Span::styled(
                 label(
-                    &crate::render::distinguishing_first(&loopscope_core::detect::readable::readable(
+                    &crate::output::distinguishing_first(&loopscope_core::detect::readable::readable(
                         &s.status.summary(),
                     )),
                     rest,

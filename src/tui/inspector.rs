@@ -3,7 +3,7 @@
 //! the full output), a prompt's or note's text, a run of deltas as one
 //! text, a detection's every field. Scrollable; `y` copies it (OSC 52).
 
-use crate::render::count;
+use crate::output::count;
 use ratatui::layout::{Constraint, Flex, Layout, Rect};
 use ratatui::text::Line;
 use ratatui::widgets::{Block, Clear, Paragraph};

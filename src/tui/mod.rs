@@ -10,6 +10,7 @@ pub mod buffer_pane;
 pub mod calls;
 pub mod cells;
 pub mod clipboard;
+pub mod colors;
 pub mod completion;
 pub mod component;
 pub mod detections_list;

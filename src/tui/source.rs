@@ -2,7 +2,7 @@
 //! paced, listed), problems reading it, and its end — where a `--format`
 //! that read nothing is said, as `scan` says it.
 
-use crate::render::count;
+use crate::output::count;
 use std::time::Instant;
 
 use super::app::{App, Flash, BADGE_FOR, MAX_PROBLEMS};

@@ -1,7 +1,7 @@
 //! The status line: mode badge, file, speed, position, time, profile, and
 //! problems or a passing message.
 
-use crate::render::count;
+use crate::output::count;
 use ratatui::layout::Rect;
 use ratatui::text::{Line, Span};
 use ratatui::widgets::Paragraph;

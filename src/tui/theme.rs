@@ -211,7 +211,7 @@ impl Theme {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::render::svg::{contrast, drawn_colors};
+    use crate::tui::colors::{contrast, drawn_colors};
 
     /// Any row style under the selection (the detectors, the detections
     /// list, watch's list patch the selection over their own styles) reads

@@ -3,7 +3,7 @@
 //! results, notes and detections. The pane that shows them is
 //! `timeline_pane.rs`.
 
-use crate::render::count;
+use crate::output::count;
 use loopscope_core::detect::Detection;
 use loopscope_core::event::{Channel, Event, EventKind};
 
@@ -264,7 +264,7 @@ impl Timeline {
                 index: self.detections,
                 detector: d.detector,
                 // One row: what differs from the other detections first.
-                reason: crate::render::distinguishing_first(&d.readable_reason()),
+                reason: crate::output::distinguishing_first(&d.readable_reason()),
                 run: d.run,
                 profile: profile.map(str::to_string),
             },

@@ -2,7 +2,7 @@
 //! marked, a selection to move through them, and a filter (only
 //! detections, only failed results, one tool, or a regex).
 
-use crate::render::count;
+use crate::output::count;
 use ratatui::layout::{Position, Rect};
 use ratatui::text::{Line, Span};
 use ratatui::widgets::{Block, Paragraph};
@@ -434,7 +434,7 @@ mod tests {
     /// differ and contrast at least 4.5:1 (WCAG AA) as the pictures draw them.
     #[test]
     fn a_selected_row_is_readable_in_every_state_and_theme() {
-        use crate::render::svg::{contrast, drawn_colors};
+        use crate::tui::colors::{contrast, drawn_colors};
         use ratatui::backend::TestBackend;
         use ratatui::Terminal;
         let mut p = pane();

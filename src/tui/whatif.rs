@@ -4,7 +4,7 @@
 //! follows a change — the stored events re-run at once up to the shown
 //! position (the rest in slices), the timeline and highlights rebuilt.
 
-use crate::render::count;
+use crate::output::count;
 use std::path::PathBuf;
 use std::time::Instant;
 

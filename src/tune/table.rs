@@ -352,7 +352,7 @@ pub fn trial_json(
         .collect();
     let mut rec = serde_json::json!({
         "type": "trial",
-        "schema": crate::scan::SCHEMA,
+        "schema": crate::output::SCHEMA,
         "param": v.target,
         "value": trial.value,
         "current": trial.typed == v.current,
@@ -380,7 +380,7 @@ pub fn trial_json(
 pub fn choice_json(v: &Varied, c: &Choice) -> serde_json::Value {
     serde_json::json!({
         "type": "choice",
-        "schema": crate::scan::SCHEMA,
+        "schema": crate::output::SCHEMA,
         "param": v.target,
         "current": v.current.to_string(),
         "value": c.index.map(|i| v.trials[i].value.clone()),

@@ -194,7 +194,7 @@ pub fn write_chosen(
             .collect();
         let rec = serde_json::json!({
             "type": "config",
-            "schema": crate::scan::SCHEMA,
+            "schema": crate::output::SCHEMA,
             "file": path.display().to_string(),
             "written": write,
             "changes": changes,

@@ -30,6 +30,8 @@ pub enum Agent {
     Openclaw,
     Aider,
     MiniSwe,
+    /// The OpenHands SDK (a library: run by tests/common/openhands_sdk.py).
+    Openhands,
 }
 
 /// What every run is asked.
@@ -49,6 +51,7 @@ impl Agent {
             Agent::Openclaw => "openclaw",
             Agent::Aider => "aider",
             Agent::MiniSwe => "mini-swe-agent",
+            Agent::Openhands => "openhands",
         }
     }
 
@@ -273,6 +276,14 @@ impl Run {
         match self.agent {
             Agent::Aider => vec![self.sandbox.work.join(".aider.chat.history.md")],
             Agent::MiniSwe => vec![home.join(".config/mini-swe-agent/last_mini_run.traj.json")],
+            // One folder per conversation: `<id>/base_state.json`, `<id>/events/`.
+            Agent::Openhands => std::fs::read_dir(home.join(".openhands/conversations"))
+                .into_iter()
+                .flatten()
+                .flatten()
+                .map(|e| e.path())
+                .filter(|p| p.is_dir())
+                .collect(),
             _ => {
                 let found = find(home, &|p| match self.agent {
                     Agent::ClaudeCode => p.extension().is_some_and(|e| e == "jsonl") && in_dir(p, "projects"),
@@ -283,7 +294,7 @@ impl Run {
                     Agent::Kilo => file_name(p) == "kilo.db",
                     Agent::Pi => in_dir(p, "sessions") && file_name(p).ends_with(".jsonl"),
                     Agent::Openclaw => file_name(p) == "openclaw-agent.sqlite",
-                    Agent::Aider | Agent::MiniSwe => false,
+                    Agent::Aider | Agent::MiniSwe | Agent::Openhands => false,
                 });
                 found
             }
@@ -627,6 +638,16 @@ fn command(agent: Agent, program: &Path, sb: &Sandbox, url: &str, settings: Valu
             .env("LITELLM_LOCAL_MODEL_COST_MAP", "True")
             .env("MSWEA_CONFIGURED", "true")
             .env("MSWEA_COST_TRACKING", "ignore_errors");
+            c
+        }
+        Agent::Openhands => {
+            let mut c = sb.command(program);
+            c.arg(Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/common/openhands_sdk.py"))
+                .arg(format!("{url}/v1"))
+                .arg(&work)
+                .arg(sb.home.join(".openhands/conversations"))
+                .arg(PROMPT)
+                .env("LITELLM_LOCAL_MODEL_COST_MAP", "True");
             c
         }
     }

@@ -7,86 +7,49 @@ use crate::config::Setup;
 use crate::detect::Profile;
 use crate::engine::Engine;
 use crate::formats::detect::{AutoDecoder, Kind};
+use crate::formats::registry::KINDS;
 use crate::formats::{Decoder, FormatChoice, Item};
 
-/// Every importer by the name of its fuzz target.
-pub const DECODERS: [(&str, Kind); 33] = [
-    ("native", Kind::Native),
-    ("openai_chat", Kind::OpenaiChat),
-    ("openai_responses", Kind::OpenaiResponses),
-    ("anthropic", Kind::Anthropic),
-    ("gemini", Kind::Gemini),
-    ("gemini_array", Kind::GeminiArray),
-    ("claude_code", Kind::ClaudeCode),
-    ("qwen_code", Kind::QwenCode),
-    ("codex", Kind::Codex),
-    ("gemini_cli_jsonl", Kind::GeminiCliJsonl),
-    ("gemini_cli_legacy", Kind::GeminiCliLegacy),
-    ("gemini_contents", Kind::GeminiContents),
-    ("cline_ui", Kind::ClineUi),
-    ("cline_api", Kind::ClineApi),
-    ("cassette", Kind::Cassette),
-    ("messages", Kind::Messages),
-    ("rows", Kind::Rows),
-    ("pi_session", Kind::PiSession),
-    ("pi_stream", Kind::PiStream),
-    ("opencode_lines", Kind::OpencodeLines),
-    ("opencode_export", Kind::OpencodeExport),
-    ("copilot_events", Kind::CopilotEvents),
-    ("openhands_events", Kind::OpenhandsEvents),
-    ("openhands_v0", Kind::OpenhandsV0),
-    ("goose_rows", Kind::GooseRows),
-    ("crush_rows", Kind::CrushRows),
-    ("openclaw_rows", Kind::OpenclawRows),
-    ("claude_trace", Kind::ClaudeTrace),
-    ("mini_swe", Kind::MiniSwe),
-    ("swe_agent", Kind::SweAgent),
-    ("atif", Kind::Atif),
-    ("aider", Kind::Aider),
-    ("otel", Kind::Otel),
-];
+/// Every importer fuzzed through [`decode`], by its fuzz target's name
+/// without `decode_`: the kinds whose target in the format table
+/// (formats/registry.rs) is a `decode_*` one.
+pub fn decoders() -> Vec<(&'static str, Kind)> {
+    KINDS
+        .iter()
+        .filter_map(|k| Some((k.fuzz.strip_prefix(DECODE)?, k.kind)))
+        .collect()
+}
+
+/// The prefix of the fuzz targets generated from the format table.
+pub const DECODE: &str = "decode_";
 
 /// The cargo-fuzz target (a file in `fuzz/fuzz_targets`) that reads each
-/// kind of input. The match has no catch-all: a new kind does not build
-/// until it names its target (tests/fuzz_stable.rs checks the file exists).
+/// kind of input, as its row in the format table names it
+/// (tests/fuzz_stable.rs checks the file exists).
 pub fn target_for(kind: Kind) -> &'static str {
-    match kind {
-        Kind::Native => "decode_native",
-        Kind::OpenaiChat => "decode_openai_chat",
-        Kind::OpenaiResponses => "decode_openai_responses",
-        Kind::Anthropic => "decode_anthropic",
-        Kind::Gemini => "decode_gemini",
-        Kind::GeminiArray => "decode_gemini_array",
-        Kind::ClaudeCode => "decode_claude_code",
-        Kind::QwenCode => "decode_qwen_code",
-        Kind::Codex => "decode_codex",
-        Kind::GeminiCliJsonl => "decode_gemini_cli_jsonl",
-        Kind::GeminiCliLegacy => "decode_gemini_cli_legacy",
-        Kind::GeminiContents => "decode_gemini_contents",
-        Kind::ClineUi => "decode_cline_ui",
-        Kind::ClineApi => "decode_cline_api",
-        Kind::PiSession => "decode_pi_session",
-        Kind::PiStream => "decode_pi_stream",
-        Kind::OpencodeLines => "decode_opencode_lines",
-        Kind::OpencodeExport => "decode_opencode_export",
-        Kind::CopilotEvents => "decode_copilot_events",
-        Kind::OpenhandsEvents => "decode_openhands_events",
-        Kind::OpenhandsV0 => "decode_openhands_v0",
-        Kind::GooseRows => "decode_goose_rows",
-        Kind::CrushRows => "decode_crush_rows",
-        Kind::OpenclawRows => "decode_openclaw_rows",
-        Kind::ClaudeTrace => "decode_claude_trace",
-        Kind::MiniSwe => "decode_mini_swe",
-        Kind::SweAgent => "decode_swe_agent",
-        Kind::Atif => "decode_atif",
-        Kind::Aider => "decode_aider",
-        Kind::Otel => "decode_otel",
-        Kind::Cassette => "decode_cassette",
-        Kind::Zstd => "zstd_input",
-        Kind::Messages => "decode_messages",
-        Kind::Rows => "decode_rows",
-        Kind::Parquet => "parquet_rows",
-    }
+    kind.entry().fuzz
+}
+
+/// The source of the cargo-fuzz target of a kind fuzzed through
+/// [`decode`]: tests/fuzz_stable.rs checks each file holds it (and writes
+/// the missing ones when asked), so a new row needs no hand-written target.
+pub fn decode_target_source(name: &str, kind: Kind) -> String {
+    format!(
+        "#![no_main]\n\
+         // The {name} importer, fed in pieces (loopscope_core::fuzzing::decode).\n\
+         // Generated from its row in formats/registry.rs (tests/fuzz_stable.rs).\n\
+         use libfuzzer_sys::fuzz_target;\n\
+         use loopscope_core::formats::detect::Kind;\n\
+         \n\
+         fuzz_target!(|data: &[u8]| loopscope_core::fuzzing::decode(Kind::{kind:?}, data));\n"
+    )
+}
+
+/// The `[[bin]]` section of fuzz/Cargo.toml for a fuzz target.
+pub fn fuzz_manifest_entry(target: &str) -> String {
+    format!(
+        "[[bin]]\nname = \"{target}\"\npath = \"fuzz_targets/{target}.rs\"\ntest = false\ndoc = false\nbench = false\n"
+    )
 }
 
 /// The magic number every zstd frame starts with.

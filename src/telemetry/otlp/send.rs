@@ -47,14 +47,11 @@ struct Health {
 }
 
 pub(super) fn run(shared: &Shared) {
-    let agent = ureq::Agent::config_builder()
-        .timeout_global(Some(shared.config.timeout))
-        .http_status_as_error(false)
-        .user_agent(concat!("loopscope/", env!("CARGO_PKG_VERSION")))
-        // Followed within the receiver's origin only (post_within_origin).
-        .max_redirects(0)
-        .build()
-        .new_agent();
+    // Redirects are followed within the receiver's origin only (post_within_origin).
+    let agent = crate::http::endpoint::agent(
+        shared.config.timeout,
+        Some(concat!("loopscope/", env!("CARGO_PKG_VERSION"))),
+    );
     let mut health = Health::default();
     while let Some(batch) = take(shared) {
         let (mut spans, mut logs) = (Vec::new(), Vec::new());
@@ -300,10 +297,10 @@ fn post(
 ) -> Outcome {
     let mut all = vec![("Content-Type", protocol.content_type())];
     all.extend(headers.iter().map(|(k, v)| (k.as_str(), v.as_str())));
-    let mut resp = match crate::redirect::post_within_origin(agent, url, &all, body) {
+    let mut resp = match crate::http::endpoint::post_within_origin(agent, url, &all, body) {
         Ok(r) => r,
-        Err(crate::redirect::PostError::Redirect(why)) => return Outcome::Refused(None, why),
-        Err(crate::redirect::PostError::Request(ureq::Error::Timeout(_))) => {
+        Err(crate::http::endpoint::PostError::Redirect(why)) => return Outcome::Refused(None, why),
+        Err(crate::http::endpoint::PostError::Request(ureq::Error::Timeout(_))) => {
             // ureq's words ("timeout: global") say less than this.
             return Outcome::Retry(
                 format!(
@@ -313,7 +310,7 @@ fn post(
                 None,
             );
         }
-        Err(crate::redirect::PostError::Request(e)) => {
+        Err(crate::http::endpoint::PostError::Request(e)) => {
             return match e {
                 ureq::Error::Io(_)
                 | ureq::Error::Timeout(_)

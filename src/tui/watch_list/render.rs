@@ -2,7 +2,7 @@
 //! detection, the table (sorted column marked, names cut keeping their
 //! end), and a bottom line of hints, or the filter being typed.
 
-use crate::render::count;
+use crate::output::count;
 use std::time::SystemTime;
 
 use ratatui::layout::{Constraint, Layout, Rect};

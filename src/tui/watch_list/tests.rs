@@ -31,7 +31,7 @@ fn screen_sized(list: &WatchList, now: u64, size: (u16, u16)) -> String {
     let mut t = Terminal::new(TestBackend::new(size.0, size.1)).unwrap();
     t.draw(|f| list.render(f, &Theme::dark(), SystemTime::UNIX_EPOCH + Duration::from_secs(now)))
         .unwrap();
-    crate::render::to_text(t.backend().buffer())
+    crate::tui::cells::to_text(t.backend().buffer())
 }
 
 #[test]
@@ -104,7 +104,7 @@ fn the_help_lists_every_key() {
     let mut t = Terminal::new(TestBackend::new(100, 24)).unwrap();
     t.draw(|f| list.render(f, &Theme::dark(), SystemTime::UNIX_EPOCH))
         .unwrap();
-    let text = crate::render::to_text(t.backend().buffer());
+    let text = crate::tui::cells::to_text(t.backend().buffer());
     for (keys, _) in KEYS {
         assert!(text.contains(keys), "{keys} missing:\n{text}");
     }

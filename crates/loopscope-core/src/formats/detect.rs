@@ -8,258 +8,44 @@ use serde_json::Value;
 
 use super::array::ArraySplitter;
 use super::sse::looks_like_sse;
-use super::{aider, atif, claude_trace, copilot, crush, goose, openclaw, opencode, openhands, otel, pi, swe_agent};
-use super::{
-    anthropic, claude_code, cline, codex, gemini, gemini_cli, messages, native, openai_chat, openai_responses, vcr,
-};
-use super::{rows, str_of, Decoder, Format, FormatChoice, Item, Opened, Out};
+use super::{aider, cline, openhands, pi, registry, rows, swe_agent};
+use super::{str_of, Decoder, Format, FormatChoice, Opened};
 
-/// What an input turned out to be.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Kind {
-    /// loopscope's own JSONL.
-    Native,
-    /// OpenAI Chat Completions SSE or chunks.
-    OpenaiChat,
-    /// OpenAI Responses SSE or events.
-    OpenaiResponses,
-    /// Anthropic Messages SSE.
-    Anthropic,
-    /// Gemini `streamGenerateContent` SSE or chunks.
-    Gemini,
-    /// Gemini's streamed JSON array (no `alt=sse`).
-    GeminiArray,
-    /// Claude Code session JSONL.
-    ClaudeCode,
-    /// qwen-code session JSONL.
-    QwenCode,
-    /// Codex rollout JSONL (or `exec --json`).
-    Codex,
-    /// gemini-cli session JSONL.
-    GeminiCliJsonl,
-    /// gemini-cli's legacy single JSON file.
-    GeminiCliLegacy,
-    /// A Gemini `Content[]` history.
-    GeminiContents,
-    /// Cline/Roo `ui_messages.json`.
-    ClineUi,
-    /// Cline/Roo `api_conversation_history.json`.
-    ClineApi,
-    /// pi's session file.
-    PiSession,
-    /// `pi --mode json`.
-    PiStream,
-    /// opencode's store rows (and the legacy tree's files) and `run --format json` lines.
-    OpencodeLines,
-    /// `opencode export`.
-    OpencodeExport,
-    /// Copilot CLI's `events.jsonl`.
-    CopilotEvents,
-    /// OpenHands SDK events (a conversation folder's files, as lines).
-    OpenhandsEvents,
-    /// An OpenHands V0 trajectory.
-    OpenhandsV0,
-    /// Goose's store rows.
-    GooseRows,
-    /// Crush's store rows.
-    CrushRows,
-    /// OpenClaw's store rows (pi session entries).
-    OpenclawRows,
-    /// claude-trace pairs.
-    ClaudeTrace,
-    /// A mini-swe-agent trajectory.
-    MiniSwe,
-    /// A SWE-agent trajectory.
-    SweAgent,
-    /// An ATIF trajectory.
-    Atif,
-    /// aider's chat history.
-    Aider,
-    /// OTLP/JSON traces and logs.
-    Otel,
-    /// A VCR cassette of recorded HTTP streams.
-    Cassette,
-    /// A zstd-compressed input.
-    Zstd,
-    /// A chat message list: a JSON array of messages, or a document with `messages`.
-    Messages,
-    /// A dataset: one whole trajectory per JSONL line.
-    Rows,
-    /// A Parquet dataset (read from its path, row group by row group).
-    Parquet,
-}
+pub use super::auto::AutoDecoder;
+pub use super::partial::top_level_fields;
+pub use super::registry::Kind;
 
 impl Kind {
-    /// Every kind, in declaration order (tests/fuzz_stable.rs checks it is
-    /// complete, and that each has a fuzz target).
-    pub const ALL: [Kind; 35] = [
-        Kind::Native,
-        Kind::OpenaiChat,
-        Kind::OpenaiResponses,
-        Kind::Anthropic,
-        Kind::Gemini,
-        Kind::GeminiArray,
-        Kind::ClaudeCode,
-        Kind::QwenCode,
-        Kind::Codex,
-        Kind::GeminiCliJsonl,
-        Kind::GeminiCliLegacy,
-        Kind::GeminiContents,
-        Kind::ClineUi,
-        Kind::ClineApi,
-        Kind::PiSession,
-        Kind::PiStream,
-        Kind::OpencodeLines,
-        Kind::OpencodeExport,
-        Kind::CopilotEvents,
-        Kind::OpenhandsEvents,
-        Kind::OpenhandsV0,
-        Kind::GooseRows,
-        Kind::CrushRows,
-        Kind::OpenclawRows,
-        Kind::ClaudeTrace,
-        Kind::MiniSwe,
-        Kind::SweAgent,
-        Kind::Atif,
-        Kind::Aider,
-        Kind::Otel,
-        Kind::Cassette,
-        Kind::Zstd,
-        Kind::Messages,
-        Kind::Rows,
-        Kind::Parquet,
-    ];
-
     /// The importer name it belongs to.
     pub fn format(self) -> Format {
-        match self {
-            Kind::Native => Format::Native,
-            Kind::OpenaiChat | Kind::Cassette => Format::OpenaiChat,
-            Kind::OpenaiResponses => Format::OpenaiResponses,
-            Kind::Anthropic => Format::Anthropic,
-            Kind::Gemini | Kind::GeminiArray => Format::Gemini,
-            Kind::ClaudeCode => Format::ClaudeCode,
-            Kind::QwenCode => Format::QwenCode,
-            Kind::Codex | Kind::Zstd => Format::Codex,
-            Kind::GeminiCliJsonl | Kind::GeminiCliLegacy | Kind::GeminiContents => Format::GeminiCli,
-            Kind::ClineUi | Kind::ClineApi => Format::Cline,
-            Kind::Messages => Format::Messages,
-            Kind::PiSession | Kind::PiStream => Format::Pi,
-            Kind::OpencodeLines | Kind::OpencodeExport => Format::Opencode,
-            Kind::CopilotEvents => Format::CopilotCli,
-            Kind::OpenhandsEvents | Kind::OpenhandsV0 => Format::Openhands,
-            Kind::GooseRows => Format::Goose,
-            Kind::CrushRows => Format::Crush,
-            Kind::OpenclawRows => Format::Openclaw,
-            Kind::ClaudeTrace => Format::ClaudeTrace,
-            Kind::MiniSwe | Kind::SweAgent => Format::SweAgent,
-            Kind::Atif => Format::Atif,
-            Kind::Aider => Format::Aider,
-            Kind::Otel => Format::Otel,
-            Kind::Rows => Format::Rows,
-            Kind::Parquet => Format::Parquet,
-        }
+        self.entry().format
     }
 
     /// A whole trajectory in one JSON document: one such per line is a
     /// dataset ([`Kind::Rows`]).
     pub fn is_document(self) -> bool {
-        matches!(
-            self,
-            Kind::Messages | Kind::Atif | Kind::MiniSwe | Kind::SweAgent | Kind::OpencodeExport
-        )
+        self.entry().spec.document
     }
 
     /// Whether one file can hold several streams (sub-agents), named `FILE#ID`.
     pub fn has_parts(self) -> bool {
-        matches!(self, Kind::CopilotEvents | Kind::Atif | Kind::Rows)
+        self.entry().spec.parts
     }
 
     /// The importer for one stream of the input: `part` names a sub-agent
     /// (see [`Kind::has_parts`]); other kinds read the whole input.
     pub fn build_part(self, part: Option<&str>) -> Box<dyn Decoder> {
-        match self {
-            Kind::CopilotEvents => Box::new(copilot::decoder(part)),
-            Kind::Atif => Box::new(atif::decoder(part)),
-            Kind::Rows => Box::new(rows::decoder(part)),
-            other => other.build(),
-        }
+        (self.entry().build)(part.filter(|_| self.has_parts()))
     }
 
     /// Holds other streams rather than events (a cassette, a compressed file).
     pub fn is_container(self) -> bool {
-        matches!(self, Kind::Cassette | Kind::Zstd)
+        self.entry().spec.container
     }
 
     /// The importer that reads it.
     pub fn build(self) -> Box<dyn Decoder> {
-        match self {
-            Kind::Native => Box::new(native::NativeDecoder::new()),
-            Kind::OpenaiChat => Box::new(openai_chat::decoder()),
-            Kind::OpenaiResponses => Box::new(openai_responses::decoder()),
-            Kind::Anthropic => Box::new(anthropic::decoder()),
-            Kind::Gemini => Box::new(gemini::decoder()),
-            Kind::GeminiArray => Box::new(gemini::array_decoder()),
-            Kind::ClaudeCode => Box::new(claude_code::decoder()),
-            Kind::QwenCode => Box::new(claude_code::qwen_decoder()),
-            Kind::Codex | Kind::Zstd => Box::new(codex::decoder()),
-            Kind::GeminiCliJsonl => Box::new(gemini_cli::jsonl_decoder()),
-            Kind::GeminiCliLegacy => Box::new(gemini_cli::legacy_decoder()),
-            Kind::GeminiContents => Box::new(gemini_cli::contents_decoder()),
-            Kind::ClineUi => Box::new(cline::ui_decoder()),
-            Kind::ClineApi => Box::new(cline::api_decoder()),
-            Kind::Cassette => Box::new(vcr::decoder(Format::OpenaiChat)),
-            Kind::Messages => Box::new(messages::decoder()),
-            Kind::PiSession => Box::new(pi::session_decoder()),
-            Kind::PiStream => Box::new(pi::stream_decoder()),
-            Kind::OpencodeLines => Box::new(opencode::lines_decoder()),
-            Kind::OpencodeExport => Box::new(opencode::export_decoder()),
-            Kind::CopilotEvents => Box::new(copilot::decoder(None)),
-            Kind::OpenhandsEvents => Box::new(openhands::events_decoder()),
-            Kind::OpenhandsV0 => Box::new(openhands::v0_decoder()),
-            Kind::GooseRows => Box::new(goose::decoder()),
-            Kind::CrushRows => Box::new(crush::decoder()),
-            Kind::OpenclawRows => Box::new(openclaw::decoder()),
-            Kind::ClaudeTrace => Box::new(claude_trace::decoder()),
-            Kind::MiniSwe => Box::new(swe_agent::mini_decoder()),
-            Kind::SweAgent => Box::new(swe_agent::swe_decoder()),
-            Kind::Atif => Box::new(atif::decoder(None)),
-            Kind::Aider => Box::new(aider::decoder()),
-            Kind::Otel => Box::new(otel::decoder()),
-            Kind::Rows => Box::new(rows::decoder(None)),
-            Kind::Parquet => Box::new(rows::ParquetBytes),
-        }
-    }
-
-    /// The usual reading of a format when detection could not refine it.
-    fn default_for(format: Format) -> Kind {
-        match format {
-            Format::Native => Kind::Native,
-            Format::OpenaiChat => Kind::OpenaiChat,
-            Format::OpenaiResponses => Kind::OpenaiResponses,
-            Format::Anthropic => Kind::Anthropic,
-            Format::Gemini => Kind::Gemini,
-            Format::ClaudeCode => Kind::ClaudeCode,
-            Format::QwenCode => Kind::QwenCode,
-            Format::Codex => Kind::Codex,
-            Format::GeminiCli => Kind::GeminiCliJsonl,
-            Format::Cline => Kind::ClineUi,
-            Format::Messages => Kind::Messages,
-            Format::Pi => Kind::PiSession,
-            Format::Opencode => Kind::OpencodeLines,
-            Format::CopilotCli => Kind::CopilotEvents,
-            Format::Openhands => Kind::OpenhandsEvents,
-            Format::Goose => Kind::GooseRows,
-            Format::Crush => Kind::CrushRows,
-            Format::Openclaw => Kind::OpenclawRows,
-            Format::ClaudeTrace => Kind::ClaudeTrace,
-            Format::SweAgent => Kind::MiniSwe,
-            Format::Atif => Kind::Atif,
-            Format::Aider => Kind::Aider,
-            Format::Otel => Kind::Otel,
-            Format::Rows => Kind::Rows,
-            Format::Parquet => Kind::Parquet,
-        }
+        (self.entry().build)(None)
     }
 }
 
@@ -274,12 +60,6 @@ const NATIVE_TYPES: [&str; 9] = [
     "loop_check",
     "note",
 ];
-
-const TRIED: &str = "native, openai-chat (SSE or chunk JSONL), openai-responses, anthropic, gemini (SSE, JSONL or JSON array), \
-                     claude-code, codex (rollout, exec --json, .zst), gemini-cli (JSONL, legacy JSON, Content[]), cline (ui_messages, \
-                     api_conversation_history), chat message lists (a JSON array, or a `messages` document), pi (session, --mode json), opencode (SQLite, storage/, export, run --format json), \
-                     copilot-cli, openhands (conversation folder, V0 trajectory), goose, crush and openclaw (SQLite), claude-trace, \
-                     swe-agent (.traj.json, .traj), atif, aider (.aider.chat.history.md), otel (OTLP/JSON), VCR cassettes";
 
 /// An API stream payload's format (rules 5a–5d).
 fn payload_kind(v: &Value) -> Option<Kind> {
@@ -316,60 +96,18 @@ fn payload_kind(v: &Value) -> Option<Kind> {
 }
 
 /// The third set's JSON lines and documents (formats-3.md), tried before
-/// the older rules: their shapes are more specific.
+/// the older rules: their shapes are more specific. A store's row names
+/// its store; other records go through the table's line tests, in their
+/// order (formats/registry.rs).
 fn agent_kind(v: &Value) -> Option<Kind> {
-    let t = str_of(v, "type").unwrap_or_default();
-    let has = |k: &str| v.get(k).is_some();
     if str_of(v, "loopscope") == Some("rows") {
-        return match str_of(v, "store") {
-            Some("opencode") => Some(Kind::OpencodeLines),
-            Some("goose") => Some(Kind::GooseRows),
-            Some("crush") => Some(Kind::CrushRows),
-            Some("openclaw") => Some(Kind::OpenclawRows),
-            _ => None,
-        };
+        let store = str_of(v, "store")?;
+        return Kind::ALL.into_iter().find(|k| k.entry().spec.store == Some(store));
     }
-    if t == "session" && has("cwd") {
-        return Some(Kind::PiSession);
-    }
-    // pi's stream; Anthropic's message_start has a message of type "message".
-    let pi_message = v
-        .get("message")
-        .is_some_and(|m| m.get("role").is_some() && m.get("type").is_none());
-    if pi::STREAM_TYPES.contains(&t) && (!t.starts_with("message_") || pi_message) {
-        return Some(Kind::PiStream);
-    }
-    if t == "message" && pi_message && (has("parentId") || has("timestamp")) {
-        return Some(Kind::PiSession);
-    }
-    if opencode::RUN_TYPES.contains(&t) && has("sessionID") {
-        return Some(Kind::OpencodeLines);
-    }
-    if copilot::is_event(v) {
-        return Some(Kind::CopilotEvents);
-    }
-    if openhands::is_sdk_event(v) {
-        return Some(Kind::OpenhandsEvents);
-    }
-    if claude_trace::is_pair(v) {
-        return Some(Kind::ClaudeTrace);
-    }
-    if otel::is_export(v) {
-        return Some(Kind::Otel);
-    }
-    if atif::is_atif(v) {
-        return Some(Kind::Atif);
-    }
-    if swe_agent::is_mini(v) && str_of(v, "trajectory_format").is_some() {
-        return Some(Kind::MiniSwe);
-    }
-    if swe_agent::is_swe(v) {
-        return Some(Kind::SweAgent);
-    }
-    if has("info") && has("messages") {
-        return Some(Kind::OpencodeExport);
-    }
-    None
+    registry::sniffed_kinds()
+        .iter()
+        .find(|(sniff, _)| (sniff.test)(v))
+        .map(|(_, kind)| *kind)
 }
 
 /// A JSON object line's format (rules 5a–5k).
@@ -459,7 +197,7 @@ fn array_kind(first: &Value, hint: Option<&str>) -> Option<Kind> {
 /// Classifies an input from its beginning. `Ok(None)`: more bytes are
 /// needed (only when `complete` is false). `hint` is the file name.
 pub fn classify(head: &[u8], complete: bool, hint: Option<&str>) -> Result<Option<Kind>, String> {
-    let unknown = || Err(format!("not a format loopscope reads (tried {TRIED})"));
+    let unknown = || Err(format!("not a format loopscope reads (tried {})", registry::tried()));
     if head.starts_with(&[0x28, 0xB5, 0x2F, 0xFD]) {
         return Ok(Some(Kind::Zstd));
     }
@@ -626,99 +364,6 @@ pub fn classify(head: &[u8], complete: bool, hint: Option<&str>) -> Result<Optio
     unknown()
 }
 
-/// The top-level fields of a JSON object whose text may be cut short:
-/// scalars with their values, containers as `null` (only their presence
-/// matters to `object_kind`). Iterative, so any depth is fine. The flag
-/// says whether the object's closing brace was reached.
-pub fn top_level_fields(text: &str) -> (Value, bool) {
-    let mut fields = serde_json::Map::new();
-    let b = text.as_bytes();
-    let mut i = match b.iter().position(|&c| c == b'{') {
-        Some(p) => p + 1,
-        None => return (Value::Object(fields), false),
-    };
-    // Reads a JSON string starting at `at` (the quote); returns its end.
-    let string_end = |at: usize| -> Option<usize> {
-        let mut j = at + 1;
-        while j < b.len() {
-            match b[j] {
-                b'\\' => j += 2,
-                b'"' => return Some(j + 1),
-                _ => j += 1,
-            }
-        }
-        None
-    };
-    loop {
-        while i < b.len() && (b[i].is_ascii_whitespace() || b[i] == b',') {
-            i += 1;
-        }
-        match b.get(i) {
-            Some(b'}') => return (Value::Object(fields), true),
-            Some(b'"') => {}
-            _ => return (Value::Object(fields), false),
-        }
-        let Some(key_end) = string_end(i) else {
-            return (Value::Object(fields), false);
-        };
-        let key: String = serde_json::from_str(&text[i..key_end]).unwrap_or_default();
-        i = key_end;
-        while i < b.len() && (b[i].is_ascii_whitespace() || b[i] == b':') {
-            i += 1;
-        }
-        // The value: a string, a container (skipped by depth), or a scalar.
-        let start = i;
-        let value = match b.get(i) {
-            None => return (Value::Object(fields), false),
-            Some(b'"') => {
-                let Some(end) = string_end(i) else {
-                    return (Value::Object(fields), false);
-                };
-                i = end;
-                serde_json::from_str(&text[start..end]).unwrap_or(Value::Null)
-            }
-            Some(b'{' | b'[') => {
-                let mut depth = 0usize;
-                loop {
-                    match b.get(i) {
-                        None => {
-                            fields.insert(key, Value::Null);
-                            return (Value::Object(fields), false);
-                        }
-                        Some(b'"') => match string_end(i) {
-                            Some(end) => i = end,
-                            None => {
-                                fields.insert(key, Value::Null);
-                                return (Value::Object(fields), false);
-                            }
-                        },
-                        Some(b'{' | b'[') => {
-                            depth += 1;
-                            i += 1;
-                        }
-                        Some(b'}' | b']') => {
-                            depth -= 1;
-                            i += 1;
-                            if depth == 0 {
-                                break;
-                            }
-                        }
-                        Some(_) => i += 1,
-                    }
-                }
-                Value::Null
-            }
-            Some(_) => {
-                while i < b.len() && !matches!(b[i], b',' | b'}') && !b[i].is_ascii_whitespace() {
-                    i += 1;
-                }
-                serde_json::from_str(&text[start..i]).unwrap_or(Value::Null)
-            }
-        };
-        fields.insert(key, value);
-    }
-}
-
 /// An empty file's reading, by its name.
 fn hinted(name: &str) -> Kind {
     if name == "events.jsonl" {
@@ -737,10 +382,10 @@ fn hinted(name: &str) -> Kind {
 }
 
 /// The importer for a format asked for by name, refined by the input's shape.
-fn for_choice(format: Format, detected: Option<Kind>) -> Kind {
+pub(super) fn for_choice(format: Format, detected: Option<Kind>) -> Kind {
     match detected {
         Some(k) if k.format() == format || k.is_container() => k,
-        _ => Kind::default_for(format),
+        _ => format.default_kind(),
     }
 }
 
@@ -814,145 +459,5 @@ fn open_at_depth(
     })
 }
 
-/// Detects the format from the first bytes that arrive, then decodes with
-/// it: for inputs that grow (`tail`), where nothing can be read ahead.
-pub struct AutoDecoder {
-    choice: FormatChoice,
-    hint: Option<String>,
-    /// A sub-agent's stream in a file that holds several (`FILE#ID`).
-    part: Option<String>,
-    head: Vec<u8>,
-    inner: Option<Box<dyn Decoder>>,
-    /// What the input was detected as, once it was.
-    kind: Option<Kind>,
-    failed: bool,
-    /// Head length at which classification is tried next (it doubles).
-    next_try: usize,
-    /// Bytes of head classified so far, over every try (the work done).
-    classified: usize,
-}
-
 /// The most read before an input's format must be decided.
-const MAX_HEAD: usize = 16 << 20;
-
-impl AutoDecoder {
-    /// A decoder that detects the format (or uses `choice`); `hint` is the file name.
-    pub fn new(choice: FormatChoice, hint: Option<&str>) -> AutoDecoder {
-        AutoDecoder::with_part(choice, hint, None)
-    }
-
-    /// As [`AutoDecoder::new`], reading the sub-agent `part` of a file that holds several.
-    pub fn with_part(choice: FormatChoice, hint: Option<&str>, part: Option<&str>) -> AutoDecoder {
-        AutoDecoder {
-            choice,
-            hint: hint.map(str::to_string),
-            part: part.map(str::to_string),
-            head: Vec::new(),
-            inner: None,
-            kind: None,
-            failed: false,
-            next_try: 0,
-            classified: 0,
-        }
-    }
-
-    /// Bytes looked at to tell the format, over every try: at most about
-    /// twice the head, however small the writes it came in.
-    pub fn bytes_classified(&self) -> usize {
-        self.classified
-    }
-
-    fn settle(&mut self, complete: bool, out: &mut Vec<Item>) {
-        if self.inner.is_some() || self.failed {
-            return;
-        }
-        let complete = complete || self.head.len() >= MAX_HEAD;
-        if !complete && self.head.len() < self.next_try {
-            return;
-        }
-        self.next_try = self.head.len() * 2;
-        self.classified += self.head.len();
-        let found = match (classify(&self.head, complete, self.hint.as_deref()), self.choice) {
-            (Ok(Some(Kind::Zstd)), _) => {
-                Err("a compressed file cannot be followed as it grows; read it with scan or view".to_string())
-            }
-            (Ok(Some(k)), FormatChoice::Auto) => Ok(Some(k)),
-            (Ok(k), FormatChoice::Fixed(f)) if k.is_some() || complete => Ok(Some(for_choice(f, k))),
-            (Err(_), FormatChoice::Fixed(f)) => Ok(Some(Kind::default_for(f))),
-            (other, _) => other,
-        };
-        let found = match found {
-            Ok(Some(k)) if self.part.is_some() && !k.has_parts() => Err(format!(
-                "{} holds one stream: #{} names none in it",
-                k.format(),
-                self.part.as_deref().unwrap_or_default()
-            )),
-            other => other,
-        };
-        match found {
-            Ok(Some(kind)) => {
-                let mut inner = kind.build_part(self.part.as_deref());
-                inner.feed(&std::mem::take(&mut self.head), out);
-                self.inner = Some(inner);
-                self.kind = Some(kind);
-            }
-            Ok(None) => {}
-            Err(e) => {
-                self.failed = true;
-                Out::new(out, 1).problem(e);
-            }
-        }
-    }
-}
-
-impl Decoder for AutoDecoder {
-    fn feed(&mut self, bytes: &[u8], out: &mut Vec<Item>) {
-        match &mut self.inner {
-            Some(inner) => inner.feed(bytes, out),
-            None if !self.failed => {
-                self.head.extend_from_slice(bytes);
-                self.settle(false, out);
-            }
-            None => {}
-        }
-    }
-
-    fn finish(&mut self, out: &mut Vec<Item>) {
-        self.settle(true, out);
-        if let Some(inner) = &mut self.inner {
-            inner.finish(out);
-        }
-    }
-
-    fn feed_to(&mut self, bytes: &[u8], sink: &mut dyn FnMut(Item)) {
-        match &mut self.inner {
-            Some(inner) => inner.feed_to(bytes, sink),
-            None => {
-                let mut items = Vec::new();
-                self.feed(bytes, &mut items);
-                items.into_iter().for_each(sink);
-            }
-        }
-    }
-
-    fn rewrites_whole_file(&self) -> bool {
-        self.inner.as_ref().is_some_and(|i| i.rewrites_whole_file())
-    }
-
-    fn reread(&mut self, whole: &[u8], out: &mut Vec<Item>) {
-        if let Some(inner) = &mut self.inner {
-            inner.reread(whole, out);
-        }
-    }
-
-    fn format(&self) -> Option<Format> {
-        let inner = self.inner.as_ref().and_then(|i| i.format());
-        inner.or(self.kind.map(Kind::format))
-    }
-
-    fn caught_up(&mut self, out: &mut Vec<Item>) {
-        if let Some(inner) = &mut self.inner {
-            inner.caught_up(out);
-        }
-    }
-}
+pub(super) const MAX_HEAD: usize = 16 << 20;

@@ -79,9 +79,19 @@ fn file_line(path: &Path, out: &mut Vec<u8>) {
     out.push(b'\n');
 }
 
-/// An OpenHands conversation's events, in index order, then each new one.
+/// An OpenHands conversation's events, in index order, then each new one;
+/// then, when all listed events are read, the conversation's execution
+/// status where it ended stuck or in error. The SDK keeps that status in
+/// `base_state.json`, not as an event of its log (its own stuck detector's
+/// stop is only there): it is given as the `ConversationStateUpdateEvent`
+/// the SDK streams to its clients, once per change to that status.
 pub struct Conversation {
     events: PathBuf,
+    base_state: PathBuf,
+    /// `base_state.json`'s modification time when last read.
+    state_read_at: Option<SystemTime>,
+    /// The last execution status given (only `stuck` and `error` are).
+    status_given: Option<String>,
     /// The next event index to read.
     next: u64,
     /// Files listed but not read yet.
@@ -95,6 +105,9 @@ impl Conversation {
     pub fn new(dir: &Path) -> Conversation {
         Conversation {
             events: dir.join("events"),
+            base_state: dir.join("base_state.json"),
+            state_read_at: None,
+            status_given: None,
             next: 0,
             queue: Default::default(),
             listed_at: None,
@@ -130,8 +143,34 @@ impl Conversation {
             self.next = event_index(&p).map_or(self.next, |i| i + 1);
             file_line(&p, out);
         }
+        if self.queue.is_empty() {
+            self.status_line(out);
+        }
         self.bytes += (out.len() - start) as u64;
         Ok(())
+    }
+
+    /// The execution status's line, when `base_state.json` changed and the
+    /// status it holds is newly `stuck` or `error` (a resumed conversation
+    /// that stops again is given again).
+    fn status_line(&mut self, out: &mut Vec<u8>) {
+        let modified = std::fs::metadata(&self.base_state).and_then(|m| m.modified()).ok();
+        if modified.is_none() || modified == self.state_read_at {
+            return;
+        }
+        self.state_read_at = modified;
+        let status = read_json(&self.base_state).and_then(|v| v.get("execution_status")?.as_str().map(str::to_string));
+        let Some(status) = status else { return };
+        if self.status_given.as_deref() == Some(status.as_str()) {
+            return;
+        }
+        if matches!(status.as_str(), "stuck" | "error") {
+            let line = json!({"kind": "ConversationStateUpdateEvent", "id": "base_state.json", "source": "environment",
+                              "key": "execution_status", "value": status});
+            out.extend_from_slice(line.to_string().as_bytes());
+            out.push(b'\n');
+        }
+        self.status_given = Some(status);
     }
 
     /// Files listed and not read yet.
@@ -265,4 +304,67 @@ fn row(table: &str, p: &Path, out: &mut Vec<u8>) {
     out.extend_from_slice(format!("{{\"row\":\"{table}\",\"data\":").as_bytes());
     out.extend_from_slice(line.strip_suffix(b"\n").unwrap_or(&line));
     out.extend_from_slice(b"}\n");
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn event(dir: &Path, i: u64, kind: &str, extra: Value) {
+        let mut v = json!({"id": format!("e{i}"), "source": "agent", "kind": kind});
+        v.as_object_mut().unwrap().extend(extra.as_object().unwrap().clone());
+        std::fs::write(dir.join(format!("events/event-{i:05}-e{i}.json")), v.to_string()).unwrap();
+    }
+
+    fn status(dir: &Path, s: &str) {
+        std::fs::write(dir.join("base_state.json"), json!({"execution_status": s}).to_string()).unwrap();
+    }
+
+    /// Lines of one poll, as text.
+    fn poll(c: &mut Conversation) -> Vec<String> {
+        let mut out = Vec::new();
+        c.poll(&mut out).unwrap();
+        String::from_utf8(out).unwrap().lines().map(str::to_string).collect()
+    }
+
+    /// The SDK keeps a stuck stop only in base_state.json: given once, after
+    /// the events, and again only when a resumed conversation stops again.
+    #[test]
+    fn a_stuck_status_is_given_after_the_events_once_per_stop() {
+        let path = std::env::temp_dir().join(format!("loopscope-conversation-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&path);
+        std::fs::create_dir_all(path.join("events")).unwrap();
+        struct Gone(PathBuf);
+        impl Drop for Gone {
+            fn drop(&mut self) {
+                let _ = std::fs::remove_dir_all(&self.0);
+            }
+        }
+        let dir = Gone(path);
+        let dir = &dir.0;
+        event(dir, 0, "MessageEvent", json!({"source": "user"}));
+        status(dir, "running");
+        let mut c = Conversation::new(dir);
+        assert_eq!(poll(&mut c).len(), 1);
+        event(dir, 1, "ActionEvent", json!({"tool_name": "terminal"}));
+        // A later modification time than the first read's (coarse clocks).
+        std::thread::sleep(std::time::Duration::from_millis(20));
+        status(dir, "stuck");
+        let lines = poll(&mut c);
+        assert_eq!(lines.len(), 2, "{lines:?}");
+        assert!(lines[0].contains("ActionEvent"));
+        let given: Value = serde_json::from_str(&lines[1]).unwrap();
+        assert_eq!(given["kind"], "ConversationStateUpdateEvent");
+        assert_eq!(given["value"], "stuck");
+        assert!(poll(&mut c).is_empty(), "given once");
+        std::thread::sleep(std::time::Duration::from_millis(20));
+        status(dir, "stuck");
+        assert!(poll(&mut c).is_empty(), "the same stop rewritten is not a new one");
+        for s in ["running", "stuck"] {
+            std::thread::sleep(std::time::Duration::from_millis(20));
+            status(dir, s);
+            let lines = poll(&mut c);
+            assert_eq!(lines.len(), usize::from(s == "stuck"), "{s}: {lines:?}");
+        }
+    }
 }

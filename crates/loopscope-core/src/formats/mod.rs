@@ -11,6 +11,7 @@ pub(crate) mod aider;
 pub(crate) mod anthropic;
 pub(crate) mod array;
 pub(crate) mod atif;
+pub(crate) mod auto;
 pub(crate) mod claude_code;
 pub(crate) mod claude_trace;
 pub mod cline;
@@ -27,14 +28,18 @@ pub(crate) mod grow;
 pub(crate) mod lines;
 pub mod messages;
 pub mod native;
+pub(crate) mod open;
 pub(crate) mod openai_chat;
 pub(crate) mod openai_responses;
 pub(crate) mod openclaw;
 pub(crate) mod opencode;
 pub(crate) mod openhands;
 pub(crate) mod otel;
+pub(crate) mod out;
+pub(crate) mod partial;
 pub(crate) mod pi;
 pub mod plain;
+pub mod registry;
 pub mod rows;
 pub mod source;
 pub mod sqlite;
@@ -45,12 +50,14 @@ pub(crate) mod whole;
 
 use std::fmt;
 use std::io::{self, Read};
-use std::path::Path;
 use std::sync::atomic::{AtomicUsize, Ordering};
 
-use serde_json::{Map, Value};
+use serde_json::Value;
 
-use crate::event::{Event, EventKind, Ts};
+use crate::event::{Event, Ts};
+pub use open::{carries_stream, is_stdin, open, open_input, ForcedCheck, Opened};
+pub use out::{Args, Out};
+pub use registry::Format;
 
 /// A Codex function-call output's exit code and what detectors compare it
 /// by (`loopscope record` reads the outputs Codex sends back to its model).
@@ -221,123 +228,10 @@ pub trait Decoder: Send {
     fn caught_up(&mut self, _out: &mut Vec<Item>) {}
 }
 
-/// The importers, by the name `--format` takes.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
-pub enum Format {
-    /// loopscope's own JSONL.
-    Native,
-    /// OpenAI Chat Completions streams.
-    OpenaiChat,
-    /// OpenAI Responses streams.
-    OpenaiResponses,
-    /// Anthropic Messages streams.
-    Anthropic,
-    /// Gemini `streamGenerateContent` streams.
-    Gemini,
-    /// Claude Code session files.
-    ClaudeCode,
-    /// qwen-code's session records (`~/.qwen/projects/<project>/chats/<session>.jsonl`):
-    /// Claude Code's record shape with Gemini `parts`.
-    QwenCode,
-    /// Codex rollouts.
-    Codex,
-    /// gemini-cli session files.
-    GeminiCli,
-    /// Cline and Roo Code task files.
-    Cline,
-    /// A chat message list (OpenAI- or Anthropic-style), as datasets hold trajectories.
-    Messages,
-    /// pi's session files (versions 1–3) and `pi --mode json` streams.
-    Pi,
-    /// opencode and Kilo CLI: the SQLite store, the legacy `storage/` tree,
-    /// `opencode export` and `opencode run --format json`.
-    Opencode,
-    /// GitHub Copilot CLI's session events.
-    CopilotCli,
-    /// OpenHands SDK conversation folders and V0 trajectories.
-    Openhands,
-    /// Goose's SQLite store.
-    Goose,
-    /// Crush's SQLite store.
-    Crush,
-    /// OpenClaw's SQLite store (`openclaw-agent.sqlite`): pi's session
-    /// entries with OpenClaw's own records.
-    Openclaw,
-    /// claude-trace's request/response pairs.
-    ClaudeTrace,
-    /// mini-swe-agent `.traj.json` and SWE-agent `.traj`.
-    SweAgent,
-    /// Harbor's Agent Trajectory Interchange Format.
-    Atif,
-    /// aider's chat history (best effort).
-    Aider,
-    /// OpenTelemetry GenAI traces and logs (OTLP/JSON lines).
-    Otel,
-    /// A dataset of one trajectory per line (JSONL): each row a stream.
-    Rows,
-    /// A Parquet dataset of trajectories: each row a stream.
-    Parquet,
-}
-
 impl Format {
-    /// Every importer, in listing order.
-    pub const ALL: [Format; 25] = [
-        Format::Native,
-        Format::OpenaiChat,
-        Format::OpenaiResponses,
-        Format::Anthropic,
-        Format::Gemini,
-        Format::ClaudeCode,
-        Format::QwenCode,
-        Format::Codex,
-        Format::GeminiCli,
-        Format::Cline,
-        Format::Messages,
-        Format::Pi,
-        Format::Opencode,
-        Format::CopilotCli,
-        Format::Openhands,
-        Format::Goose,
-        Format::Crush,
-        Format::Openclaw,
-        Format::ClaudeTrace,
-        Format::SweAgent,
-        Format::Atif,
-        Format::Aider,
-        Format::Otel,
-        Format::Rows,
-        Format::Parquet,
-    ];
-
     /// The name `--format` takes.
     pub fn name(self) -> &'static str {
-        match self {
-            Format::Native => "native",
-            Format::OpenaiChat => "openai-chat",
-            Format::OpenaiResponses => "openai-responses",
-            Format::Anthropic => "anthropic",
-            Format::Gemini => "gemini",
-            Format::ClaudeCode => "claude-code",
-            Format::QwenCode => "qwen-code",
-            Format::Codex => "codex",
-            Format::GeminiCli => "gemini-cli",
-            Format::Cline => "cline",
-            Format::Messages => "messages",
-            Format::Pi => "pi",
-            Format::Opencode => "opencode",
-            Format::CopilotCli => "copilot-cli",
-            Format::Openhands => "openhands",
-            Format::Goose => "goose",
-            Format::Crush => "crush",
-            Format::Openclaw => "openclaw",
-            Format::ClaudeTrace => "claude-trace",
-            Format::SweAgent => "swe-agent",
-            Format::Atif => "atif",
-            Format::Aider => "aider",
-            Format::Otel => "otel",
-            Format::Rows => "rows",
-            Format::Parquet => "parquet",
-        }
+        self.entry().name
     }
 
     /// The importer with this name.
@@ -349,15 +243,7 @@ impl Format {
     /// deltas the model streamed: chunk- and checkpoint-level detectors then
     /// see blocks, and a loop can show up one block later than it streamed.
     pub fn has_deltas(self) -> bool {
-        matches!(
-            self,
-            Format::Native
-                | Format::OpenaiChat
-                | Format::OpenaiResponses
-                | Format::Anthropic
-                | Format::Gemini
-                | Format::ClaudeTrace
-        )
+        self.entry().has_deltas
     }
 }
 
@@ -387,315 +273,6 @@ impl FormatChoice {
             let names: Vec<&str> = Format::ALL.iter().map(|f| f.name()).collect();
             format!("unknown format {text:?} (known: auto, {})", names.join(", "))
         })
-    }
-}
-
-/// Builds events for an importer: the time and position of the record
-/// being read are set once, and every event gets them.
-pub struct Out<'a> {
-    items: &'a mut Vec<Item>,
-    /// The record's 1-based line.
-    pub line: u64,
-    /// The record's time, given to every event built from it.
-    pub ts: Option<Ts>,
-    /// Fields every event built from here on gets (an OpenTelemetry
-    /// span's `trace_id` and `span_id`, so an evaluation of the event can
-    /// be parented to the span it came from).
-    pub context: Map<String, Value>,
-}
-
-impl<'a> Out<'a> {
-    /// A builder of events for the record at `line`.
-    pub fn new(items: &'a mut Vec<Item>, line: u64) -> Out<'a> {
-        Out {
-            items,
-            line,
-            ts: None,
-            context: Map::new(),
-        }
-    }
-
-    /// A new event of this kind, with the record's time and context.
-    fn event(&self, kind: EventKind) -> Event {
-        let mut e = Event::new(kind);
-        e.ts = self.ts.clone();
-        if !self.context.is_empty() {
-            e.extra = self.context.clone().into();
-        }
-        e
-    }
-
-    /// Emits an event of this kind.
-    pub fn push(&mut self, kind: EventKind) {
-        let e = self.event(kind);
-        self.items.push(Item::Event(e, self.line));
-    }
-
-    /// Output tokens the log records for what was just emitted: added to
-    /// the `usage` of the last event (so a stream's tokens can be counted
-    /// from where a loop began), or of a meta event of its own when none is
-    /// at hand.
-    pub fn usage(&mut self, output_tokens: u64) {
-        if output_tokens == 0 {
-            return;
-        }
-        let add = |e: &mut Event| {
-            let usage = e
-                .extra
-                .entry("usage")
-                .or_insert_with(|| Value::Object(serde_json::Map::new()));
-            if let Value::Object(u) = usage {
-                let before = u.get("output_tokens").and_then(Value::as_u64).unwrap_or(0);
-                u.insert(
-                    "output_tokens".into(),
-                    Value::from(before.saturating_add(output_tokens)),
-                );
-            }
-        };
-        if let Some(Item::Event(e, _)) = self.items.last_mut() {
-            if e.extra.get("usage").is_none_or(Value::is_object) {
-                add(e);
-                return;
-            }
-        }
-        self.usage_event(output_tokens);
-    }
-
-    /// Output tokens an API stream reports for one response (at its end):
-    /// a meta event of its own, so the events never depend on how the
-    /// stream's bytes were cut.
-    pub fn usage_event(&mut self, output_tokens: u64) {
-        if output_tokens == 0 {
-            return;
-        }
-        let mut e = self.event(EventKind::Meta);
-        e.extra.insert(
-            "title".into(),
-            Value::String(format!("usage: {output_tokens} output tokens")),
-        );
-        e.extra
-            .insert("usage".into(), serde_json::json!({ "output_tokens": output_tokens }));
-        self.items.push(Item::Event(e, self.line));
-    }
-
-    /// The item emitted last, to add a field to it.
-    pub fn last_mut(&mut self) -> Option<&mut Item> {
-        self.items.last_mut()
-    }
-
-    /// An item another decoder produced (cassette interactions).
-    pub fn item(&mut self, item: Item) {
-        self.items.push(item);
-    }
-
-    /// Emits a `prompt`.
-    pub fn prompt(&mut self, text: &str) {
-        self.push(EventKind::Prompt {
-            text: Some(text.to_string()),
-        });
-    }
-
-    /// Emits a `request`.
-    pub fn request(&mut self, id: Option<&str>) {
-        self.push(EventKind::Request {
-            id: id.filter(|s| !s.is_empty()).map(str::to_string),
-        });
-    }
-
-    /// Emits a `reasoning` delta (nothing for empty text).
-    pub fn reasoning(&mut self, text: &str) {
-        if !text.is_empty() {
-            self.push(EventKind::Reasoning { text: text.to_string() });
-        }
-    }
-
-    /// Emits a `content` delta (nothing for empty text).
-    pub fn content(&mut self, text: &str) {
-        if !text.is_empty() {
-            self.push(EventKind::Content { text: text.to_string() });
-        }
-    }
-
-    /// Emits a `note`.
-    pub fn note(&mut self, text: impl Into<String>) {
-        self.push(EventKind::Note { text: text.into() });
-    }
-
-    /// A request to the model, with the model's name when the log has it.
-    pub fn request_by(&mut self, id: Option<&str>, model: Option<&str>) {
-        self.request(id);
-        if let (Some(model), Some(Item::Event(e, _))) = (model.filter(|m| !m.is_empty()), self.items.last_mut()) {
-            e.extra.insert("model".into(), Value::String(model.to_string()));
-        }
-    }
-
-    /// An error the model's API returned (the house style: a note).
-    pub fn api_error(&mut self, text: &str) {
-        self.note(format!("API error: {}", text.trim()));
-    }
-
-    /// The context was compacted (a note of kind `condensation`, which
-    /// OpenHands' stuck detector counts).
-    pub fn condensation(&mut self, text: impl Into<String>) {
-        self.note(text);
-        if let Some(Item::Event(e, _)) = self.items.last_mut() {
-            e.extra.insert("kind".into(), Value::String("condensation".into()));
-        }
-    }
-
-    /// A complete tool call. Arguments given as text are parsed; text that
-    /// is not JSON is kept as a string and reported, never dropped.
-    pub fn tool_call(&mut self, id: Option<&str>, name: &str, args: Args) {
-        let args = match args {
-            Args::Json(v) => v,
-            Args::Text(t) if t.trim().is_empty() => Value::Object(Map::new()),
-            Args::Text(t) => match serde_json::from_str(t) {
-                Ok(v) => v,
-                Err(e) => {
-                    self.warn(format!(
-                        "tool call {name}: arguments are not valid JSON ({e}); kept as a string"
-                    ));
-                    Value::String(t.to_string())
-                }
-            },
-        };
-        self.push(EventKind::ToolCall {
-            name: name.to_string(),
-            args,
-            id: id.filter(|s| !s.is_empty()).map(str::to_string),
-        });
-    }
-
-    /// Emits a `tool_result`.
-    pub fn tool_result(&mut self, id: Option<&str>, ok: bool, output: Option<Value>) {
-        self.push(EventKind::ToolResult {
-            id: id.filter(|s| !s.is_empty()).map(str::to_string),
-            ok,
-            output,
-        });
-    }
-
-    /// Emits a `tool_result` whose output holds parts that change on every
-    /// call whatever the call did (a chunk id, a wall time): detectors
-    /// compare `stable` instead ([`Event::compared_output`]); the exact
-    /// output is kept for display.
-    pub fn tool_result_varying(&mut self, id: Option<&str>, ok: bool, output: Value, stable: Value) {
-        self.tool_result(id, ok, Some(output));
-        if let Some(Item::Event(e, _)) = self.items.last_mut() {
-            e.extra.insert(crate::event::STABLE_OUTPUT.into(), stable);
-        }
-    }
-
-    /// How many items are out so far: [`Out::token_ids`] marks the ones after it.
-    pub fn mark(&self) -> usize {
-        self.items.len()
-    }
-
-    /// The token ids a server sent with the text emitted since `from` (one
-    /// streamed chunk): they go to the first text event, as `token_ids`, and
-    /// the chunk's other text events (a `<think>` split) get none (`[]`), so
-    /// every id is counted once. Ids of a chunk without text (a tool call's
-    /// arguments) wait in `held` (the decoder's, per response) for the next
-    /// text event, so the sequence keeps every token up to there in order.
-    pub fn token_ids(&mut self, from: usize, ids: &[Value], held: &mut Vec<Value>) {
-        let mut ids = Some(ids);
-        for item in self.items.iter_mut().skip(from) {
-            let Item::Event(e, _) = item else { continue };
-            if !matches!(e.kind, EventKind::Reasoning { .. } | EventKind::Content { .. }) {
-                continue;
-            }
-            let mine = match ids.take() {
-                Some(list) => {
-                    let mut all = std::mem::take(held);
-                    all.extend_from_slice(list);
-                    all
-                }
-                None => Vec::new(),
-            };
-            e.extra.insert(crate::event::TOKEN_IDS.into(), Value::Array(mine));
-        }
-        if let Some(list) = ids {
-            held.extend_from_slice(list);
-        }
-    }
-
-    /// The failed result just emitted came back as the tool's output (the
-    /// OpenHands SDK's `ObservationEvent` with `is_error`), not as an error
-    /// the tool raised (`AgentErrorEvent`): `error_returned: true`, which
-    /// profile `openhands` compares as an observation.
-    pub fn error_returned(&mut self) {
-        if let Some(Item::Event(e, _)) = self.items.last_mut() {
-            e.extra.insert(crate::event::ERROR_RETURNED.into(), Value::Bool(true));
-        }
-    }
-
-    /// What the agent's own loop detection did (a warning, a refused call,
-    /// a run it stopped), as its session records it: a `note` of kind
-    /// `agent_loop_detection`, with the agent and the level, so a profile
-    /// that reproduces the agent's detector can be held against it.
-    pub fn agent_detection(&mut self, agent: &str, level: &str, text: String) {
-        self.note(text);
-        if let Some(Item::Event(e, _)) = self.items.last_mut() {
-            e.extra
-                .insert("kind".into(), Value::String("agent_loop_detection".into()));
-            e.extra.insert("agent".into(), Value::String(agent.into()));
-            e.extra.insert("level".into(), Value::String(level.into()));
-        }
-    }
-
-    /// A tool call that was not run (cancelled, or not started because a
-    /// call beside it failed): a `note` of kind `cancelled`, not a failed
-    /// result, since nothing ran.
-    pub fn cancelled(&mut self, id: Option<&str>, why: &str) {
-        self.note(why.to_string());
-        if let Some(Item::Event(e, _)) = self.items.last_mut() {
-            e.extra.insert("kind".into(), Value::String("cancelled".into()));
-            if let Some(id) = id.filter(|s| !s.is_empty()) {
-                e.extra.insert("tool_call_id".into(), Value::String(id.to_string()));
-            }
-        }
-    }
-
-    /// A record that could not be read: skipped.
-    pub fn problem(&mut self, reason: impl Into<String>) {
-        self.items.push(Item::Problem(Problem {
-            line: self.line,
-            reason: reason.into(),
-            skipped: true,
-        }));
-    }
-
-    /// A well-formed record of a kind this importer does not know: skipped,
-    /// and counted by kind ([`Item::Unknown`]).
-    pub fn unknown(&mut self, kind: &str) {
-        self.items.push(Item::Unknown(drift::Unknown::new(self.line, kind)));
-    }
-
-    /// Something only partly readable: kept, and said.
-    pub fn warn(&mut self, reason: impl Into<String>) {
-        self.items.push(Item::Problem(Problem {
-            line: self.line,
-            reason: reason.into(),
-            skipped: false,
-        }));
-    }
-}
-
-/// Tool-call arguments as a source has them.
-pub enum Args<'a> {
-    /// Already parsed.
-    Json(Value),
-    /// A JSON text, parsed when the call is emitted.
-    Text(&'a str),
-}
-
-impl<'a> Args<'a> {
-    /// A field that holds the arguments as JSON text or as JSON.
-    pub fn of(v: Option<&'a Value>) -> Args<'a> {
-        match v {
-            Some(Value::String(s)) => Args::Text(s),
-            other => Args::Json(other.cloned().unwrap_or(Value::Null)),
-        }
     }
 }
 
@@ -799,158 +376,4 @@ impl Decoded {
             }
         }
     }
-}
-
-/// Whether `path` names standard input (`-`).
-pub fn is_stdin(path: &Path) -> bool {
-    path.as_os_str() == "-"
-}
-
-/// Opens a path for reading ("-" is standard input); files are only ever
-/// opened read-only. The error is one line, fit for the user.
-pub fn open(path: &Path) -> Result<Box<dyn Read + Send>, String> {
-    if is_stdin(path) {
-        return Ok(Box::new(io::stdin()));
-    }
-    let shown = crate::sanitize::path(path);
-    let meta = std::fs::metadata(path).map_err(|e| format!("{shown}: {}", crate::io_reason(&e)))?;
-    if meta.is_dir() {
-        return Err(format!("{shown}: is a directory"));
-    }
-    let file = std::fs::File::open(path).map_err(|e| format!("{shown}: {}", crate::io_reason(&e)))?;
-    Ok(Box::new(file))
-}
-
-/// An input ready to decode: where its bytes come from and which importer reads them.
-pub struct Opened {
-    /// Where its bytes come from.
-    pub reader: Box<dyn Read + Send>,
-    /// The importer reading them.
-    pub decoder: Box<dyn Decoder>,
-    /// The importer's format.
-    pub format: Format,
-    /// The format was named with `--format`, not detected.
-    pub forced: bool,
-    /// What detection made of the input: `None` for an empty input,
-    /// `Some(None)` when it matched no format.
-    pub looks_like: Option<Option<Format>>,
-    /// The reading of the format in use, when read as bytes.
-    pub kind: Option<detect::Kind>,
-}
-
-impl Opened {
-    /// What is needed to judge the events read, once reader and decoder are in use.
-    pub fn forced_check(&self) -> ForcedCheck {
-        ForcedCheck {
-            forced: self.forced,
-            format: self.format,
-            looks_like: self.looks_like,
-        }
-    }
-}
-
-#[derive(Clone, Copy, Debug)]
-/// Whether a forced `--format` read anything (see [`ForcedCheck::check`]).
-pub struct ForcedCheck {
-    forced: bool,
-    format: Format,
-    looks_like: Option<Option<Format>>,
-}
-
-/// Whether an event carries something of the stream (text, a call, a
-/// result, a verdict): a wrong importer can still make a `request` or a
-/// `note` out of any JSON, but not these.
-pub fn carries_stream(e: &Event) -> bool {
-    matches!(
-        e.kind,
-        EventKind::Prompt { .. }
-            | EventKind::Reasoning { .. }
-            | EventKind::Content { .. }
-            | EventKind::ToolCall { .. }
-            | EventKind::ToolResult { .. }
-            | EventKind::LoopCheck { .. }
-    )
-}
-
-impl ForcedCheck {
-    /// A forced format that read nothing of the stream (see
-    /// [`carries_stream`]) from a non-empty input matched nothing: in CI
-    /// that would be a silent false negative, so it is an error.
-    pub fn check(&self, events: usize) -> Result<(), String> {
-        match (self.forced, events, self.looks_like) {
-            (true, 0, Some(like)) => Err(format!(
-                "--format {} read no events from it ({}); try --format auto",
-                self.format,
-                like.map_or("it matches no format loopscope reads".to_string(), |f| format!(
-                    "it looks like {f}"
-                ))
-            )),
-            _ => Ok(()),
-        }
-    }
-}
-
-/// Opens an input and picks its importer: the one asked for, or the one
-/// detected from its first bytes. A Cline/Roo task folder opens its
-/// `ui_messages.json` (or `api_conversation_history.json`), a Copilot
-/// session folder its `events.jsonl`; a store, an OpenHands conversation
-/// folder or opencode's storage tree one session (`PATH#ID`, or the newest),
-/// and `FILE#ID` a sub-agent's stream in a file that holds several.
-pub fn open_input(path: &Path, choice: FormatChoice) -> Result<Opened, String> {
-    let path = cline::task_file(path)
-        .or_else(|| copilot::session_file(path))
-        .unwrap_or_else(|| path.to_path_buf());
-    let (file, part) = match source::place(&path) {
-        source::Place::File { path, part } => (path, part),
-        place => {
-            let (records, kind) = source::open_records(&place)?;
-            if let FormatChoice::Fixed(f) = choice {
-                if f != kind.format() {
-                    return Err(format!(
-                        "{}: --format {f}, but this is {}'s; try --format auto",
-                        crate::sanitize::path(&path),
-                        kind.format()
-                    ));
-                }
-            }
-            return Ok(Opened {
-                reader: Box::new(source::RecordsReader::new(records)),
-                decoder: kind.build(),
-                format: kind.format(),
-                forced: matches!(choice, FormatChoice::Fixed(_)),
-                looks_like: Some(Some(kind.format())),
-                kind: Some(kind),
-            });
-        }
-    };
-    let reader = open(&file)?;
-    let hint = file.file_name().map(|n| n.to_string_lossy().into_owned());
-    let mut opened = detect::open_reader(reader, choice, hint.as_deref())
-        .map_err(|e| format!("{}: {e}", crate::sanitize::path(&file)))?;
-    if opened.kind == Some(detect::Kind::Parquet) {
-        // A Parquet row (or the first) is read from the file, by its number or id.
-        let row = rows::parquet_row(&file, part.as_deref(), &rows::RowOptions::default())?;
-        let kind = rows::document_kind(&row.document)
-            .map_err(|e| format!("{}#{}: {e}", crate::sanitize::path(&file), row.part()))?;
-        return Ok(Opened {
-            reader: Box::new(io::Cursor::new(row.document)),
-            decoder: kind.build(),
-            format: kind.format(),
-            forced: false,
-            looks_like: Some(Some(kind.format())),
-            kind: Some(kind),
-        });
-    }
-    if let Some(part) = part {
-        let kind = opened.kind.filter(|k| k.has_parts()).ok_or_else(|| {
-            format!(
-                "{}: holds one stream ({}); #{} names none in it",
-                crate::sanitize::path(&file),
-                opened.format,
-                crate::sanitize::line(&part)
-            )
-        })?;
-        opened.decoder = kind.build_part(Some(&part));
-    }
-    Ok(opened)
 }

@@ -41,6 +41,17 @@ pub const RUN_TYPES: [&str; 7] = [
     "done",
 ];
 
+/// A `run --format json` event (detection).
+pub fn is_run_record(v: &Value) -> bool {
+    RUN_TYPES.contains(&str_of(v, "type").unwrap_or_default()) && v.get("sessionID").is_some()
+}
+
+/// An `opencode export` document (detection; mini-swe-agent's, which also
+/// has `info` and `messages`, is told first by its format name).
+pub fn is_export(v: &Value) -> bool {
+    v.get("info").is_some() && v.get("messages").is_some()
+}
+
 /// Part types this version maps; others are skipped with a warning (once each).
 const KNOWN_PARTS: [&str; 14] = [
     "text",

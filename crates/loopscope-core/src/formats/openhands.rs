@@ -57,6 +57,10 @@ fn reasoning_of(v: &Value) -> String {
 pub struct Events {
     /// LLM responses seen (one response may hold several actions).
     responses: HashSet<String>,
+    /// The execution status last given, until the next action or message:
+    /// a stop both streamed as an event and kept in `base_state.json` (read
+    /// after the events, see [`super::folder::Conversation`]) is one stop.
+    status: Option<String>,
 }
 
 impl Events {
@@ -72,7 +76,17 @@ impl Handler for Events {
     fn payload(&mut self, _event: Option<&str>, v: Value, out: &mut Out<'_>) {
         out.ts = str_of(&v, "timestamp").and_then(ts_of);
         let source = str_of(&v, "source").unwrap_or_default();
-        match str_of(&v, "kind").unwrap_or_default() {
+        let kind = str_of(&v, "kind").unwrap_or_default();
+        if kind == "ConversationStateUpdateEvent" && str_of(&v, "key") == Some("execution_status") {
+            let status = str_of(&v, "value").map(str::to_string);
+            if status.is_some() && status == self.status {
+                return;
+            }
+            self.status = status;
+        } else if matches!(kind, "ActionEvent" | "MessageEvent") {
+            self.status = None;
+        }
+        match kind {
             "MessageEvent" => {
                 let m = v.get("llm_message").unwrap_or(&Value::Null);
                 let text = text_of(m.get("content"));
@@ -276,5 +290,19 @@ mod tests {
         );
         assert!(d.events.iter().all(|e| e.ts.is_some()));
         assert_eq!(d.events[5].to_json()["ok"], false);
+    }
+
+    /// A stop streamed as an event and also read from base_state.json is
+    /// one stop; a new action between them makes a second one.
+    #[test]
+    fn one_stop_read_twice_is_one_note() {
+        let stuck = r#"{"id":"s","source":"environment","key":"execution_status","value":"stuck","kind":"ConversationStateUpdateEvent"}"#;
+        let action = r#"{"id":"2","source":"agent","tool_call":{"id":"c","name":"terminal","arguments":"{}"},"llm_response_id":"r1","kind":"ActionEvent"}"#;
+        let notes = |lines: &[&str]| {
+            let d = Decoded::from_bytes(lines.join("\n").as_bytes(), &mut events_decoder());
+            d.events.iter().filter(|e| e.type_name() == "note").count()
+        };
+        assert_eq!(notes(&[action, stuck, stuck]), 1);
+        assert_eq!(notes(&[action, stuck, action, stuck]), 2);
     }
 }

@@ -36,6 +36,26 @@ pub const STREAM_TYPES: [&str; 9] = [
     "tool_execution_end",
 ];
 
+/// A record's `message` is pi's (a role, no `type`): Anthropic's
+/// `message_start` has a message of type "message".
+fn has_pi_message(v: &Value) -> bool {
+    v.get("message")
+        .is_some_and(|m| m.get("role").is_some() && m.get("type").is_none())
+}
+
+/// A session file's header or message entry (detection).
+pub fn is_session_record(v: &Value) -> bool {
+    let t = str_of(v, "type").unwrap_or_default();
+    (t == "session" && v.get("cwd").is_some())
+        || (t == "message" && has_pi_message(v) && (v.get("parentId").is_some() || v.get("timestamp").is_some()))
+}
+
+/// An event of `pi --mode json` (detection).
+pub fn is_stream_record(v: &Value) -> bool {
+    let t = str_of(v, "type").unwrap_or_default();
+    STREAM_TYPES.contains(&t) && (!t.starts_with("message_") || has_pi_message(v))
+}
+
 /// Entry types of a session file.
 pub const ENTRY_TYPES: [&str; 10] = [
     "message",

@@ -37,6 +37,12 @@ pub fn is_mini(v: &Value) -> bool {
         || (v.get("messages").is_some() && v.get("info").is_some() && v.get("trajectory").is_none())
 }
 
+/// A mini-swe-agent trajectory that names its format (detection by the
+/// first line; without the name, `classify` tells it from the document).
+pub fn is_named_mini(v: &Value) -> bool {
+    is_mini(v) && str_of(v, "trajectory_format").is_some()
+}
+
 /// A SWE-agent trajectory's top-level fields.
 pub fn is_swe(v: &Value) -> bool {
     v.get("trajectory").is_some()

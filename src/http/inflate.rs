@@ -9,7 +9,7 @@
 
 use std::io::Write;
 
-use super::http::Header;
+use super::Header;
 
 /// How an answer's body is encoded.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -180,7 +180,7 @@ mod tests {
 
     #[test]
     fn codings_are_read_from_the_header() {
-        let h = crate::record::http::headers;
+        let h = crate::http::headers;
         assert_eq!(Coding::of(&h(&[])), Coding::Identity);
         assert_eq!(Coding::of(&h(&[("Content-Encoding", "identity")])), Coding::Identity);
         assert_eq!(Coding::of(&h(&[("content-encoding", " GZIP ")])), Coding::Gzip);

@@ -4,10 +4,10 @@
 
 use std::fmt::Write;
 
-use crate::report::{Excerpt, FileReport, Report, Section};
+use super::{Excerpt, FileReport, Report, Section};
 use crate::tui::buffer_pane::Mark;
 
-use super::escape_markup as escape;
+use crate::render::escape_markup as escape;
 
 const STYLE: &str = concat!(
     r#"
@@ -104,14 +104,14 @@ pub fn to_html(report: &Report) -> String {
     let _ = writeln!(
         out,
         "<h1>loopscope report</h1><p class=\"dim\">{} {} · {} · <span class=\"{}\">{}</span>{}{}</p>",
-        super::plural(report.profiles.len(), "profile"),
+        crate::output::plural(report.profiles.len(), "profile"),
         escape(&report.profiles.join(", ")),
-        super::count(report.files.len(), "session"),
+        crate::output::count(report.files.len(), "session"),
         if fired { "fired" } else { "clean" },
         escape(&report.headline()),
         match report.skipped {
             0 => String::new(),
-            n => format!(" · {} skipped (not agent sessions)", super::count(n, "file")),
+            n => format!(" · {} skipped (not agent sessions)", crate::output::count(n, "file")),
         },
         match report.failed.len() {
             0 => String::new(),

@@ -1,7 +1,9 @@
 //! `loopscope report`: what reviewers get instead of terminal output — the
 //! sessions scanned (as `scan --summary` does), and for each detection its
 //! reason, numbers, parameters, the evidence with the viewer's highlights
-//! and the viewer's screen at that moment. [`crate::render::html`] writes it.
+//! and the viewer's screen at that moment. [`html`] writes it.
+
+pub mod html;
 
 use std::io::{self, Read, Write};
 use std::time::Instant;
@@ -109,7 +111,7 @@ impl Report {
     pub fn headline(&self) -> String {
         let per = self.fired_by_profile();
         let one = |(_, fired, detections): &(String, usize, usize)| {
-            format!("{fired} fired, {}", crate::render::count(*detections, "detection"))
+            format!("{fired} fired, {}", crate::output::count(*detections, "detection"))
         };
         match per.as_slice() {
             [only] => one(only),

@@ -17,12 +17,12 @@
 
 use std::collections::HashMap;
 use std::io::{self, BufRead, BufReader, Read};
-use std::net::{IpAddr, Shutdown, TcpListener, TcpStream};
+use std::net::{IpAddr, Shutdown, SocketAddr, TcpListener, TcpStream};
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
-use super::http::{self, HeadError, RequestHead};
+use super::{self as http, HeadError, RequestHead};
 
 /// The longest a request head may take from its first byte to its last.
 pub const HEAD_TIME: Duration = Duration::from_secs(10);
@@ -128,6 +128,14 @@ impl Table {
         EVICTED.fetch_add(1, Ordering::Relaxed);
         Some(())
     }
+}
+
+/// Binds the listener `flag` (`--listen`, `--metrics`) names; the address
+/// bound (a port 0 made real) comes back with it.
+pub fn bind(flag: &str, addr: SocketAddr) -> Result<(TcpListener, SocketAddr), String> {
+    let listener = TcpListener::bind(addr).map_err(|e| format!("{flag} {addr}: {}", loopscope_core::io_reason(&e)))?;
+    let bound = listener.local_addr().map_err(|e| loopscope_core::io_reason(&e))?;
+    Ok((listener, bound))
 }
 
 /// Accepts connections until the process ends, each served on a thread of

@@ -3,8 +3,28 @@
 //! so what is sent and the keys in its headers never go anywhere the user
 //! did not name, and no other host's answer is taken for the endpoint's.
 
+use std::time::Duration;
+
 use ureq::http::Response;
 use ureq::Body;
+
+/// The client for posts to an endpoint: `timeout` bounds each request,
+/// from connecting to the answer's last byte; an error status is an
+/// answer to read, not an error; redirects are left to
+/// [`post_within_origin`] (ureq would follow them to any host, with every
+/// header but Authorization).
+pub fn agent(timeout: Duration, user_agent: Option<&str>) -> ureq::Agent {
+    let config = ureq::Agent::config_builder()
+        .timeout_global(Some(timeout))
+        .http_status_as_error(false)
+        .max_redirects(0);
+    match user_agent {
+        Some(name) => config.user_agent(name),
+        None => config,
+    }
+    .build()
+    .new_agent()
+}
 
 /// Redirects within the endpoint's origin followed per request.
 pub const MAX_REDIRECTS: usize = 5;
