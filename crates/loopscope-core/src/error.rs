@@ -187,7 +187,9 @@ mod tests {
 
     #[test]
     fn each_configuration_mistake_has_its_kind() {
-        let cases: [(&str, &[&str], &[(&str, &str)], ErrorKind); 7] = [
+        // (profile, detectors, overrides, the kind of error)
+        type Case<'a> = (&'a str, &'a [&'a str], &'a [(&'a str, &'a str)], ErrorKind);
+        let cases: [Case; 7] = [
             ("nope", &[], &[], ErrorKind::UnknownProfile),
             ("seed", &["nope"], &[], ErrorKind::UnknownDetector),
             // A detector of another profile: unknown to this one.
@@ -255,6 +257,38 @@ mod tests {
         )
         .unwrap_err();
         assert_eq!(e.kind(), ErrorKind::Stopped);
+    }
+
+    /// A build without a format's feature refuses its inputs as an
+    /// unsupported format, naming the feature (CI runs these with
+    /// `--no-default-features`).
+    #[cfg(not(feature = "zstd"))]
+    #[test]
+    fn a_zstd_input_without_its_feature_is_unsupported_naming_it() {
+        let seed = setup("seed", &[], &[]).unwrap();
+        let frame = vec![0x28, 0xb5, 0x2f, 0xfd, 0x20, 0x00, 0x01, 0x00, 0x00];
+        let e = crate::scan(std::io::Cursor::new(frame), FormatChoice::Auto, None, &seed).unwrap_err();
+        assert_eq!(e.kind(), ErrorKind::UnsupportedFormat);
+        assert!(e.to_string().contains("`zstd` feature"), "{e}");
+    }
+
+    #[cfg(not(feature = "sqlite"))]
+    #[test]
+    fn a_sqlite_store_without_its_feature_is_unsupported_naming_it() {
+        let seed = setup("seed", &[], &[]).unwrap();
+        let path = std::env::temp_dir().join(format!("loopscope-no-sqlite-{}.db", std::process::id()));
+        std::fs::write(&path, b"SQLite format 3\0rest of a page").unwrap();
+        let e = scan_path(&path, FormatChoice::Auto, &seed).unwrap_err();
+        std::fs::remove_file(&path).unwrap();
+        assert_eq!(e.kind(), ErrorKind::UnsupportedFormat);
+        assert!(e.to_string().contains("`sqlite` feature"), "{e}");
+    }
+
+    #[cfg(not(feature = "parquet"))]
+    #[test]
+    fn a_parquet_dataset_without_its_feature_is_refused_naming_it() {
+        let e = crate::formats::rows::parquet_row(Path::new("x.parquet"), None, &Default::default()).unwrap_err();
+        assert!(e.contains("`parquet` feature"), "{e}");
     }
 
     #[test]

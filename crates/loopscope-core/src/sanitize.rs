@@ -93,7 +93,7 @@ pub fn line(text: &str) -> String {
 /// line's) or more (a config's, a file's).
 pub(crate) const MESSAGE_LINE_CHARS: usize = 400;
 
-/// `text` with each line cut to [`MESSAGE_LINE_CHARS`], its start and end
+/// `text` with each line cut to `MESSAGE_LINE_CHARS`, its start and end
 /// kept (an error's cause is at its end).
 pub fn cut_lines(text: &str) -> String {
     let mut out = String::new();

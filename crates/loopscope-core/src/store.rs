@@ -4,11 +4,12 @@
 //! and read back a block at a time when a seek replays them. Memory then
 //! stays bounded however long the log is; the log itself is never written.
 //!
-//! The spool is bounded too: at most [`max_spool`] bytes (`--max-spool`),
+//! The spool is bounded too: at most its limit ([`DEFAULT_MAX_SPOOL`] unless
+//! [`Tape::with_max_spool`](crate::Tape::with_max_spool) sets one: `--max-spool`),
 //! and never so much that the temporary folder's disk would keep less than
-//! [`DISK_RESERVE`] free. Past either, the store keeps no more events (a
+//! `DISK_RESERVE` free. Past either, the store keeps no more events (a
 //! 91 KB zstd file that expands to a gigabyte is cut, said, and viewed up
-//! to there) and says why ([`EventStore::cut`]).
+//! to there) and says why (`EventStore::cut`).
 
 use std::cell::RefCell;
 use std::fs::File;
@@ -23,7 +24,7 @@ const BLOCK: usize = 1024;
 pub(crate) const HOT_BUDGET: usize = 32 << 20;
 
 /// The default of `--max-spool`: 1 GiB. A store's limit is its own
-/// ([`EventStore::with_limits`], [`Tape::with_max_spool`](crate::Tape::with_max_spool)),
+/// (`EventStore::with_limits`, [`Tape::with_max_spool`](crate::Tape::with_max_spool)),
 /// not a setting of the process.
 pub const DEFAULT_MAX_SPOOL: u64 = 1 << 30;
 /// What a spool leaves free on its disk at least (or a tenth of the disk,

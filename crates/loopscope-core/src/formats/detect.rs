@@ -395,6 +395,19 @@ pub(super) fn for_choice(format: Format, detected: Option<Kind>) -> Kind {
 /// 128 MiB, zstd's own default limit.
 pub const MAX_ZSTD_DEPTH: usize = 1;
 
+/// A zstd stream, decompressed as it is read.
+#[cfg(feature = "zstd")]
+fn unzstd(reader: Box<dyn Read + Send>) -> Result<Box<dyn Read + Send>, String> {
+    let inner = zstd::stream::read::Decoder::new(reader).map_err(|e| format!("not a readable zstd file ({e})"))?;
+    Ok(Box::new(inner))
+}
+
+/// Without the `zstd` feature a compressed input is refused, saying why.
+#[cfg(not(feature = "zstd"))]
+fn unzstd(_: Box<dyn Read + Send>) -> Result<Box<dyn Read + Send>, String> {
+    Err(super::feature_off("zstd", "a zstd-compressed input"))
+}
+
 /// Reads enough of `reader` to pick the importer; the reader handed back
 /// still starts at the beginning.
 pub fn open_reader(reader: Box<dyn Read + Send>, choice: FormatChoice, hint: Option<&str>) -> Result<Opened, String> {
@@ -441,9 +454,9 @@ fn open_at_depth(
                     .to_string(),
             );
         }
-        let inner = zstd::stream::read::Decoder::new(reader).map_err(|e| format!("not a readable zstd file ({e})"))?;
+        let inner = unzstd(reader)?;
         let hint = hint.map(|h| h.trim_end_matches(".zst").to_string());
-        return open_at_depth(Box::new(inner), choice, hint.as_deref(), zstd_depth + 1);
+        return open_at_depth(inner, choice, hint.as_deref(), zstd_depth + 1);
     }
     let kind = match choice {
         FormatChoice::Auto => detected.unwrap_or(Kind::Native),

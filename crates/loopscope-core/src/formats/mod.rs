@@ -80,6 +80,14 @@ pub fn set_max_record(bytes: usize) {
     MAX_RECORD.store(bytes.max(1), Ordering::Relaxed);
 }
 
+/// What an input needs that this build leaves out: "reading X needs
+/// loopscope-core's `feature` feature (off in this build)". Such an input is
+/// an unsupported format, said with the feature that reads it.
+#[allow(dead_code)] // every feature on: nothing is left out
+pub(crate) fn feature_off(feature: &str, what: &str) -> String {
+    format!("reading {what} needs loopscope-core's `{feature}` feature (off in this build)")
+}
+
 /// The bad-line reason of a record over the limit.
 pub fn overlong_reason() -> String {
     format!(
