@@ -240,7 +240,7 @@ pub(crate) fn param_text(v: &Bound<'_, PyAny>) -> PyResult<String> {
 }
 
 pub(crate) fn format_of(name: &str) -> PyResult<FormatChoice> {
-    FormatChoice::parse(name).map_err(UnsupportedFormatError::new_err)
+    FormatChoice::parse(name).map_err(py_error)
 }
 
 /// A Detector's or Scanner's constructor arguments, kept to pickle it: the

@@ -278,8 +278,7 @@ pub fn scan_until(
     setup: &Setup,
     stop: &mut dyn FnMut(bool) -> bool,
 ) -> Result<Scanned, Error> {
-    let opened = formats::detect::open_reader(Box::new(reader), format, hint)
-        .map_err(|e| Error::new(ErrorKind::UnsupportedFormat, e))?;
+    let opened = formats::detect::open_reader(Box::new(reader), format, hint)?;
     scan_opened(opened, setup, stop)
 }
 
@@ -415,9 +414,7 @@ fn scan_opened(
             Error::new(io_kind(&e), crate::io_reason(&e))
         }
     })?;
-    forced
-        .check(stream_events)
-        .map_err(|e| Error::new(ErrorKind::Malformed { line: None }, e))?;
+    forced.check(stream_events)?;
     Ok(out)
 }
 

@@ -273,13 +273,25 @@ pub enum FormatChoice {
 
 impl FormatChoice {
     /// Parses `--format`'s value (`auto` or an importer's name).
-    pub fn parse(text: &str) -> Result<FormatChoice, String> {
+    /// A name no importer has is an [`ErrorKind::UnsupportedFormat`](crate::ErrorKind::UnsupportedFormat).
+    ///
+    /// ```
+    /// use loopscope_core::{ErrorKind, Format, FormatChoice};
+    ///
+    /// assert_eq!(FormatChoice::parse("auto").unwrap(), FormatChoice::Auto);
+    /// assert_eq!(FormatChoice::parse("codex").unwrap(), FormatChoice::Fixed(Format::Codex));
+    /// assert_eq!(FormatChoice::parse("nope").unwrap_err().kind(), ErrorKind::UnsupportedFormat);
+    /// ```
+    pub fn parse(text: &str) -> Result<FormatChoice, crate::Error> {
         if text == "auto" {
             return Ok(FormatChoice::Auto);
         }
         Format::from_name(text).map(FormatChoice::Fixed).ok_or_else(|| {
             let names: Vec<&str> = Format::ALL.iter().map(|f| f.name()).collect();
-            format!("unknown format {text:?} (known: auto, {})", names.join(", "))
+            crate::Error::new(
+                crate::ErrorKind::UnsupportedFormat,
+                format!("unknown format {text:?} (known: auto, {})", names.join(", ")),
+            )
         })
     }
 }
