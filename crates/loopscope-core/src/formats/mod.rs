@@ -262,6 +262,18 @@ impl fmt::Display for Format {
 }
 
 /// `--format`: detect, or use this importer.
+///
+/// ```
+/// use loopscope_core::{scan, setup, Format, FormatChoice};
+///
+/// let seed = setup("seed", &[], &[]).unwrap();
+/// let line = "{\"type\":\"reasoning\",\"text\":\"hm\"}\n";
+/// let detected = scan(std::io::Cursor::new(line), FormatChoice::Auto, None, &seed).unwrap();
+/// assert_eq!(detected.format, Some(Format::Native));
+/// assert_eq!(Format::Native.name(), "native");
+/// let forced = scan(std::io::Cursor::new(line), FormatChoice::Fixed(Format::Native), None, &seed).unwrap();
+/// assert_eq!(forced.events, 1);
+/// ```
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Default)]
 pub enum FormatChoice {
     #[default]
