@@ -336,14 +336,25 @@ impl Event {
     /// is not an event at all (not an object, or no string `type`); an event
     /// whose fields are wrong is still an event — it keeps its index, is kept
     /// as an unreadable event, and comes with a warning.
-    pub fn from_json(value: Value) -> Result<Parsed, String> {
+    /// The error is an [`ErrorKind::Malformed`](crate::ErrorKind::Malformed)
+    /// (no line: the caller knows where the value came from).
+    pub fn from_json(value: Value) -> Result<Parsed, crate::Error> {
+        let not_an_event = |m: String| crate::Error::new(crate::ErrorKind::Malformed { line: None }, m);
         let Value::Object(mut fields) = value else {
-            return Err(format!("expected a JSON object, found {}", json_kind(&value)));
+            return Err(not_an_event(format!(
+                "expected a JSON object, found {}",
+                json_kind(&value)
+            )));
         };
         let type_name = match fields.shift_remove("type") {
             Some(Value::String(t)) => t,
-            Some(other) => return Err(format!("`type` must be a string, not {}", json_kind(&other))),
-            None => return Err("missing `type`".to_string()),
+            Some(other) => {
+                return Err(not_an_event(format!(
+                    "`type` must be a string, not {}",
+                    json_kind(&other)
+                )))
+            }
+            None => return Err(not_an_event("missing `type`".to_string())),
         };
         let mut warnings = Vec::new();
         let ts = match fields.get("ts") {
@@ -652,12 +663,15 @@ mod tests {
     #[test]
     fn lines_that_are_not_events_say_why() {
         assert_eq!(
-            Event::from_json(json!([1])).unwrap_err(),
+            Event::from_json(json!([1])).unwrap_err().to_string(),
             "expected a JSON object, found an array"
         );
-        assert_eq!(Event::from_json(json!({"text":"a"})).unwrap_err(), "missing `type`");
         assert_eq!(
-            Event::from_json(json!({"type":3})).unwrap_err(),
+            Event::from_json(json!({"text":"a"})).unwrap_err().to_string(),
+            "missing `type`"
+        );
+        assert_eq!(
+            Event::from_json(json!({"type":3})).unwrap_err().to_string(),
             "`type` must be a string, not a number"
         );
     }

@@ -122,8 +122,7 @@ impl Monitor {
     /// (`{"type": "reasoning", "text": "…"}`, log-format.md); an object
     /// that is not an event is an [`ErrorKind::Malformed`] error.
     pub fn push_json(&mut self, value: Value) -> Result<&[Detection], Error> {
-        let parsed = Event::from_json(value)
-            .map_err(|e| Error::new(ErrorKind::Malformed { line: None }, format!("not an event: {e}")))?;
+        let parsed = Event::from_json(value).map_err(|e| e.prefixed("not an event: "))?;
         Ok(self.push(&parsed.event))
     }
 
