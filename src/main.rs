@@ -57,7 +57,7 @@ fn main() -> ExitCode {
         Some(_) => None,
     };
     if let Some(s) = spool {
-        loopscope_core::store::set_max_spool(s.max_spool as u64);
+        loopscope::tui::app::set_max_spool(s.max_spool as u64);
     }
     let result = match cli.command {
         Some(Command::View(args)) => cli::live::view_target(args.files, args.latest.as_deref())

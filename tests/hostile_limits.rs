@@ -189,7 +189,8 @@ fn nested_zstd_frames_are_refused_past_one_level() {
             1 => assert_eq!(opened.map(|o| o.format.name()).unwrap(), "native"),
             _ => {
                 let err = opened.err().expect("refused");
-                assert!(err.contains("a zstd file inside a zstd file"), "{err}");
+                assert_eq!(err.kind(), loopscope_core::ErrorKind::Malformed { line: None });
+                assert!(err.to_string().contains("a zstd file inside a zstd file"), "{err}");
             }
         }
     }
@@ -201,7 +202,7 @@ fn nested_zstd_frames_are_refused_past_one_level() {
     let big = enc.finish().unwrap();
     let mut opened =
         formats::detect::open_reader(Box::new(std::io::Cursor::new(big)), FormatChoice::Auto, None).map(|o| o.reader);
-    let read = opened.as_mut().map_err(|e| e.clone()).and_then(|r| {
+    let read = opened.as_mut().map_err(|e| e.to_string()).and_then(|r| {
         let mut sink = Vec::new();
         r.read_to_end(&mut sink).map_err(|e| e.to_string())
     });

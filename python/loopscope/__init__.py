@@ -34,16 +34,42 @@ extended`` to the CLI.
 
 A :class:`Detection` carries the fields ``loopscope scan --json`` prints
 (``to_dict()`` gives them all). Bad profile names, parameters and events
-raise ``ValueError``; unreadable files ``OSError``.
+raise ``ValueError`` subclasses, one per kind of mistake
+(:class:`UnknownProfileError`, :class:`UnknownDetectorError`,
+:class:`UnknownParameterError`, :class:`InvalidValueError`,
+:class:`MalformedInputError` with its ``line``,
+:class:`UnsupportedFormatError`); unreadable files ``OSError``
+(``FileNotFoundError``, ``PermissionError``, ``IsADirectoryError``).
 """
 
-from ._loopscope import Detection, Detector, Scanner, __version__, detectors, profiles, scan, scan_messages
+from ._loopscope import (
+    Detection,
+    Detector,
+    InvalidValueError,
+    MalformedInputError,
+    Scanner,
+    UnknownDetectorError,
+    UnknownParameterError,
+    UnknownProfileError,
+    UnsupportedFormatError,
+    __version__,
+    detectors,
+    profiles,
+    scan,
+    scan_messages,
+)
 from .frames import annotate
 
 __all__ = [
     "Detection",
     "Detector",
+    "InvalidValueError",
+    "MalformedInputError",
     "Scanner",
+    "UnknownDetectorError",
+    "UnknownParameterError",
+    "UnknownProfileError",
+    "UnsupportedFormatError",
     "annotate",
     "detectors",
     "profiles",

@@ -11,6 +11,19 @@ KnownProfile = Literal["seed", "gemini-cli", "extended", "qwen-code", "openhands
 Profile = Union[KnownProfile, str]
 ParamValue = Union[int, float, bool, str, Sequence[int]]
 
+# Errors, each a ValueError (what they replace), chosen by the kind of
+# the core's error, never by its message; unreadable files raise
+# FileNotFoundError, PermissionError, IsADirectoryError or OSError.
+class UnknownProfileError(ValueError): ...
+class UnknownDetectorError(ValueError): ...
+class UnknownParameterError(ValueError): ...
+class InvalidValueError(ValueError): ...
+class UnsupportedFormatError(ValueError): ...
+
+class MalformedInputError(ValueError):
+    # The 1-based line of the input the problem is on, when known.
+    line: Optional[int]
+
 class Detection:
     """One detection: the fields ``loopscope scan --json`` prints."""
 

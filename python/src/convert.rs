@@ -3,8 +3,12 @@
 
 use std::panic::{catch_unwind, AssertUnwindSafe};
 
-use loopscope_core::{Error, FormatChoice, Setup};
-use pyo3::exceptions::{PyFileNotFoundError, PyOSError, PyRuntimeError, PyTypeError, PyValueError};
+use loopscope_core::{Error, ErrorKind, FormatChoice, Setup};
+use pyo3::create_exception;
+use pyo3::exceptions::{
+    PyFileNotFoundError, PyIsADirectoryError, PyKeyboardInterrupt, PyOSError, PyPermissionError, PyRuntimeError,
+    PyTypeError, PyValueError,
+};
 use pyo3::prelude::*;
 use pyo3::types::{PyBool, PyDict, PyFloat, PyInt, PyList, PyString, PyTuple};
 use serde_json::{Map, Value};
@@ -27,12 +31,90 @@ pub(crate) fn guarded<T>(f: impl FnOnce() -> T) -> PyResult<T> {
     })
 }
 
+// The package's exceptions: each a ValueError (what they replace, so
+// `except ValueError` still catches them), told apart by the core error's
+// kind. `__module__` is `loopscope`, where they are re-exported.
+create_exception!(
+    loopscope,
+    UnknownProfileError,
+    PyValueError,
+    "A profile name loopscope does not have (loopscope.profiles() lists them)."
+);
+create_exception!(
+    loopscope,
+    UnknownDetectorError,
+    PyValueError,
+    "A detector id that does not exist, or that the chosen profile does not run."
+);
+create_exception!(
+    loopscope,
+    UnknownParameterError,
+    PyValueError,
+    "A parameter its detector does not have (\"text-loop.nope\")."
+);
+create_exception!(
+    loopscope,
+    InvalidValueError,
+    PyValueError,
+    "A value that does not fit its parameter (\"text-loop.copies\": \"many\")."
+);
+create_exception!(
+    loopscope,
+    MalformedInputError,
+    PyValueError,
+    "An input that is not what it should be (an event dict without its type, \
+a broken file); `line` is its 1-based line when known, else None."
+);
+create_exception!(
+    loopscope,
+    UnsupportedFormatError,
+    PyValueError,
+    "An input no importer reads, a format name that does not exist, or a \
+format this build leaves out."
+);
+
+/// The exception classes above, added to the module.
+pub(crate) fn add_exceptions(m: &Bound<'_, PyModule>) -> PyResult<()> {
+    let py = m.py();
+    m.add("UnknownProfileError", py.get_type::<UnknownProfileError>())?;
+    m.add("UnknownDetectorError", py.get_type::<UnknownDetectorError>())?;
+    m.add("UnknownParameterError", py.get_type::<UnknownParameterError>())?;
+    m.add("InvalidValueError", py.get_type::<InvalidValueError>())?;
+    m.add("MalformedInputError", py.get_type::<MalformedInputError>())?;
+    m.add("UnsupportedFormatError", py.get_type::<UnsupportedFormatError>())?;
+    Ok(())
+}
+
+/// A core error as the Python exception of its kind (never chosen by its
+/// message's words); the message is the CLI's.
 pub(crate) fn py_error(e: Error) -> PyErr {
-    match e {
-        Error::Config(m) | Error::Input(m) => PyValueError::new_err(m),
-        Error::Io(m) if m.contains("no such file") => PyFileNotFoundError::new_err(m),
-        Error::Io(m) => PyOSError::new_err(m),
+    let message = e.to_string();
+    match e.kind() {
+        ErrorKind::NotFound => PyFileNotFoundError::new_err(message),
+        ErrorKind::PermissionDenied => PyPermissionError::new_err(message),
+        ErrorKind::IsADirectory => PyIsADirectoryError::new_err(message),
+        ErrorKind::UnknownProfile => UnknownProfileError::new_err(message),
+        ErrorKind::UnknownDetector => UnknownDetectorError::new_err(message),
+        ErrorKind::UnknownParameter => UnknownParameterError::new_err(message),
+        ErrorKind::InvalidValue => InvalidValueError::new_err(message),
+        ErrorKind::UnsupportedFormat => UnsupportedFormatError::new_err(message),
+        ErrorKind::Malformed { line } => malformed(message, line),
+        ErrorKind::Stopped => PyKeyboardInterrupt::new_err(message),
+        // Io, and any kind a later core adds: an OSError is the honest
+        // general answer for "could not run on this input".
+        _ => PyOSError::new_err(message),
     }
+}
+
+/// A [`MalformedInputError`] with its `line` attribute (None when unknown).
+pub(crate) fn malformed(message: String, line: Option<usize>) -> PyErr {
+    let err = MalformedInputError::new_err(message);
+    Python::attach(|py| {
+        // Setting an attribute on a fresh exception cannot fail but for
+        // memory; the exception is raised without it then.
+        let _ = err.value(py).setattr("line", line);
+    });
+    err
 }
 
 /// A Python value as JSON: dicts (string keys), lists, tuples, strings,
@@ -158,7 +240,7 @@ pub(crate) fn param_text(v: &Bound<'_, PyAny>) -> PyResult<String> {
 }
 
 pub(crate) fn format_of(name: &str) -> PyResult<FormatChoice> {
-    FormatChoice::parse(name).map_err(PyValueError::new_err)
+    FormatChoice::parse(name).map_err(py_error)
 }
 
 /// A Detector's or Scanner's constructor arguments, kept to pickle it: the

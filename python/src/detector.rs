@@ -4,7 +4,7 @@
 use std::sync::{Mutex, MutexGuard};
 
 use loopscope_core::{Event, EventKind, Monitor, Profile};
-use pyo3::exceptions::{PyRuntimeError, PyTypeError, PyValueError};
+use pyo3::exceptions::{PyRuntimeError, PyTypeError};
 use pyo3::prelude::*;
 use pyo3::types::{PyBytes, PyDict, PyList, PyString};
 use serde_json::{Map, Value};
@@ -191,13 +191,14 @@ impl Detector {
     /// a dict that is not an event raises ValueError.
     fn push(&self, py: Python<'_>, event: &Bound<'_, PyAny>) -> PyResult<Py<PyList>> {
         let value = to_json(event, 0)?;
-        let parsed = Event::from_json(value).map_err(|e| PyValueError::new_err(format!("not an event: {e}")))?;
+        let parsed =
+            Event::from_json(value).map_err(|e| crate::convert::malformed(format!("not an event: {e}"), None))?;
         // A known type whose fields are unreadable (a `content` without its
         // text, a text that is not a string) is an error here, as every
         // other malformed event is: a log keeps it as a warning, a caller
         // pushing it has a bug to hear about.
         if let (EventKind::Other { .. }, Some(warning)) = (&parsed.event.kind, &parsed.warning) {
-            return Err(PyValueError::new_err(format!("not an event: {warning}")));
+            return Err(crate::convert::malformed(format!("not an event: {warning}"), None));
         }
         let size = match &parsed.event.kind {
             EventKind::Reasoning { text } | EventKind::Content { text } => text.len(),

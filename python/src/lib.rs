@@ -16,6 +16,7 @@ use pyo3::prelude::*;
 
 #[pymodule]
 fn _loopscope(m: &Bound<'_, PyModule>) -> PyResult<()> {
+    convert::add_exceptions(m)?;
     m.add_class::<detector::Detector>()?;
     m.add_class::<detection::PyDetection>()?;
     m.add_class::<scanner::Scanner>()?;

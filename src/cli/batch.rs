@@ -415,7 +415,7 @@ pub fn run_scan(inputs: Vec<Input>, args: &ScanArgs) -> Result<i32, String> {
 pub fn run_report(args: &ReportArgs, inputs: Vec<Input>) -> Result<i32, String> {
     let paths: Vec<&std::path::Path> = inputs.iter().filter_map(Input::path).collect();
     refuse_writing_into(Some(&args.output), &paths)?;
-    let inputs = loopscope::report::read_streams_once(inputs, loopscope_core::store::max_spool())?;
+    let inputs = loopscope::report::read_streams_once(inputs, loopscope::tui::app::max_spool())?;
     // A dataset's rows are each a session of the report.
     let (inputs, warnings) = loopscope::scan::expand_rows(inputs, &args.rows.mode())?;
     for w in warnings.iter().take(10) {

@@ -580,7 +580,7 @@ impl DetectorFlags {
                     .to_string(),
             );
         }
-        Setup::resolve(&self.choices()?)
+        Setup::resolve(&self.choices()?).map_err(String::from)
     }
 
     /// One setup per profile named (one when none or one is).
@@ -594,6 +594,6 @@ impl DetectorFlags {
                 profiles.push(p);
             }
         }
-        Setup::resolve_each(&self.choices()?, &profiles)
+        Setup::resolve_each(&self.choices()?, &profiles).map_err(String::from)
     }
 }

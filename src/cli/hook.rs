@@ -68,7 +68,7 @@ pub struct InstallArgs {
 fn setup(flags: &DetectorFlags) -> Result<Setup, String> {
     let mut choices = flags.choices()?;
     choices.profile.get_or_insert(loopscope_core::detect::Profile::Extended);
-    Setup::resolve(&choices)
+    Setup::resolve(&choices).map_err(String::from)
 }
 
 pub fn run_hook(args: &HookArgs) -> Result<i32, String> {

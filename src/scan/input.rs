@@ -101,6 +101,7 @@ impl Input {
             Input::Found(s) => formats::open_input(&s.path, format),
             Input::Bytes { bytes, .. } => {
                 formats::detect::open_reader(Box::new(std::io::Cursor::new(bytes.clone())), format, None)
+                    .map_err(String::from)
             }
         }
     }

@@ -45,6 +45,24 @@ pub struct ViewOptions {
     /// A `--format` named by the user, to check once the input is read:
     /// one that read nothing of the stream is said, as `scan` says it.
     pub forced_format: Option<loopscope_core::formats::ForcedCheck>,
+    /// The most bytes the view's store spools to its temporary file
+    /// (`--max-spool`): the process's setting unless a caller names one.
+    pub max_spool: u64,
+}
+
+/// `--max-spool`, as the command line set it for this process: the app's
+/// setting (the core's stores take it as an option, [`Tape::with_max_spool`]).
+static MAX_SPOOL: std::sync::atomic::AtomicU64 =
+    std::sync::atomic::AtomicU64::new(loopscope_core::store::DEFAULT_MAX_SPOOL);
+
+/// Sets `--max-spool` for every view this process opens.
+pub fn set_max_spool(bytes: u64) {
+    MAX_SPOOL.store(bytes, std::sync::atomic::Ordering::Relaxed);
+}
+
+/// `--max-spool` in force (the default unless the command line set it).
+pub fn max_spool() -> u64 {
+    MAX_SPOOL.load(std::sync::atomic::Ordering::Relaxed)
 }
 
 impl Default for ViewOptions {
@@ -61,6 +79,7 @@ impl Default for ViewOptions {
             rechunk: None,
             inputs: Vec::new(),
             forced_format: None,
+            max_spool: max_spool(),
         }
     }
 }
@@ -170,7 +189,7 @@ impl App {
     pub fn new(name: &str, setup: Setup, opts: &ViewOptions, now: Instant) -> App {
         let mut setups = vec![setup.clone()];
         setups.extend(opts.compare.iter().cloned());
-        let tape = Tape::compare(&setups);
+        let tape = Tape::compare(&setups).with_max_spool(opts.max_spool);
         let mut app = App {
             name: name.to_string(),
             launch: setup.clone(),

@@ -79,7 +79,7 @@ impl App {
         self.problems.clear();
         self.bad_lines = 0;
         self.problems_seen = 0;
-        self.tape = Tape::compare(self.tape.setups());
+        self.tape = Tape::compare(self.tape.setups()).with_max_spool(self.tape.max_spool());
         self.pacing = Pacing::new(self.pacing.rules());
         self.panes.timeline.clear();
         self.cursor = 0;

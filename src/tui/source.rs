@@ -107,7 +107,7 @@ impl App {
         if let Some(Err(msg)) = self.forced_format.map(|f| f.check(self.stream_events)) {
             // The standing error says what went wrong; the bad lines a wrong
             // importer flashed while reading only follow from it.
-            self.read_error = Some(msg);
+            self.read_error = Some(msg.to_string());
             self.flash = None;
         }
         if let Some(n) = self.rechunk_when_read.take() {

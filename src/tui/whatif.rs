@@ -222,7 +222,9 @@ impl App {
 
     fn command_set(&mut self, arg: &str) -> Result<String, String> {
         let mut setup = self.setup.clone();
-        setup.apply_set(arg).map_err(|e| e.replacen("--set", ":set", 1))?;
+        setup
+            .apply_set(arg)
+            .map_err(|e| e.to_string().replacen("--set", ":set", 1))?;
         self.change_setups(setup, None);
         Ok(self.after_change(arg))
     }
@@ -395,7 +397,10 @@ impl App {
         };
         let recorded = match self.rechunked.take() {
             Some(r) => r.recorded,
-            None => std::mem::replace(&mut self.tape, Tape::compare(std::slice::from_ref(&self.setup))),
+            None => {
+                let empty = Tape::compare(std::slice::from_ref(&self.setup)).with_max_spool(self.tape.max_spool());
+                std::mem::replace(&mut self.tape, empty)
+            }
         };
         let setups = recorded.setups().to_vec();
         match n {
@@ -405,7 +410,7 @@ impl App {
                 self.jump_to(recorded_cursor, now);
             }
             Some(n) => {
-                let mut tape = Tape::compare(&setups);
+                let mut tape = Tape::compare(&setups).with_max_spool(recorded.max_spool());
                 let mut origins = Vec::new();
                 let mut chunker = Rechunker::new(n);
                 let mut pieces = Vec::new();

@@ -99,7 +99,7 @@ enum Tried {
 /// reads it. `flag` names the option in an error.
 fn typed(base: &Setup, set: &str, flag: &str) -> Result<(Setup, &'static str, &'static str, Value), String> {
     let mut s = base.clone();
-    s.apply_set(set).map_err(|e| e.replacen("--set", flag, 1))?;
+    s.apply_set(set).map_err(|e| e.to_string().replacen("--set", flag, 1))?;
     let (target, _) = set.split_once('=').unwrap_or_default();
     let (id, name) = target.trim().split_once('.').unwrap_or_default();
     let c = s

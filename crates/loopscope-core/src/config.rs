@@ -15,6 +15,13 @@ use std::path::PathBuf;
 
 use crate::detect::params::{ParamSpec, Value};
 use crate::detect::{self, DetectorInfo, Params, Profile, DETECTORS};
+use crate::error::{Error, ErrorKind};
+
+/// A config file's content that is not what it should be (no line: the
+/// TOML was read; its keys or values are wrong).
+fn malformed(message: impl Into<String>) -> Error {
+    Error::new(ErrorKind::Malformed { line: None }, message)
+}
 
 /// Detectors a profile offers but does not run unless named (`--detectors`,
 /// or `detectors` in the config): the judge costs calls to a model, and
@@ -34,6 +41,16 @@ pub fn off_by_default(id: &str, profile: Profile) -> bool {
 pub use crate::detect::Configured;
 
 /// Everything the engine needs to build its detectors.
+///
+/// ```
+/// use loopscope_core::{Choices, Profile, Setup};
+///
+/// let seed = Setup::profile(Profile::Seed);
+/// assert!(seed.ids().contains(&"block-cycle"));
+/// // As `loopscope scan --profile seed` with this config file would.
+/// let tuned = Setup::resolve_with(&Choices::default(), "[block-cycle]\nmin_matches = 8\n").unwrap();
+/// assert_eq!(tuned.diff(), vec!["block-cycle.min_matches: 6 -> 8"]);
+/// ```
 #[derive(Clone, Debug)]
 pub struct Setup {
     /// The profile the detectors and their defaults come from.
@@ -50,6 +67,19 @@ pub struct Setup {
 }
 
 /// What the user asked for on the command line.
+///
+/// ```
+/// use loopscope_core::{Choices, Profile, Setup};
+///
+/// let choices = Choices {
+///     profile: Some(Profile::GeminiCli),
+///     detectors: Some(vec!["tool-repeat".into()]),
+///     sets: vec!["tool-repeat.max_cycle=3".into()],
+///     ..Choices::default()
+/// };
+/// let s = Setup::resolve_with(&choices, "").unwrap();
+/// assert_eq!(s.ids(), vec!["tool-repeat"]);
+/// ```
 #[derive(Clone, Debug, Default)]
 pub struct Choices {
     /// `--profile`.
@@ -86,22 +116,27 @@ pub struct JudgeEndpoint {
 }
 
 impl JudgeEndpoint {
-    fn from_toml(v: &toml::Value) -> Result<JudgeEndpoint, String> {
+    fn from_toml(v: &toml::Value) -> Result<JudgeEndpoint, Error> {
         let toml::Value::Table(t) = v else {
-            return Err("[judge] must be a table".to_string());
+            return Err(malformed("[judge] must be a table"));
         };
         let mut j = JudgeEndpoint::default();
         for (k, v) in t {
             let text = || {
                 v.as_str()
                     .map(str::to_string)
-                    .ok_or_else(|| format!("[judge] {k} must be a string"))
+                    .ok_or_else(|| Error::new(ErrorKind::InvalidValue, format!("[judge] {k} must be a string")))
             };
             let number = || {
                 v.as_integer()
                     .and_then(|n| u64::try_from(n).ok())
                     .filter(|n| (1..=3600).contains(n))
-                    .ok_or_else(|| format!("[judge] {k} must be a whole number from 1 to 3600"))
+                    .ok_or_else(|| {
+                        Error::new(
+                            ErrorKind::InvalidValue,
+                            format!("[judge] {k} must be a whole number from 1 to 3600"),
+                        )
+                    })
             };
             match k.as_str() {
                 "base_url" => j.base_url = Some(text()?),
@@ -111,10 +146,11 @@ impl JudgeEndpoint {
                 "timeout" => j.timeout = Some(number()?),
                 "attempts" => j.attempts = Some(number()? as usize),
                 "prompt_file" => j.prompt_file = Some(PathBuf::from(text()?)),
-                "api_key" => return Err("[judge] api_key: keys are not kept in config files; name the environment variable that holds it with api_key_env".to_string()),
+                "api_key" => return Err(Error::new(ErrorKind::UnknownParameter, "[judge] api_key: keys are not kept in config files; name the environment variable that holds it with api_key_env")),
                 other => {
-                    return Err(format!(
-                        "[judge] unknown key {other:?} (base_url, model, double_check_model, api_key_env, timeout, attempts, prompt_file)"
+                    return Err(Error::new(
+                        ErrorKind::UnknownParameter,
+                        format!("[judge] unknown key {other:?} (base_url, model, double_check_model, api_key_env, timeout, attempts, prompt_file)"),
                     ))
                 }
             }
@@ -154,15 +190,15 @@ impl Setup {
 
     /// Resolves the user's choices, reading the config file from the usual
     /// places when none was named.
-    pub fn resolve(choices: &Choices) -> Result<Setup, String> {
+    pub fn resolve(choices: &Choices) -> Result<Setup, Error> {
         let path = match &choices.config {
             Some(p) => Some(p.clone()),
             None => discover_config(),
         };
         let file = match &path {
             Some(p) => {
-                let text = read_capped(p, MAX_SMALL_FILE).map_err(|e| format!("cannot read config {e}"))?;
-                parse_config(&text).map_err(|e| format!("config {}: {e}", p.display()))?
+                let text = read_capped(p, MAX_SMALL_FILE).map_err(|e| e.prefixed("cannot read config "))?;
+                parse_config(&text).map_err(|e| e.prefixed(&format!("config {}: ", p.display())))?
             }
             None => ConfigFile::default(),
         };
@@ -174,7 +210,7 @@ impl Setup {
     /// Resolves the choices once per profile, for a comparison: detectors
     /// and `--set`s that a profile does not run are left out of it, and
     /// each must apply to at least one of them.
-    pub fn resolve_each(choices: &Choices, profiles: &[Profile]) -> Result<Vec<Setup>, String> {
+    pub fn resolve_each(choices: &Choices, profiles: &[Profile]) -> Result<Vec<Setup>, Error> {
         let mut setups = Vec::new();
         for &p in profiles {
             let in_p = |id: &str| detect::find(id).is_some_and(|info| info.in_profile(p));
@@ -203,7 +239,10 @@ impl Setup {
             if !setups.iter().any(|s| s.ids().contains(&id.as_str())) {
                 return Err(match detect::find(id) {
                     None => unknown_detector(id),
-                    Some(_) => format!("detector {id} is in none of the profiles compared"),
+                    Some(_) => Error::new(
+                        ErrorKind::UnknownDetector,
+                        format!("detector {id} is in none of the profiles compared"),
+                    ),
                 });
             }
         }
@@ -213,8 +252,9 @@ impl Setup {
                 // A malformed one is told as a single profile tells it.
                 let home = detect::find(id).and_then(|info| Profile::ALL.into_iter().find(|p| info.in_profile(*p)));
                 Setup::profile(home.unwrap_or(profiles[0])).apply_set(set)?;
-                return Err(format!(
-                    "--set {set}: detector {id} runs in none of the profiles compared"
+                return Err(Error::new(
+                    ErrorKind::UnknownDetector,
+                    format!("--set {set}: detector {id} runs in none of the profiles compared"),
                 ));
             }
         }
@@ -222,11 +262,11 @@ impl Setup {
     }
 
     /// Resolves choices against config text (no file system).
-    pub fn resolve_with(choices: &Choices, config_text: &str) -> Result<Setup, String> {
+    pub fn resolve_with(choices: &Choices, config_text: &str) -> Result<Setup, Error> {
         Setup::from_parts(choices, parse_config(config_text)?)
     }
 
-    fn from_parts(choices: &Choices, file: ConfigFile) -> Result<Setup, String> {
+    fn from_parts(choices: &Choices, file: ConfigFile) -> Result<Setup, Error> {
         let profile = choices.profile.or(file.profile).unwrap_or(Profile::Seed);
         let mut setup = Setup::profile(profile);
         setup.judge = file.judge.clone().unwrap_or_default();
@@ -269,17 +309,20 @@ impl Setup {
 
     /// Keeps only these detectors (in registry order), adding a profile's
     /// off-by-default ones when named.
-    pub fn select(&mut self, ids: &[String]) -> Result<(), String> {
+    pub fn select(&mut self, ids: &[String]) -> Result<(), Error> {
         if ids.is_empty() {
-            return Err("no detector selected".to_string());
+            return Err(Error::new(ErrorKind::InvalidValue, "no detector selected"));
         }
         for id in ids {
             let info = detect::find(id).ok_or_else(|| unknown_detector(id))?;
             if !info.in_profile(self.profile) {
-                return Err(format!(
-                    "detector {id} is not in profile {} (its detectors: {})",
-                    self.profile,
-                    self.ids().join(", ")
+                return Err(Error::new(
+                    ErrorKind::UnknownDetector,
+                    format!(
+                        "detector {id} is not in profile {} (its detectors: {})",
+                        self.profile,
+                        self.ids().join(", ")
+                    ),
                 ));
             }
         }
@@ -300,17 +343,27 @@ impl Setup {
     }
 
     /// Applies one `ID.PARAM=VALUE` (as `--set` and the viewer's `:set` do).
-    pub fn apply_set(&mut self, set: &str) -> Result<(), String> {
-        let bad = || format!("--set expects ID.PARAM=VALUE, got {set:?}");
+    pub fn apply_set(&mut self, set: &str) -> Result<(), Error> {
+        let bad = || {
+            Error::new(
+                ErrorKind::InvalidValue,
+                format!("--set expects ID.PARAM=VALUE, got {set:?}"),
+            )
+        };
         let (target, value) = set.split_once('=').ok_or_else(bad)?;
         let (id, name) = target.trim().split_once('.').ok_or_else(bad)?;
         let info = detect::find(id).ok_or_else(|| unknown_detector(id))?;
         let spec = param_spec(info, name)?;
-        let v = spec.parse(value).map_err(|e| format!("--set {id}.{name}: {e}"))?;
-        let not_running = format!(
-            "--set {id}.{name}: detector {id} is not running (profile {}, detectors: {})",
-            self.profile,
-            self.ids().join(", ")
+        let v = spec
+            .parse(value)
+            .map_err(|e| e.prefixed(&format!("--set {id}.{name}: ")))?;
+        let not_running = Error::new(
+            ErrorKind::UnknownDetector,
+            format!(
+                "--set {id}.{name}: detector {id} is not running (profile {}, detectors: {})",
+                self.profile,
+                self.ids().join(", ")
+            ),
         );
         let c = self.detectors.iter_mut().find(|c| c.info.id == id).ok_or(not_running)?;
         c.params.set(spec.name, v);
@@ -394,23 +447,42 @@ impl Setup {
     }
 }
 
-fn unknown_detector(id: &str) -> String {
+fn unknown_detector(id: &str) -> Error {
     let known: Vec<&str> = DETECTORS.iter().map(|d| d.id).collect();
-    format!(
-        "unknown detector {} (known: {})",
-        crate::detect::quote(id, 60),
-        known.join(", ")
+    Error::new(
+        ErrorKind::UnknownDetector,
+        format!(
+            "unknown detector {} (known: {})",
+            crate::detect::quote(id, 60),
+            known.join(", ")
+        ),
     )
 }
 
-fn param_spec(info: &'static DetectorInfo, name: &str) -> Result<&'static ParamSpec, String> {
-    info.params.iter().find(|p| p.name == name).ok_or_else(|| {
-        let names: Vec<&str> = info.params.iter().map(|p| p.name).collect();
+/// "unknown profile 'x' (known: …)", as the CLI and the library say it.
+pub(crate) fn unknown_profile(name: &str) -> Error {
+    let names: Vec<&str> = Profile::ALL.iter().map(|p| p.name()).collect();
+    Error::new(
+        ErrorKind::UnknownProfile,
         format!(
-            "{} has no parameter {} (its parameters: {})",
-            info.id,
+            "unknown profile {} (known: {})",
             crate::detect::quote(name, 60),
             names.join(", ")
+        ),
+    )
+}
+
+fn param_spec(info: &'static DetectorInfo, name: &str) -> Result<&'static ParamSpec, Error> {
+    info.params.iter().find(|p| p.name == name).ok_or_else(|| {
+        let names: Vec<&str> = info.params.iter().map(|p| p.name).collect();
+        Error::new(
+            ErrorKind::UnknownParameter,
+            format!(
+                "{} has no parameter {} (its parameters: {})",
+                info.id,
+                crate::detect::quote(name, 60),
+                names.join(", ")
+            ),
         )
     })
 }
@@ -421,20 +493,23 @@ fn param_spec(info: &'static DetectorInfo, name: &str) -> Result<&'static ParamS
 pub const MAX_SMALL_FILE: usize = 1 << 20;
 
 /// A text file of at most `limit` bytes; the error names the file.
-pub fn read_capped(path: &std::path::Path, limit: usize) -> Result<String, String> {
+pub fn read_capped(path: &std::path::Path, limit: usize) -> Result<String, Error> {
     use std::io::Read;
     let name = crate::sanitize::path(path);
     let mut bytes = Vec::new();
     std::fs::File::open(path)
         .and_then(|f| f.take(limit as u64 + 1).read_to_end(&mut bytes))
-        .map_err(|e| format!("{name}: {}", crate::io_reason(&e)))?;
+        .map_err(|e| Error::io(&name, &e))?;
     if bytes.len() > limit {
-        return Err(format!(
-            "{name}: longer than {} (the most read of such a file)",
-            crate::formats::human_bytes(limit)
+        return Err(Error::new(
+            ErrorKind::InvalidValue,
+            format!(
+                "{name}: longer than {} (the most read of such a file)",
+                crate::formats::human_bytes(limit)
+            ),
         ));
     }
-    String::from_utf8(bytes).map_err(|_| format!("{name}: not UTF-8 text"))
+    String::from_utf8(bytes).map_err(|_| malformed(format!("{name}: not UTF-8 text")))
 }
 
 fn discover_config() -> Option<PathBuf> {
@@ -447,23 +522,18 @@ fn discover_config() -> Option<PathBuf> {
     p.is_file().then_some(p)
 }
 
-fn parse_config(text: &str) -> Result<ConfigFile, String> {
-    let table: toml::Table = text
-        .parse()
-        .map_err(|e: toml::de::Error| e.message().to_string() + &location(text, e.span()))?;
+fn parse_config(text: &str) -> Result<ConfigFile, Error> {
+    let table: toml::Table = text.parse().map_err(|e: toml::de::Error| {
+        let line = e.span().map(|s| line_of(text, s.start));
+        let at = line.map_or(String::new(), |n| format!(" (line {n})"));
+        Error::new(ErrorKind::Malformed { line }, e.message().to_string() + &at)
+    })?;
     let mut file = ConfigFile::default();
     for (key, value) in table {
         match key.as_str() {
             "profile" => {
-                let name = value.as_str().ok_or("`profile` must be a string")?;
-                file.profile = Some(Profile::from_name(name).ok_or_else(|| {
-                    let names: Vec<&str> = Profile::ALL.iter().map(|p| p.name()).collect();
-                    format!(
-                        "unknown profile {} (known: {})",
-                        crate::detect::quote(name, 60),
-                        names.join(", ")
-                    )
-                })?);
+                let name = value.as_str().ok_or_else(|| malformed("`profile` must be a string"))?;
+                file.profile = Some(Profile::from_name(name).ok_or_else(|| unknown_profile(name))?);
             }
             "detectors" => {
                 let list = value
@@ -473,24 +543,29 @@ fn parse_config(text: &str) -> Result<ConfigFile, String> {
                             .map(|v| v.as_str().map(String::from))
                             .collect::<Option<Vec<_>>>()
                     })
-                    .ok_or("`detectors` must be an array of detector ids")?;
+                    .ok_or_else(|| malformed("`detectors` must be an array of detector ids"))?;
                 file.detectors = Some(list);
             }
             "judge" => file.judge = Some(JudgeEndpoint::from_toml(&value)?),
             id => {
                 let info = detect::find(id).ok_or_else(|| {
-                    format!(
-                        "unknown key {} (expected profile, detectors, judge, or a detector id)",
-                        crate::detect::quote(id, 60)
+                    Error::new(
+                        ErrorKind::UnknownDetector,
+                        format!(
+                            "unknown key {} (expected profile, detectors, judge, or a detector id)",
+                            crate::detect::quote(id, 60)
+                        ),
                     )
                 })?;
                 let toml::Value::Table(t) = value else {
-                    return Err(format!("[{id}] must be a table of parameters"));
+                    return Err(malformed(format!("[{id}] must be a table of parameters")));
                 };
                 let mut values = Vec::new();
                 for (name, value) in &t {
                     let spec = param_spec(info, name)?;
-                    let v = spec.from_toml(value).map_err(|e| format!("[{id}] {name}: {e}"))?;
+                    let v = spec
+                        .read_toml(value)
+                        .map_err(|e| e.prefixed(&format!("[{id}] {name}: ")))?;
                     values.push((spec.name, v));
                 }
                 file.tables.push((info, values));
@@ -500,11 +575,13 @@ fn parse_config(text: &str) -> Result<ConfigFile, String> {
     Ok(file)
 }
 
-fn location(text: &str, span: Option<std::ops::Range<usize>>) -> String {
-    match span {
-        Some(s) => format!(" (line {})", text[..s.start.min(text.len())].matches('\n').count() + 1),
-        None => String::new(),
-    }
+/// The 1-based line of byte `at` in `text`.
+fn line_of(text: &str, at: usize) -> usize {
+    text.as_bytes()[..at.min(text.len())]
+        .iter()
+        .filter(|&&b| b == b'\n')
+        .count()
+        + 1
 }
 
 pub use crate::formats::is_stdin;
@@ -557,7 +634,7 @@ mod tests {
 
     #[test]
     fn mistakes_get_clear_messages() {
-        let err = |c: Choices, t: &str| Setup::resolve_with(&c, t).unwrap_err();
+        let err = |c: Choices, t: &str| Setup::resolve_with(&c, t).unwrap_err().to_string();
         assert!(err(Choices::default(), "colour = 1").contains("unknown key \"colour\""));
         assert!(err(Choices::default(), "[block-cycle]\nmin_match = 3").contains("no parameter \"min_match\""));
         assert!(err(Choices::default(), "[block-cycle]\nmin_matches = \"x\"").contains("min_matches"));

@@ -1,6 +1,6 @@
 //! Third-party code that may panic on hostile input — the parquet crate on
 //! a damaged file (issue 43: 1 in 300 seeded 4-byte mutations of a real
-//! dataset made it panic) — runs inside [`contain`]: the panic becomes an
+//! dataset made it panic) — runs inside `contain`: the panic becomes an
 //! error the caller reports as a bad input in one line, and the panic's own
 //! message (a backtrace hint, the crate's source path) is not printed.
 //!
@@ -18,13 +18,14 @@ thread_local! {
     static DEPTH: Cell<u32> = const { Cell::new(0) };
 }
 
-/// Whether a panic on this thread now would be caught by [`contain`].
+/// Whether a panic on this thread now would be caught by `contain`.
 pub fn is_contained() -> bool {
     DEPTH.with(|d| d.get() > 0)
 }
 
 /// Runs `f`; a panic inside it is returned as its message.
-pub fn contain<T>(f: impl FnOnce() -> T) -> Result<T, String> {
+#[cfg_attr(not(feature = "parquet"), allow(dead_code))] // only Parquet is contained now
+pub(crate) fn contain<T>(f: impl FnOnce() -> T) -> Result<T, String> {
     static QUIET_HOOK: Once = Once::new();
     QUIET_HOOK.call_once(|| {
         let previous = panic::take_hook();

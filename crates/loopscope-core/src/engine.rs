@@ -8,10 +8,23 @@
 use crate::config::Setup;
 use crate::detect::{Buffers, CheckpointRun, Detection, Detector, DetectorState, Kinds, Observation};
 use crate::event::{Event, EventKind};
-use crate::store::EventStore;
+use crate::store::{EventStore, HOT_BUDGET};
 
 #[derive(Clone)]
 /// One setup's detectors over one stream, fed event by event.
+///
+/// ```
+/// use loopscope_core::{Engine, Event, Profile, Setup};
+///
+/// let mut engine = Engine::new(&Setup::profile(Profile::Extended));
+/// engine.push(&Event::request());
+/// let mut found = Vec::new();
+/// for _ in 0..40 {
+///     found.extend(engine.push(&Event::reasoning("Wait, let me check the tests again. ")));
+/// }
+/// assert_eq!(engine.position(), 41);
+/// assert!(found.iter().any(|d| d.detector == "text-loop"));
+/// ```
 pub struct Engine {
     detectors: Vec<Box<dyn Detector>>,
     /// What kinds of event each detector looks at (asked once).
@@ -138,7 +151,7 @@ impl Engine {
     }
 
     /// How many checkpoint runs the current request has had (cheap to ask).
-    pub fn checkpoint_run_count(&self) -> usize {
+    pub(crate) fn checkpoint_run_count(&self) -> usize {
         self.detectors.iter().map(|d| d.checkpoint_runs().len()).sum()
     }
 
@@ -259,6 +272,18 @@ fn work_of(event: &Event) -> usize {
 /// Changing the setups re-runs the stored events ([`Tape::rerun`]): up to a
 /// position at once, the rest in slices ([`Tape::resume`]), so a long
 /// stream answers at once where the user is looking.
+///
+/// ```
+/// use loopscope_core::{Event, Profile, Setup, Tape};
+///
+/// let mut events = vec![Event::request()];
+/// events.extend((0..40).map(|_| Event::reasoning("Wait, let me check the tests again. ")));
+/// let mut tape = Tape::with_events(&Setup::profile(Profile::Extended), events);
+/// assert_eq!(tape.len(), 41);
+/// let first = tape.detections()[0].event;
+/// // Back to just before the first detection: the engine as it was then.
+/// assert!(tape.seek(first).states().iter().all(|s| s.status.label() != "FIRED"));
+/// ```
 pub struct Tape {
     events: EventStore,
     setups: Vec<Setup>,
@@ -284,6 +309,27 @@ impl Tape {
             detections: Vec::new(),
             checkpoints: Vec::new(),
         }
+    }
+
+    /// The same empty tape, its store spooling at most `bytes` to its
+    /// temporary file (`--max-spool`; [`DEFAULT_MAX_SPOOL`](crate::store::DEFAULT_MAX_SPOOL)
+    /// unless set): past it the stream is cut ([`Tape::cut`]).
+    ///
+    /// ```
+    /// use loopscope_core::{Profile, Setup, Tape};
+    ///
+    /// let tape = Tape::new(&Setup::profile(Profile::Seed)).with_max_spool(64 << 20);
+    /// assert_eq!(tape.max_spool(), 64 << 20);
+    /// ```
+    pub fn with_max_spool(mut self, bytes: u64) -> Tape {
+        assert!(self.events.is_empty(), "the spool limit is set before any event");
+        self.events = EventStore::with_limits(HOT_BUDGET, bytes);
+        self
+    }
+
+    /// The most bytes its store spools ([`Tape::with_max_spool`]).
+    pub fn max_spool(&self) -> u64 {
+        self.events.max_spool()
     }
 
     /// A tape holding `events`, run by `setup`.

@@ -6,10 +6,23 @@ use serde_json::{Map, Value};
 mod extra;
 mod fields;
 
-pub use extra::Extra;
+pub(crate) use extra::Extra;
 use fields::{json_kind, read_kind};
 
 /// Which stream a detection or a buffer belongs to.
+///
+/// ```
+/// use loopscope_core::{setup, Channel, Event, Monitor};
+///
+/// let s = setup("extended", &[], &[("text-loop.copies", "4")]).unwrap();
+/// let mut monitor = Monitor::new(&s);
+/// monitor.push(&Event::request());
+/// for _ in 0..40 {
+///     monitor.push(&Event::reasoning("Wait, let me check the tests again. "));
+/// }
+/// assert_eq!(monitor.detections()[0].channel, Channel::Reasoning);
+/// assert_eq!(Channel::Reasoning.as_str(), "reasoning");
+/// ```
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, serde::Serialize)]
 #[serde(rename_all = "lowercase")]
 pub enum Channel {
@@ -62,7 +75,7 @@ impl Ts {
     }
 
     /// An RFC 3339 time, kept as written.
-    pub fn from_rfc3339(text: &str) -> Option<Ts> {
+    pub(crate) fn from_rfc3339(text: &str) -> Option<Ts> {
         let t = chrono::DateTime::parse_from_rfc3339(text).ok()?;
         Some(Ts::Clock {
             text: text.to_string(),
@@ -109,6 +122,19 @@ impl Ts {
 }
 
 /// What an event is. Field names follow the native format.
+///
+/// ```
+/// use loopscope_core::{Event, EventKind};
+///
+/// let e = Event::reasoning("Let me think.");
+/// assert!(matches!(&e.kind, EventKind::Reasoning { text } if text == "Let me think."));
+/// let call = Event::new(EventKind::ToolCall {
+///     id: None,
+///     name: "read_file".into(),
+///     args: serde_json::json!({"path": "a.rs"}),
+/// });
+/// assert_eq!(call.type_name(), "tool_call");
+/// ```
 #[derive(Clone, Debug, PartialEq)]
 pub enum EventKind {
     /// The optional first line: the stream's format, model and source.
@@ -184,7 +210,7 @@ pub const STABLE_OUTPUT: &str = "stable_output";
 /// The extra field of a failed `tool_result` whose failure the tool returned
 /// as its output rather than raised (`true`; see
 /// [`crate::formats::Out::error_returned`]).
-pub const ERROR_RETURNED: &str = "error_returned";
+pub(crate) const ERROR_RETURNED: &str = "error_returned";
 
 /// The extra field of a `reasoning` or `content` event holding the token ids
 /// the server generated for its text (vLLM's `token_ids` with
@@ -193,6 +219,15 @@ pub const TOKEN_IDS: &str = "token_ids";
 
 #[derive(Clone, Debug, PartialEq)]
 /// One event of a stream: what it is, when, and whatever else its line held.
+///
+/// ```
+/// use loopscope_core::Event;
+///
+/// // A native JSONL line, parsed; or built directly.
+/// let parsed = Event::from_json(serde_json::json!({"type": "reasoning", "text": "hm"})).unwrap();
+/// assert_eq!(parsed.event, Event::reasoning("hm"));
+/// assert_eq!(Event::request().to_json()["type"], "request");
+/// ```
 pub struct Event {
     /// What the event is.
     pub kind: EventKind,
@@ -304,14 +339,25 @@ impl Event {
     /// is not an event at all (not an object, or no string `type`); an event
     /// whose fields are wrong is still an event — it keeps its index, is kept
     /// as an unreadable event, and comes with a warning.
-    pub fn from_json(value: Value) -> Result<Parsed, String> {
+    /// The error is an [`ErrorKind::Malformed`](crate::ErrorKind::Malformed)
+    /// (no line: the caller knows where the value came from).
+    pub fn from_json(value: Value) -> Result<Parsed, crate::Error> {
+        let not_an_event = |m: String| crate::Error::new(crate::ErrorKind::Malformed { line: None }, m);
         let Value::Object(mut fields) = value else {
-            return Err(format!("expected a JSON object, found {}", json_kind(&value)));
+            return Err(not_an_event(format!(
+                "expected a JSON object, found {}",
+                json_kind(&value)
+            )));
         };
         let type_name = match fields.shift_remove("type") {
             Some(Value::String(t)) => t,
-            Some(other) => return Err(format!("`type` must be a string, not {}", json_kind(&other))),
-            None => return Err("missing `type`".to_string()),
+            Some(other) => {
+                return Err(not_an_event(format!(
+                    "`type` must be a string, not {}",
+                    json_kind(&other)
+                )))
+            }
+            None => return Err(not_an_event("missing `type`".to_string())),
         };
         let mut warnings = Vec::new();
         let ts = match fields.get("ts") {
@@ -490,12 +536,15 @@ mod tests {
     #[test]
     fn lines_that_are_not_events_say_why() {
         assert_eq!(
-            Event::from_json(json!([1])).unwrap_err(),
+            Event::from_json(json!([1])).unwrap_err().to_string(),
             "expected a JSON object, found an array"
         );
-        assert_eq!(Event::from_json(json!({"text":"a"})).unwrap_err(), "missing `type`");
         assert_eq!(
-            Event::from_json(json!({"type":3})).unwrap_err(),
+            Event::from_json(json!({"text":"a"})).unwrap_err().to_string(),
+            "missing `type`"
+        );
+        assert_eq!(
+            Event::from_json(json!({"type":3})).unwrap_err().to_string(),
             "`type` must be a string, not a number"
         );
     }

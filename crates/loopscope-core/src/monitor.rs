@@ -17,7 +17,6 @@
 //! assert_eq!(fired[0].detector, "text-loop");
 //! ```
 
-use std::fmt;
 use std::io::Read;
 use std::path::Path;
 
@@ -26,52 +25,32 @@ use serde_json::Value;
 use crate::config::Setup;
 use crate::detect::{Detection, DetectorState, Profile};
 use crate::engine::Engine;
+use crate::error::{io_kind, Error, ErrorKind};
 use crate::event::Event;
 use crate::formats::detect::AutoDecoder;
 use crate::formats::{self, Decoder, Format, FormatChoice, Item, Problem};
-
-/// Why a library call could not run.
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub enum Error {
-    /// A profile, detector or parameter that does not exist, or a value
-    /// that does not fit its parameter (the CLI's message).
-    Config(String),
-    /// An input that could not be opened or read.
-    Io(String),
-    /// A value that is not an event, or an input no importer reads.
-    Input(String),
-}
-
-impl fmt::Display for Error {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        match self {
-            Error::Config(m) | Error::Io(m) | Error::Input(m) => f.write_str(m),
-        }
-    }
-}
-
-impl std::error::Error for Error {}
 
 /// Builds a setup as the command line does from `--profile`, `--detectors`
 /// and `--set`, without reading any config file: `detectors` empty keeps
 /// every detector the profile runs; each override is an `ID.PARAM` and
 /// its value as `--set` takes it (`("text-loop.copies", "4")`).
+///
+/// ```
+/// use loopscope_core::{setup, ErrorKind};
+///
+/// let s = setup("extended", &["text-loop", "tool-loop"], &[("text-loop.copies", "4")]).unwrap();
+/// assert_eq!(s.ids(), vec!["text-loop", "tool-loop"]);
+/// assert_eq!(setup("nope", &[], &[]).unwrap_err().kind(), ErrorKind::UnknownProfile);
+/// ```
 pub fn setup(profile: &str, detectors: &[&str], overrides: &[(&str, &str)]) -> Result<Setup, Error> {
-    let p = Profile::from_name(profile).ok_or_else(|| {
-        let names: Vec<&str> = Profile::ALL.iter().map(|p| p.name()).collect();
-        Error::Config(format!(
-            "unknown profile {} (known: {})",
-            crate::detect::quote(profile, 60),
-            names.join(", ")
-        ))
-    })?;
+    let p = Profile::from_name(profile).ok_or_else(|| crate::config::unknown_profile(profile))?;
     let mut setup = Setup::profile(p);
     if !detectors.is_empty() {
         let ids: Vec<String> = detectors.iter().map(|d| d.to_string()).collect();
-        setup.select(&ids).map_err(Error::Config)?;
+        setup.select(&ids)?;
     }
     for (target, value) in overrides {
-        setup.apply_set(&format!("{target}={value}")).map_err(Error::Config)?;
+        setup.apply_set(&format!("{target}={value}"))?;
     }
     Ok(setup)
 }
@@ -81,6 +60,23 @@ pub fn setup(profile: &str, detectors: &[&str], overrides: &[(&str, &str)]) -> R
 /// Each `push` returns the detections that event caused (usually none);
 /// [`Monitor::detections`] keeps them all. Memory holds the detectors'
 /// state for the current request, never the stream.
+///
+/// ```
+/// use loopscope_core::{setup, FormatChoice, Monitor};
+///
+/// // Bytes of a log as they arrive (split anywhere), in any supported format.
+/// let mut monitor = Monitor::new(&setup("extended", &[], &[]).unwrap());
+/// let mut log = String::from("{\"type\":\"request\"}\n");
+/// for _ in 0..40 {
+///     log += "{\"type\":\"reasoning\",\"text\":\"Wait, let me check the tests again. \"}\n";
+/// }
+/// for piece in log.as_bytes().chunks(100) {
+///     monitor.feed(piece, FormatChoice::Auto);
+/// }
+/// monitor.finish();
+/// assert_eq!(monitor.events(), 41);
+/// assert_eq!(monitor.detections()[0].detector, "text-loop");
+/// ```
 #[derive(Clone)]
 pub struct Monitor {
     engine: Engine,
@@ -124,9 +120,9 @@ impl Monitor {
 
     /// Applies an event given as a native JSON object
     /// (`{"type": "reasoning", "text": "…"}`, log-format.md); an object
-    /// that is not an event is an [`Error::Input`].
+    /// that is not an event is an [`ErrorKind::Malformed`] error.
     pub fn push_json(&mut self, value: Value) -> Result<&[Detection], Error> {
-        let parsed = Event::from_json(value).map_err(|e| Error::Input(format!("not an event: {e}")))?;
+        let parsed = Event::from_json(value).map_err(|e| e.prefixed("not an event: "))?;
         Ok(self.push(&parsed.event))
     }
 
@@ -208,6 +204,16 @@ impl Monitor {
 }
 
 /// What [`scan`] found in one input.
+///
+/// ```
+/// use loopscope_core::{scan, setup, Format, FormatChoice};
+///
+/// let log = "{\"type\":\"request\"}\nnot json\n";
+/// let found = scan(std::io::Cursor::new(log), FormatChoice::Auto, None, &setup("seed", &[], &[]).unwrap()).unwrap();
+/// assert_eq!((found.events, found.format), (1, Some(Format::Native)));
+/// assert_eq!(found.problems[0].line, 2);
+/// assert!(found.detections.is_empty());
+/// ```
 #[derive(Clone, Debug, Default)]
 pub struct Scanned {
     /// Every detection, in stream order (as `loopscope scan --json`).
@@ -227,6 +233,21 @@ pub struct Scanned {
 /// supported format (compressed Codex rollouts included); `hint` is the
 /// file name, which breaks ties between formats. The same result as
 /// `loopscope scan --json` on that input.
+///
+/// ```
+/// use loopscope_core::{scan, setup, FormatChoice};
+///
+/// let mut log = String::from("{\"type\":\"request\"}\n");
+/// for _ in 0..40 {
+///     log += "{\"type\":\"reasoning\",\"text\":\"Wait, let me check the tests again. \"}\n";
+/// }
+/// let s = setup("extended", &[], &[]).unwrap();
+/// let found = scan(std::io::Cursor::new(log), FormatChoice::Auto, Some("session.jsonl"), &s).unwrap();
+/// for d in &found.detections {
+///     println!("{} at event {}: {}", d.detector, d.event, d.reason);
+/// }
+/// assert!(!found.detections.is_empty());
+/// ```
 pub fn scan(
     reader: impl Read + Send + 'static,
     format: FormatChoice,
@@ -240,6 +261,15 @@ pub fn scan(
 /// interrupt: Python's Ctrl-C). `stop` is asked at least every 64 KiB read
 /// and whenever a read was interrupted by a signal (its argument is then
 /// true); once it says yes the scan ends with what it found so far.
+///
+/// ```
+/// use loopscope_core::{scan_until, setup, ErrorKind, FormatChoice};
+///
+/// let s = setup("seed", &[], &[]).unwrap();
+/// let log = std::io::Cursor::new("{\"type\":\"request\"}\n");
+/// let stopped = scan_until(log, FormatChoice::Auto, None, &s, &mut |_interrupted| true);
+/// assert_eq!(stopped.unwrap_err().kind(), ErrorKind::Stopped);
+/// ```
 pub fn scan_until(
     reader: impl Read + Send + 'static,
     format: FormatChoice,
@@ -247,31 +277,69 @@ pub fn scan_until(
     setup: &Setup,
     stop: &mut dyn FnMut(bool) -> bool,
 ) -> Result<Scanned, Error> {
-    let opened = formats::detect::open_reader(Box::new(reader), format, hint).map_err(Error::Input)?;
+    let opened = formats::detect::open_reader(Box::new(reader), format, hint)?;
     scan_opened(opened, setup, stop)
 }
 
 /// [`scan`] of a file (`-` is standard input; a Cline/Roo task folder is
 /// read as its session file).
+///
+/// ```
+/// use loopscope_core::{scan_path, setup, ErrorKind, FormatChoice};
+///
+/// let path = std::env::temp_dir().join(format!("loopscope-doc-{}.jsonl", std::process::id()));
+/// std::fs::write(&path, "{\"type\":\"request\"}\n{\"type\":\"content\",\"text\":\"Done.\"}\n").unwrap();
+/// let found = scan_path(&path, FormatChoice::Auto, &setup("seed", &[], &[]).unwrap()).unwrap();
+/// std::fs::remove_file(&path).unwrap();
+/// assert_eq!(found.events, 2);
+/// let missing = scan_path(&path, FormatChoice::Auto, &setup("seed", &[], &[]).unwrap());
+/// assert_eq!(missing.unwrap_err().kind(), ErrorKind::NotFound);
+/// ```
 pub fn scan_path(path: &Path, format: FormatChoice, setup: &Setup) -> Result<Scanned, Error> {
     scan_path_until(path, format, setup, &mut |_| false)
 }
 
 /// [`scan_path`], asking `stop` as [`scan_until`] does.
+///
+/// ```
+/// use std::time::{Duration, Instant};
+/// use loopscope_core::{scan_path_until, setup, FormatChoice};
+///
+/// // At most a second of work, however large the file.
+/// let deadline = Instant::now() + Duration::from_secs(1);
+/// let path = std::env::temp_dir().join(format!("loopscope-doc-until-{}.jsonl", std::process::id()));
+/// std::fs::write(&path, "{\"type\":\"request\"}\n").unwrap();
+/// let s = setup("seed", &[], &[]).unwrap();
+/// let found = scan_path_until(&path, FormatChoice::Auto, &s, &mut |_| Instant::now() > deadline);
+/// std::fs::remove_file(&path).unwrap();
+/// assert_eq!(found.unwrap().events, 1);
+/// ```
 pub fn scan_path_until(
     path: &Path,
     format: FormatChoice,
     setup: &Setup,
     stop: &mut dyn FnMut(bool) -> bool,
 ) -> Result<Scanned, Error> {
-    let opened = formats::open_input(path, format).map_err(|e| {
-        if path.exists() || formats::is_stdin(path) {
-            Error::Input(e)
-        } else {
-            Error::Io(e)
-        }
-    })?;
+    let opened = formats::open_input(path, format).map_err(|e| Error::new(open_kind(path), e))?;
     scan_opened(opened, setup, stop)
+}
+
+/// The kind of failure to open `path` as an input: the I/O error's kind
+/// if the file cannot be opened, else an input no importer reads.
+fn open_kind(path: &Path) -> ErrorKind {
+    if formats::is_stdin(path) {
+        return ErrorKind::UnsupportedFormat;
+    }
+    match std::fs::metadata(path).and_then(|m| {
+        if m.is_dir() {
+            Ok(())
+        } else {
+            std::fs::File::open(path).map(drop)
+        }
+    }) {
+        Err(e) => io_kind(&e),
+        Ok(()) => ErrorKind::UnsupportedFormat,
+    }
 }
 
 /// A reader that asks `stop` before each read, and again when a read was
@@ -285,18 +353,29 @@ struct Stoppable<'a, R> {
 impl<R: Read> Read for Stoppable<'_, R> {
     fn read(&mut self, buf: &mut [u8]) -> std::io::Result<usize> {
         if (self.stop)(false) {
-            return Err(std::io::Error::other(STOPPED));
+            return Err(std::io::Error::other(StopAsked));
         }
         match self.inner.read(buf) {
             Err(e) if e.kind() == std::io::ErrorKind::Interrupted && (self.stop)(true) => {
-                Err(std::io::Error::other(STOPPED))
+                Err(std::io::Error::other(StopAsked))
             }
             r => r,
         }
     }
 }
 
-const STOPPED: &str = "stopped";
+/// The read error a [`Stoppable`] gives once told to stop: known by its
+/// type, not its words.
+#[derive(Debug)]
+struct StopAsked;
+
+impl std::fmt::Display for StopAsked {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("stopped")
+    }
+}
+
+impl std::error::Error for StopAsked {}
 
 fn scan_opened(
     mut opened: formats::Opened,
@@ -327,8 +406,14 @@ fn scan_opened(
             }
         }
     })
-    .map_err(|e| Error::Io(crate::io_reason(&e)))?;
-    forced.check(stream_events).map_err(Error::Input)?;
+    .map_err(|e| {
+        if e.get_ref().is_some_and(|inner| inner.is::<StopAsked>()) {
+            Error::new(ErrorKind::Stopped, "stopped")
+        } else {
+            Error::new(io_kind(&e), crate::io_reason(&e))
+        }
+    })?;
+    forced.check(stream_events)?;
     Ok(out)
 }
 
@@ -374,22 +459,21 @@ mod tests {
                 left == 0
             },
         );
-        assert!(matches!(&stopped, Err(Error::Io(m)) if m == "stopped"), "{stopped:?}");
+        let stopped = stopped.unwrap_err();
+        assert_eq!(
+            (stopped.kind(), stopped.to_string().as_str()),
+            (ErrorKind::Stopped, "stopped")
+        );
         assert!(whole.events > 40_000);
     }
 
     #[test]
     fn unknown_names_are_config_errors_with_the_cli_message() {
-        assert!(matches!(setup("nope", &[], &[]), Err(Error::Config(m)) if m.contains("unknown profile")));
-        assert!(matches!(setup("seed", &["text-loop"], &[]), Err(Error::Config(m)) if m.contains("not in profile")));
-        assert!(matches!(
-            setup("extended", &[], &[("text-loop.nope", "1")]),
-            Err(Error::Config(_))
-        ));
-        assert!(matches!(
-            setup("extended", &[], &[("text-loop.copies", "x")]),
-            Err(Error::Config(_))
-        ));
+        let message = |r: Result<Setup, Error>| r.unwrap_err().to_string();
+        assert!(message(setup("nope", &[], &[])).starts_with("unknown profile \"nope\" (known: "));
+        assert!(message(setup("seed", &["text-loop"], &[])).contains("not in profile"));
+        assert!(message(setup("extended", &[], &[("text-loop.nope", "1")])).contains("has no parameter"));
+        assert!(message(setup("extended", &[], &[("text-loop.copies", "x")])).contains("expected a whole number"));
     }
 
     #[test]
@@ -445,16 +529,17 @@ mod tests {
     fn bad_events_and_inputs_are_errors_not_panics() {
         let s = setup("seed", &[], &[]).unwrap();
         let mut m = Monitor::new(&s);
-        assert!(matches!(m.push_json(serde_json::json!([1, 2])), Err(Error::Input(_))));
-        assert!(matches!(
-            m.push_json(serde_json::json!({"text": "x"})),
-            Err(Error::Input(_))
-        ));
+        let not_an_event = ErrorKind::Malformed { line: None };
+        assert_eq!(m.push_json(serde_json::json!([1, 2])).unwrap_err().kind(), not_an_event);
+        assert_eq!(
+            m.push_json(serde_json::json!({"text": "x"})).unwrap_err().kind(),
+            not_an_event
+        );
         m.feed(b"{\"type\":\"request\"}\nnot json\n", FormatChoice::Auto);
         m.finish();
         assert_eq!(m.problems().len(), 1);
         assert_eq!(m.problems()[0].line, 2);
         let missing = scan_path(Path::new("/nonexistent/x.jsonl"), FormatChoice::Auto, &s);
-        assert!(matches!(missing, Err(Error::Io(_))));
+        assert_eq!(missing.unwrap_err().kind(), ErrorKind::NotFound);
     }
 }

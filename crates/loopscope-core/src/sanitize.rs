@@ -91,9 +91,9 @@ pub fn line(text: &str) -> String {
 /// The longest line of a message printed whole: a message may quote a bad
 /// value, a path or a flag's argument, and one can be 128 KB (a command
 /// line's) or more (a config's, a file's).
-pub const MESSAGE_LINE_CHARS: usize = 400;
+pub(crate) const MESSAGE_LINE_CHARS: usize = 400;
 
-/// `text` with each line cut to [`MESSAGE_LINE_CHARS`], its start and end
+/// `text` with each line cut to `MESSAGE_LINE_CHARS`, its start and end
 /// kept (an error's cause is at its end).
 pub fn cut_lines(text: &str) -> String {
     let mut out = String::new();

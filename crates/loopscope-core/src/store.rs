@@ -4,16 +4,16 @@
 //! and read back a block at a time when a seek replays them. Memory then
 //! stays bounded however long the log is; the log itself is never written.
 //!
-//! The spool is bounded too: at most [`max_spool`] bytes (`--max-spool`),
+//! The spool is bounded too: at most its limit ([`DEFAULT_MAX_SPOOL`] unless
+//! [`Tape::with_max_spool`](crate::Tape::with_max_spool) sets one: `--max-spool`),
 //! and never so much that the temporary folder's disk would keep less than
-//! [`DISK_RESERVE`] free. Past either, the store keeps no more events (a
+//! `DISK_RESERVE` free. Past either, the store keeps no more events (a
 //! 91 KB zstd file that expands to a gigabyte is cut, said, and viewed up
-//! to there) and says why ([`EventStore::cut`]).
+//! to there) and says why (`EventStore::cut`).
 
 use std::cell::RefCell;
 use std::fs::File;
 use std::io::{self, Write};
-use std::sync::atomic::{AtomicU64, Ordering};
 
 use crate::event::{Event, EventKind};
 
@@ -21,25 +21,15 @@ use crate::event::{Event, EventKind};
 const BLOCK: usize = 1024;
 /// Decoded events kept in memory (an estimate of their size) before the
 /// oldest blocks go to the spool file.
-pub const HOT_BUDGET: usize = 32 << 20;
+pub(crate) const HOT_BUDGET: usize = 32 << 20;
 
-/// The default of `--max-spool`: 1 GiB.
+/// The default of `--max-spool`: 1 GiB. A store's limit is its own
+/// (`EventStore::with_limits`, [`Tape::with_max_spool`](crate::Tape::with_max_spool)),
+/// not a setting of the process.
 pub const DEFAULT_MAX_SPOOL: u64 = 1 << 30;
 /// What a spool leaves free on its disk at least (or a tenth of the disk,
 /// if that is less).
-pub const DISK_RESERVE: u64 = 1 << 30;
-
-static MAX_SPOOL: AtomicU64 = AtomicU64::new(DEFAULT_MAX_SPOOL);
-
-/// The spool limit in force (`--max-spool`).
-pub fn max_spool() -> u64 {
-    MAX_SPOOL.load(Ordering::Relaxed)
-}
-
-/// Sets the most bytes a store writes to its temporary file (`--max-spool`).
-pub fn set_max_spool(bytes: u64) {
-    MAX_SPOOL.store(bytes, Ordering::Relaxed);
-}
+pub(crate) const DISK_RESERVE: u64 = 1 << 30;
 
 /// Where and why a store stopped keeping events.
 #[derive(Clone, Debug, PartialEq)]
@@ -60,7 +50,7 @@ enum Block {
 }
 
 /// A stream's events, in memory up to a budget and spooled to an anonymous temporary file past it.
-pub struct EventStore {
+pub(crate) struct EventStore {
     blocks: Vec<Block>,
     len: usize,
     /// Estimated bytes of the hot blocks.
@@ -109,7 +99,7 @@ fn json_weight(v: &serde_json::Value) -> usize {
 
 impl EventStore {
     /// A store keeping at most `budget` bytes of events in memory.
-    pub fn with_budget(budget: usize) -> EventStore {
+    pub(crate) fn with_budget(budget: usize) -> EventStore {
         EventStore {
             blocks: Vec::new(),
             len: 0,
@@ -118,13 +108,17 @@ impl EventStore {
             spool: None,
             cache: RefCell::new(None),
             budget,
-            max_spool: max_spool(),
+            max_spool: DEFAULT_MAX_SPOOL,
             cut: None,
         }
     }
 
     /// As [`EventStore::with_budget`], spooling at most `max_spool` bytes.
-    pub fn with_limits(budget: usize, max_spool: u64) -> EventStore {
+    pub(crate) fn max_spool(&self) -> u64 {
+        self.max_spool
+    }
+
+    pub(crate) fn with_limits(budget: usize, max_spool: u64) -> EventStore {
         EventStore {
             max_spool,
             ..EventStore::with_budget(budget)
@@ -133,28 +127,28 @@ impl EventStore {
 
     /// Where the store stopped keeping events, and why (the spool limit,
     /// a disk nearly full): None while it keeps them all.
-    pub fn cut(&self) -> Option<&Cut> {
+    pub(crate) fn cut(&self) -> Option<&Cut> {
         self.cut.as_ref()
     }
 
     /// Events held.
-    pub fn len(&self) -> usize {
+    pub(crate) fn len(&self) -> usize {
         self.len
     }
 
     /// Whether it holds no event.
-    pub fn is_empty(&self) -> bool {
+    pub(crate) fn is_empty(&self) -> bool {
         self.len == 0
     }
 
     /// Blocks written out so far (for tests and the status of big logs).
-    pub fn spooled_blocks(&self) -> usize {
+    pub(crate) fn spooled_blocks(&self) -> usize {
         self.first_hot
     }
 
     /// Adds an event at the end; false when it is not kept (the store was
     /// cut: see [`EventStore::cut`]).
-    pub fn push(&mut self, event: Event) -> bool {
+    pub(crate) fn push(&mut self, event: Event) -> bool {
         if self.cut.is_some() {
             return false;
         }
@@ -227,7 +221,7 @@ impl EventStore {
     }
 
     /// Calls `f` on events `from..to` in order (a seek's replay).
-    pub fn for_each(&self, from: usize, to: usize, mut f: impl FnMut(&Event)) {
+    pub(crate) fn for_each(&self, from: usize, to: usize, mut f: impl FnMut(&Event)) {
         let to = to.min(self.len);
         let mut i = from;
         while i < to {
@@ -251,7 +245,7 @@ impl EventStore {
     }
 
     /// Event `i`, decoded (read back from the spool file if needed).
-    pub fn get(&self, i: usize) -> Option<Event> {
+    pub(crate) fn get(&self, i: usize) -> Option<Event> {
         let mut out = None;
         self.for_each(i, i + 1, |e| out = Some(e.clone()));
         out

@@ -49,7 +49,7 @@ impl TextBuffer {
     /// request and fills again much as before, and growing it from nothing
     /// each time copied every request's text once more (a tail is at most
     /// a piece, so the room kept is bounded).
-    pub fn clear(&mut self) {
+    pub(crate) fn clear(&mut self) {
         self.frozen.clear();
         self.tail.clear();
         self.tail_chars = 0;
@@ -127,7 +127,7 @@ impl TextBuffer {
     }
 
     /// Iterates the chars from offset `start` to the end.
-    pub fn chars_from(&self, start: usize) -> impl Iterator<Item = char> + '_ {
+    pub(crate) fn chars_from(&self, start: usize) -> impl Iterator<Item = char> + '_ {
         let first = self.piece_index(start);
         self.pieces().skip(first).flat_map(move |(piece_start, text, chars)| {
             text[byte_offset(text, chars, start.saturating_sub(piece_start))..].chars()
@@ -135,7 +135,7 @@ impl TextBuffer {
     }
 
     /// The whole buffer as one string (tests, small buffers).
-    pub fn to_string_lossless(&self) -> String {
+    pub(crate) fn to_string_lossless(&self) -> String {
         self.slice(0..self.len())
     }
 }

@@ -25,7 +25,7 @@ pub(crate) struct CheckpointDetector<A> {
 }
 
 impl<A: Analysis> CheckpointDetector<A> {
-    pub fn boxed(analysis: A, checkpoints: Vec<usize>) -> Box<dyn Detector> {
+    pub(crate) fn boxed(analysis: A, checkpoints: Vec<usize>) -> Box<dyn Detector> {
         Box::new(CheckpointDetector {
             analysis,
             checkpoints,

@@ -12,7 +12,7 @@ const DOT: &str = r"[^\n\r\x{2028}\x{2029}]";
 
 /// What one delta contains.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
-pub struct Classes {
+pub(crate) struct Classes {
     /// Number of "```" (non-overlapping).
     pub fences: usize,
     /// A table row, list item, heading or blockquote starts somewhere in it.
@@ -21,7 +21,7 @@ pub struct Classes {
     pub divider: bool,
 }
 
-pub struct Classifier {
+pub(crate) struct Classifier {
     structural: RegexSet,
     divider: Regex,
 }
@@ -51,7 +51,7 @@ impl Classifier {
         }
     }
 
-    pub fn get(quirks: bool) -> &'static Classifier {
+    pub(crate) fn get(quirks: bool) -> &'static Classifier {
         static QUIRKS: LazyLock<Classifier> = LazyLock::new(|| Classifier::new(true));
         static FIXED: LazyLock<Classifier> = LazyLock::new(|| Classifier::new(false));
         if quirks {
@@ -61,7 +61,7 @@ impl Classifier {
         }
     }
 
-    pub fn classify(&self, text: &str) -> Classes {
+    pub(crate) fn classify(&self, text: &str) -> Classes {
         // Cheap tests first (most deltas are plain words): each only skips
         // a regex that could not match, so the answers are the regexes'.
         Classes {

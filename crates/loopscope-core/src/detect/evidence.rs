@@ -61,6 +61,21 @@ pub enum Evidence {
 
 /// One detector firing, with everything needed to show why.
 ///
+/// ```
+/// use loopscope_core::{setup, Event, Monitor};
+///
+/// let s = setup("extended", &[], &[("text-loop.copies", "4")]).unwrap();
+/// let mut monitor = Monitor::new(&s);
+/// monitor.push(&Event::request());
+/// for _ in 0..40 {
+///     monitor.push(&Event::reasoning("Wait, let me check the tests again. "));
+/// }
+/// let d = &monitor.detections()[0];
+/// assert_eq!(d.detector, "text-loop");
+/// assert_eq!(d.repeated.as_deref(), Some("Wait, let me check the tests again. "));
+/// println!("event {}: {}", d.event, d.reason);
+/// ```
+///
 /// For cycle detectors `spans` holds the last `matches + period` elements:
 /// the first `period` are the first copy, and element `i` belongs to copy
 /// `i / period`. For `short-repeat` each span is one copy of the unit; for
@@ -229,6 +244,17 @@ impl Detection {
 }
 
 /// What a detector is doing right now.
+///
+/// ```
+/// use loopscope_core::{setup, Event, Monitor, Status};
+///
+/// let s = setup("extended", &["text-loop"], &[]).unwrap();
+/// let mut monitor = Monitor::new(&s);
+/// monitor.push(&Event::request());
+/// let state = &monitor.states()[0];
+/// assert!(!matches!(state.status, Status::Fired { .. }));
+/// println!("{}: {} ({})", state.id, state.status.label(), state.status.summary());
+/// ```
 #[derive(Clone, Debug, PartialEq)]
 pub enum Status {
     /// Not running yet (e.g. its checkpoint is not reached).
@@ -301,6 +327,16 @@ impl Status {
 }
 
 /// The status of one detector, as the engine reports it.
+///
+/// ```
+/// use loopscope_core::{setup, Monitor};
+///
+/// let monitor = Monitor::new(&setup("seed", &[], &[]).unwrap());
+/// for state in monitor.states() {
+///     println!("{:<16} {}", state.id, state.status.label());
+/// }
+/// assert_eq!(monitor.states().len(), 11);
+/// ```
 #[derive(Clone, Debug, PartialEq)]
 pub struct DetectorState {
     /// The detector's id.

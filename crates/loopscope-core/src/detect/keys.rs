@@ -22,7 +22,7 @@ pub enum KeyStyle {
 
 impl KeyStyle {
     /// The style a parameter word names (`js`, else canonical).
-    pub fn from_word(word: &str) -> KeyStyle {
+    pub(crate) fn from_word(word: &str) -> KeyStyle {
         if word == "js" {
             KeyStyle::Js
         } else {
@@ -109,7 +109,7 @@ pub(crate) fn write_escaped(out: &mut String, s: &str) {
 /// At least the first `chars` chars of `v` as serde_json writes it (keys
 /// in file order), or all of it, written no further than that (a call's
 /// arguments may hold a whole file; a reason shows the head).
-pub fn json_head(v: &Value, chars: usize) -> String {
+pub(crate) fn json_head(v: &Value, chars: usize) -> String {
     let mut out = String::with_capacity(4 * chars + 8);
     // A char is at most 4 bytes: `4 * chars` bytes hold `chars` chars.
     write_head(&mut out, v, 4 * chars);
@@ -236,7 +236,7 @@ fn ordered_keys(map: &Map<String, Value>, style: KeyStyle) -> Vec<(&String, &Val
 }
 
 /// `v` as JSON in `style`, without a name (Roo's stable JSON of arguments).
-pub fn json(v: &Value, style: KeyStyle) -> String {
+pub(crate) fn json(v: &Value, style: KeyStyle) -> String {
     let mut out = String::new();
     write_value(&mut out, v, style);
     out
@@ -245,7 +245,7 @@ pub fn json(v: &Value, style: KeyStyle) -> String {
 /// `JSON.stringify(v, keys)`: with a replacer array, JavaScript keeps only
 /// the keys in `keys`, at every depth, written in `keys` order (Cline's
 /// call signature).
-pub fn json_with_replacer(v: &Value, keys: &[&str]) -> String {
+pub(crate) fn json_with_replacer(v: &Value, keys: &[&str]) -> String {
     let mut out = String::new();
     write_replaced(&mut out, v, keys);
     out
@@ -292,7 +292,7 @@ fn array_index(key: &str) -> Option<u64> {
 }
 
 /// A number as JavaScript's `Number.prototype.toString` writes it.
-pub fn js_number(x: f64) -> String {
+pub(crate) fn js_number(x: f64) -> String {
     if x == 0.0 {
         return "0".to_string(); // also -0
     }

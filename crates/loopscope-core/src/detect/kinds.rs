@@ -10,29 +10,29 @@ pub struct Kinds(u16);
 
 impl Kinds {
     /// Every kind: a detector that says nothing sees every event.
-    pub const ALL: Kinds = Kinds(u16::MAX);
+    pub(crate) const ALL: Kinds = Kinds(u16::MAX);
     /// `prompt`.
-    pub const PROMPT: Kinds = Kinds(1 << 0);
+    pub(crate) const PROMPT: Kinds = Kinds(1 << 0);
     /// `request`.
-    pub const REQUEST: Kinds = Kinds(1 << 1);
+    pub(crate) const REQUEST: Kinds = Kinds(1 << 1);
     /// Reasoning deltas.
-    pub const REASONING: Kinds = Kinds(1 << 2);
+    pub(crate) const REASONING: Kinds = Kinds(1 << 2);
     /// Content deltas.
-    pub const CONTENT: Kinds = Kinds(1 << 3);
+    pub(crate) const CONTENT: Kinds = Kinds(1 << 3);
     /// Tool calls.
-    pub const TOOL_CALL: Kinds = Kinds(1 << 4);
+    pub(crate) const TOOL_CALL: Kinds = Kinds(1 << 4);
     /// Tool results.
-    pub const TOOL_RESULT: Kinds = Kinds(1 << 5);
+    pub(crate) const TOOL_RESULT: Kinds = Kinds(1 << 5);
     /// Requests, tool calls and tool results: the turns and steps a tool
     /// guard counts.
-    pub const TOOL_TURNS: Kinds = Kinds::REQUEST.and(Kinds::TOOL_CALL).and(Kinds::TOOL_RESULT);
+    pub(crate) const TOOL_TURNS: Kinds = Kinds::REQUEST.and(Kinds::TOOL_CALL).and(Kinds::TOOL_RESULT);
     /// Recorded judge verdicts (`loop_check`).
-    pub const LOOP_CHECK: Kinds = Kinds(1 << 6);
+    pub(crate) const LOOP_CHECK: Kinds = Kinds(1 << 6);
     /// Notes, meta lines and anything else.
     const OTHER: Kinds = Kinds(1 << 7);
 
     /// The kind of `kind`, as a set of one.
-    pub fn of(kind: &EventKind) -> Kinds {
+    pub(crate) fn of(kind: &EventKind) -> Kinds {
         match kind {
             EventKind::Prompt { .. } => Kinds::PROMPT,
             EventKind::Request { .. } => Kinds::REQUEST,
@@ -46,12 +46,12 @@ impl Kinds {
     }
 
     /// Both sets.
-    pub const fn and(self, other: Kinds) -> Kinds {
+    pub(crate) const fn and(self, other: Kinds) -> Kinds {
         Kinds(self.0 | other.0)
     }
 
     /// Whether the sets share a kind.
-    pub fn meets(self, other: Kinds) -> bool {
+    pub(crate) fn meets(self, other: Kinds) -> bool {
         self.0 & other.0 != 0
     }
 }

@@ -27,13 +27,13 @@ mod roo;
 mod roo_fork;
 mod short_repeat;
 mod text_loop;
-pub mod tokens;
+pub(crate) mod tokens;
 mod tool_loop;
 mod tool_repeat;
 mod vllm;
 
 pub use evidence::{CheckpointRun, Detection, DetectorState, Evidence, Span, Status};
-pub use kinds::Kinds;
+pub(crate) use kinds::Kinds;
 pub use params::{Params, Profile};
 pub use tokens::Encoder;
 
@@ -81,7 +81,7 @@ pub struct Observation<'a> {
 
 impl<'a> Observation<'a> {
     /// An observation of `event`, the `index`th, with the buffers after it.
-    pub fn new(
+    pub(crate) fn new(
         index: usize,
         event: &'a Event,
         buffers: &'a Buffers,
@@ -98,14 +98,8 @@ impl<'a> Observation<'a> {
         }
     }
 
-    /// A tool call's key in `style` (`None` for other events): made once
-    /// per event however many detectors ask.
-    pub fn call_key(&self, style: keys::KeyStyle) -> Option<&str> {
-        self.shared_call_key(style).map(|k| &**k)
-    }
-
     /// [`Observation::call_key`] to keep: every detector holding it shares one copy.
-    pub fn shared_call_key(&self, style: keys::KeyStyle) -> Option<&std::sync::Arc<str>> {
+    pub(crate) fn shared_call_key(&self, style: keys::KeyStyle) -> Option<&std::sync::Arc<str>> {
         let EventKind::ToolCall { name, args, .. } = &self.event.kind else {
             return None;
         };
@@ -307,12 +301,12 @@ pub static DETECTORS: [&DetectorInfo; 46] = [
 ];
 
 /// The detector with this id.
-pub fn find(id: &str) -> Option<&'static DetectorInfo> {
+pub(crate) fn find(id: &str) -> Option<&'static DetectorInfo> {
     DETECTORS.iter().copied().find(|d| d.id == id)
 }
 
 /// The detector objects of a setup: one per detector, one per group.
-pub fn build_all(configured: &[Configured]) -> Vec<Box<dyn Detector>> {
+pub(crate) fn build_all(configured: &[Configured]) -> Vec<Box<dyn Detector>> {
     let mut out = Vec::new();
     let mut built: Vec<&'static str> = Vec::new();
     for c in configured {
@@ -367,7 +361,7 @@ pub(crate) struct PromptScoped<R> {
 }
 
 impl<R: Rule> PromptScoped<R> {
-    pub fn boxed(rule: R) -> Box<dyn Detector> {
+    pub(crate) fn boxed(rule: R) -> Box<dyn Detector> {
         Box::new(PromptScoped { rule, stopped: None })
     }
 }
@@ -439,7 +433,7 @@ pub(crate) struct Rearmed<R> {
 }
 
 impl<R: Rule> Rearmed<R> {
-    pub fn boxed(rule: R) -> Box<dyn Detector> {
+    pub(crate) fn boxed(rule: R) -> Box<dyn Detector> {
         Box::new(Rearmed { rule, last: None })
     }
 }
@@ -489,14 +483,14 @@ pub(crate) struct PerChannel<T> {
 }
 
 impl<T> PerChannel<T> {
-    pub fn get_mut(&mut self, channel: Channel) -> &mut T {
+    pub(crate) fn get_mut(&mut self, channel: Channel) -> &mut T {
         match channel {
             Channel::Reasoning => &mut self.reasoning,
             _ => &mut self.content,
         }
     }
 
-    pub fn each(&mut self, mut f: impl FnMut(&mut T)) {
+    pub(crate) fn each(&mut self, mut f: impl FnMut(&mut T)) {
         f(&mut self.reasoning);
         f(&mut self.content);
     }

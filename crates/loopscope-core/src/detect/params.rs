@@ -1,9 +1,18 @@
 //! Detector parameters: what each one means, its default in each profile,
 //! and the values a run resolved from defaults, config file and `--set`.
 
+use crate::error::{Error, ErrorKind};
 use std::fmt;
 
 /// A named set of detectors with their parameters (detectors.md).
+///
+/// ```
+/// use loopscope_core::Profile;
+///
+/// assert_eq!(Profile::from_name("gemini-cli"), Some(Profile::GeminiCli));
+/// assert_eq!(Profile::Extended.name(), "extended");
+/// assert!(Profile::ALL.iter().all(|p| Profile::from_name(p.name()) == Some(*p)));
+/// ```
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, serde::Serialize, serde::Deserialize)]
 #[serde(rename_all = "kebab-case")]
 pub enum Profile {
@@ -153,7 +162,7 @@ pub struct ParamSpec {
 
 impl ParamSpec {
     /// A parameter with the same default everywhere.
-    pub const fn new(name: &'static str, kind: Kind, seed: Default, help: &'static str) -> ParamSpec {
+    pub(crate) const fn new(name: &'static str, kind: Kind, seed: Default, help: &'static str) -> ParamSpec {
         ParamSpec {
             name,
             help,
@@ -165,13 +174,13 @@ impl ParamSpec {
     }
 
     /// The same parameter with another default under extended.
-    pub const fn extended(mut self, value: Default) -> ParamSpec {
+    pub(crate) const fn extended(mut self, value: Default) -> ParamSpec {
         self.extended = Some(value);
         self
     }
 
     /// The same parameter with another default under gemini-cli.
-    pub const fn gemini(mut self, value: Default) -> ParamSpec {
+    pub(crate) const fn gemini(mut self, value: Default) -> ParamSpec {
         self.gemini_cli = Some(value);
         self
     }
@@ -204,8 +213,13 @@ impl ParamSpec {
         }
     }
 
-    /// Parses a value given on the command line (`--set ID.PARAM=VALUE`).
-    pub fn parse(&self, text: &str) -> Result<Value, String> {
+    /// Parses a value given on the command line (`--set ID.PARAM=VALUE`);
+    /// a value that does not fit is an [`ErrorKind::InvalidValue`].
+    pub(crate) fn parse(&self, text: &str) -> Result<Value, Error> {
+        self.parse_text(text).map_err(invalid)
+    }
+
+    fn parse_text(&self, text: &str) -> Result<Value, String> {
         let text = text.trim();
         match self.kind {
             Kind::Count { min } => {
@@ -255,8 +269,13 @@ impl ParamSpec {
         }
     }
 
-    /// Reads a value from a TOML config file.
-    pub fn from_toml(&self, v: &toml::Value) -> Result<Value, String> {
+    /// Reads a value from a TOML config file; a value that does not fit
+    /// is an [`ErrorKind::InvalidValue`].
+    pub(crate) fn read_toml(&self, v: &toml::Value) -> Result<Value, Error> {
+        self.toml_value(v).map_err(invalid)
+    }
+
+    fn toml_value(&self, v: &toml::Value) -> Result<Value, String> {
         match (self.kind, v) {
             (Kind::Count { min }, toml::Value::Integer(i)) => {
                 let n = usize::try_from(*i).map_err(|_| format!("expected a whole number, got {i}"))?;
@@ -271,7 +290,7 @@ impl ParamSpec {
                     .ok_or_else(|| "expected an array of whole numbers".to_string())?;
                 check_list(list)
             }
-            (Kind::Choice(_), toml::Value::String(s)) => self.parse(s),
+            (Kind::Choice(_), toml::Value::String(s)) => self.parse_text(s),
             (Kind::Fraction, toml::Value::Float(x)) => {
                 fraction(*x).ok_or_else(|| format!("expected a number from 0 to 1, got {x}"))
             }
@@ -293,7 +312,7 @@ impl ParamSpec {
     }
 
     /// The kind of values it takes, as the listing writes it.
-    pub fn kind_name(&self) -> String {
+    pub(crate) fn kind_name(&self) -> String {
         match self.kind {
             Kind::Count { min } => format!("a whole number from {min} to {MAX_COUNT}"),
             Kind::Flag => "true or false".to_string(),
@@ -302,6 +321,10 @@ impl ParamSpec {
             Kind::Fraction => "a number from 0 to 1".to_string(),
         }
     }
+}
+
+fn invalid(message: String) -> Error {
+    Error::new(ErrorKind::InvalidValue, message)
 }
 
 /// A fraction in thousandths, if `x` is in 0..=1.
@@ -314,10 +337,10 @@ fn fraction(x: f64) -> Option<Value> {
 /// The largest count any parameter takes. Sizes, windows and histories
 /// beyond it would only make a detector's memory or per-event work unbounded
 /// (`chunk-chant.chunk=18446744073709551615` once never finished).
-pub const MAX_COUNT: usize = 1_000_000;
+pub(crate) const MAX_COUNT: usize = 1_000_000;
 
 /// The most numbers a list parameter (checkpoints) holds.
-pub const MAX_LIST: usize = 64;
+pub(crate) const MAX_LIST: usize = 64;
 
 fn check_list(list: Vec<usize>) -> Result<Value, String> {
     if list.is_empty() {
@@ -352,7 +375,7 @@ pub enum Value {
 
 impl Value {
     /// A fraction's value (0 for other kinds).
-    pub fn fraction(&self) -> f64 {
+    pub(crate) fn fraction(&self) -> f64 {
         match self {
             Value::Milli(m) => f64::from(*m) / 1000.0,
             _ => 0.0,
@@ -396,14 +419,14 @@ pub struct Params {
 
 impl Params {
     /// Every parameter at its default under `profile`.
-    pub fn defaults(specs: &[ParamSpec], profile: Profile) -> Params {
+    pub(crate) fn defaults(specs: &[ParamSpec], profile: Profile) -> Params {
         Params {
             values: specs.iter().map(|s| (s.name, s.default_for(profile))).collect(),
         }
     }
 
     /// Sets one parameter.
-    pub fn set(&mut self, name: &str, value: Value) {
+    pub(crate) fn set(&mut self, name: &str, value: Value) {
         if let Some(slot) = self.values.iter_mut().find(|(n, _)| *n == name) {
             slot.1 = value;
         }
@@ -433,7 +456,7 @@ impl Params {
     }
 
     /// A flag parameter's value.
-    pub fn flag(&self, name: &str) -> bool {
+    pub(crate) fn flag(&self, name: &str) -> bool {
         match self.get(name) {
             Value::Flag(b) => *b,
             other => panic!("parameter {name} is not a flag: {other:?}"),
@@ -441,7 +464,7 @@ impl Params {
     }
 
     /// A list parameter's value.
-    pub fn list(&self, name: &str) -> Vec<usize> {
+    pub(crate) fn list(&self, name: &str) -> Vec<usize> {
         match self.get(name) {
             Value::List(l) => l.clone(),
             other => panic!("parameter {name} is not a list: {other:?}"),
@@ -449,7 +472,7 @@ impl Params {
     }
 
     /// A fraction parameter's value.
-    pub fn fraction(&self, name: &str) -> f64 {
+    pub(crate) fn fraction(&self, name: &str) -> f64 {
         self.values
             .iter()
             .find(|(n, _)| *n == name)
@@ -457,7 +480,7 @@ impl Params {
     }
 
     /// A word parameter's value.
-    pub fn word(&self, name: &str) -> &str {
+    pub(crate) fn word(&self, name: &str) -> &str {
         match self.get(name) {
             Value::Word(w) => w,
             other => panic!("parameter {name} is not a word: {other:?}"),
@@ -474,18 +497,18 @@ mod tests {
     #[test]
     fn parses_and_validates_values() {
         assert_eq!(SPEC.parse("7"), Ok(Value::Count(7)));
-        assert!(SPEC.parse("1").unwrap_err().contains("at least 2"));
+        assert!(SPEC.parse("1").unwrap_err().to_string().contains("at least 2"));
         assert!(SPEC.parse("x").is_err());
         let list = ParamSpec::new("checkpoints", Kind::List, Default::List(&[2000]), "");
         assert_eq!(list.parse("[1000, 4000]"), Ok(Value::List(vec![1000, 4000])));
         assert!(list.parse("4000,1000").is_err());
         let choice = ParamSpec::new("units", Kind::Choice(&["chars", "utf16"]), Default::Word("chars"), "");
-        assert!(choice.parse("bytes").unwrap_err().contains("chars, utf16"));
+        assert!(choice.parse("bytes").unwrap_err().to_string().contains("chars, utf16"));
         assert_eq!(
-            choice.from_toml(&toml::Value::String("utf16".into())),
+            choice.read_toml(&toml::Value::String("utf16".into())),
             Ok(Value::Word("utf16".into()))
         );
-        assert!(SPEC.from_toml(&toml::Value::String("5".into())).is_err());
+        assert!(SPEC.read_toml(&toml::Value::String("5".into())).is_err());
     }
 
     #[test]

@@ -6,7 +6,7 @@
 
 /// How many consecutive indices `i = m-1, m-2, …` satisfy
 /// `elems[i] == elems[i - period]`, stopping at the first mismatch.
-pub fn tail_matches<T: PartialEq>(elems: &[T], period: usize) -> usize {
+pub(crate) fn tail_matches<T: PartialEq>(elems: &[T], period: usize) -> usize {
     if period == 0 || period >= elems.len() {
         return 0;
     }
@@ -19,26 +19,26 @@ pub fn tail_matches<T: PartialEq>(elems: &[T], period: usize) -> usize {
 /// The rule of detectors.md: periods `1..=min(max_period, m/2)`; a tail is
 /// periodic when `matches >= min_matches` and `matches >= period`.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub struct TailRule {
+pub(crate) struct TailRule {
     pub max_period: usize,
     pub min_matches: usize,
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub struct TailMatch {
+pub(crate) struct TailMatch {
     pub period: usize,
     pub matches: usize,
 }
 
 impl TailMatch {
     /// Elements in the repeated run, including its first copy.
-    pub fn run_len(&self) -> usize {
+    pub(crate) fn run_len(&self) -> usize {
         self.matches + self.period
     }
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum TailVerdict {
+pub(crate) enum TailVerdict {
     /// The smallest qualifying period.
     Periodic(TailMatch),
     /// No period qualified; `best` is the closest one, for near-miss reports.
@@ -47,11 +47,11 @@ pub enum TailVerdict {
 
 impl TailRule {
     /// Matches a period needs to qualify.
-    pub fn needed(&self, period: usize) -> usize {
+    pub(crate) fn needed(&self, period: usize) -> usize {
         self.min_matches.max(period)
     }
 
-    pub fn check<T: PartialEq>(&self, elems: &[T]) -> TailVerdict {
+    pub(crate) fn check<T: PartialEq>(&self, elems: &[T]) -> TailVerdict {
         let mut best: Option<TailMatch> = None;
         for period in 1..=self.max_period.min(elems.len() / 2) {
             let matches = tail_matches(elems, period);
@@ -69,7 +69,7 @@ impl TailRule {
     }
 
     /// "best period 2: 4 of 6 matches", or that nothing repeated at all.
-    pub fn near_miss(&self, verdict: &TailVerdict, what: &str) -> String {
+    pub(crate) fn near_miss(&self, verdict: &TailVerdict, what: &str) -> String {
         match verdict {
             TailVerdict::Aperiodic { best: Some(b) } => format!(
                 "best period {}: {} of {} matches",

@@ -26,7 +26,7 @@ impl Encoder {
     }
 
     /// The token ids of `text` (no special tokens added).
-    pub fn encode(&self, text: &str) -> Vec<u32> {
+    pub(crate) fn encode(&self, text: &str) -> Vec<u32> {
         (self.encode)(text)
     }
 

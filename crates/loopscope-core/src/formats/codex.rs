@@ -113,7 +113,7 @@ fn texts(items: Option<&Value>, kinds: &[&str]) -> String {
 /// compare it by when that is not the whole output. 0.4x writes a JSON
 /// string `{"output":…,"metadata":{"exit_code":…,"duration_seconds":…}}`
 /// (the duration changes on every call); 0.17x a header of its own before
-/// the output (see [`exec_output`]).
+/// the output (see `exec_output`).
 pub fn call_output(output: &Value) -> (Option<i64>, Option<Value>) {
     let Some(text) = output.as_str() else {
         return (None, None);

@@ -2,6 +2,7 @@
 //! order of `shared/formats/README.md`): zstd magic, YAML cassette, SSE,
 //! a JSON array, then the shape of the first JSON line. File names break ties.
 
+use crate::error::{Error, ErrorKind};
 use std::io::{Cursor, Read};
 
 use serde_json::Value;
@@ -395,9 +396,33 @@ pub(super) fn for_choice(format: Format, detected: Option<Kind>) -> Kind {
 /// 128 MiB, zstd's own default limit.
 pub const MAX_ZSTD_DEPTH: usize = 1;
 
+/// A zstd stream, decompressed as it is read.
+#[cfg(feature = "zstd")]
+fn unzstd(reader: Box<dyn Read + Send>) -> Result<Box<dyn Read + Send>, Error> {
+    let inner = zstd::stream::read::Decoder::new(reader).map_err(|e| {
+        Error::new(
+            ErrorKind::Malformed { line: None },
+            format!("not a readable zstd file ({e})"),
+        )
+    })?;
+    Ok(Box::new(inner))
+}
+
+/// Without the `zstd` feature a compressed input is refused, saying why.
+#[cfg(not(feature = "zstd"))]
+fn unzstd(_: Box<dyn Read + Send>) -> Result<Box<dyn Read + Send>, Error> {
+    Err(Error::new(
+        ErrorKind::UnsupportedFormat,
+        super::feature_off("zstd", "a zstd-compressed input"),
+    ))
+}
+
 /// Reads enough of `reader` to pick the importer; the reader handed back
 /// still starts at the beginning.
-pub fn open_reader(reader: Box<dyn Read + Send>, choice: FormatChoice, hint: Option<&str>) -> Result<Opened, String> {
+/// Its error keeps the kind: an I/O error's, an input no importer reads
+/// ([`ErrorKind::UnsupportedFormat`]), a damaged compressed input
+/// ([`ErrorKind::Malformed`]).
+pub fn open_reader(reader: Box<dyn Read + Send>, choice: FormatChoice, hint: Option<&str>) -> Result<Opened, Error> {
     open_at_depth(reader, choice, hint, 0)
 }
 
@@ -406,7 +431,7 @@ fn open_at_depth(
     choice: FormatChoice,
     hint: Option<&str>,
     zstd_depth: usize,
-) -> Result<Opened, String> {
+) -> Result<Opened, Error> {
     let mut head = Vec::new();
     let mut buf = vec![0u8; 64 * 1024];
     // Classification is tried again only when the head has doubled, so a
@@ -416,7 +441,7 @@ fn open_at_depth(
         let n = loop {
             match reader.read(&mut buf) {
                 Err(e) if e.kind() == std::io::ErrorKind::Interrupted => continue,
-                other => break other.map_err(|e| crate::io_reason(&e))?,
+                other => break other.map_err(|e| Error::new(crate::error::io_kind(&e), crate::io_reason(&e)))?,
             }
         };
         head.extend_from_slice(&buf[..n]);
@@ -428,7 +453,7 @@ fn open_at_depth(
         match classify(&head, complete, hint) {
             Ok(None) if !complete => continue,
             Ok(found) => break found,
-            Err(e) if choice == FormatChoice::Auto => return Err(e),
+            Err(e) if choice == FormatChoice::Auto => return Err(Error::new(ErrorKind::UnsupportedFormat, e)),
             Err(_) => break None,
         }
     };
@@ -436,14 +461,14 @@ fn open_at_depth(
     let reader: Box<dyn Read + Send> = Box::new(Cursor::new(head).chain(reader));
     if detected == Some(Kind::Zstd) {
         if zstd_depth >= MAX_ZSTD_DEPTH {
-            return Err(
-                "a zstd file inside a zstd file: loopscope reads one level of compression; refused as a bad input"
-                    .to_string(),
-            );
+            return Err(Error::new(
+                ErrorKind::Malformed { line: None },
+                "a zstd file inside a zstd file: loopscope reads one level of compression; refused as a bad input",
+            ));
         }
-        let inner = zstd::stream::read::Decoder::new(reader).map_err(|e| format!("not a readable zstd file ({e})"))?;
+        let inner = unzstd(reader)?;
         let hint = hint.map(|h| h.trim_end_matches(".zst").to_string());
-        return open_at_depth(Box::new(inner), choice, hint.as_deref(), zstd_depth + 1);
+        return open_at_depth(inner, choice, hint.as_deref(), zstd_depth + 1);
     }
     let kind = match choice {
         FormatChoice::Auto => detected.unwrap_or(Kind::Native),

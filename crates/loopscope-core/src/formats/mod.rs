@@ -80,6 +80,14 @@ pub fn set_max_record(bytes: usize) {
     MAX_RECORD.store(bytes.max(1), Ordering::Relaxed);
 }
 
+/// What an input needs that this build leaves out: "reading X needs
+/// loopscope-core's `feature` feature (off in this build)". Such an input is
+/// an unsupported format, said with the feature that reads it.
+#[allow(dead_code)] // every feature on: nothing is left out
+pub(crate) fn feature_off(feature: &str, what: &str) -> String {
+    format!("reading {what} needs loopscope-core's `{feature}` feature (off in this build)")
+}
+
 /// The bad-line reason of a record over the limit.
 pub fn overlong_reason() -> String {
     format!(
@@ -254,6 +262,18 @@ impl fmt::Display for Format {
 }
 
 /// `--format`: detect, or use this importer.
+///
+/// ```
+/// use loopscope_core::{scan, setup, Format, FormatChoice};
+///
+/// let seed = setup("seed", &[], &[]).unwrap();
+/// let line = "{\"type\":\"reasoning\",\"text\":\"hm\"}\n";
+/// let detected = scan(std::io::Cursor::new(line), FormatChoice::Auto, None, &seed).unwrap();
+/// assert_eq!(detected.format, Some(Format::Native));
+/// assert_eq!(Format::Native.name(), "native");
+/// let forced = scan(std::io::Cursor::new(line), FormatChoice::Fixed(Format::Native), None, &seed).unwrap();
+/// assert_eq!(forced.events, 1);
+/// ```
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Default)]
 pub enum FormatChoice {
     #[default]
@@ -265,13 +285,25 @@ pub enum FormatChoice {
 
 impl FormatChoice {
     /// Parses `--format`'s value (`auto` or an importer's name).
-    pub fn parse(text: &str) -> Result<FormatChoice, String> {
+    /// A name no importer has is an [`ErrorKind::UnsupportedFormat`](crate::ErrorKind::UnsupportedFormat).
+    ///
+    /// ```
+    /// use loopscope_core::{ErrorKind, Format, FormatChoice};
+    ///
+    /// assert_eq!(FormatChoice::parse("auto").unwrap(), FormatChoice::Auto);
+    /// assert_eq!(FormatChoice::parse("codex").unwrap(), FormatChoice::Fixed(Format::Codex));
+    /// assert_eq!(FormatChoice::parse("nope").unwrap_err().kind(), ErrorKind::UnsupportedFormat);
+    /// ```
+    pub fn parse(text: &str) -> Result<FormatChoice, crate::Error> {
         if text == "auto" {
             return Ok(FormatChoice::Auto);
         }
         Format::from_name(text).map(FormatChoice::Fixed).ok_or_else(|| {
             let names: Vec<&str> = Format::ALL.iter().map(|f| f.name()).collect();
-            format!("unknown format {text:?} (known: auto, {})", names.join(", "))
+            crate::Error::new(
+                crate::ErrorKind::UnsupportedFormat,
+                format!("unknown format {text:?} (known: auto, {})", names.join(", ")),
+            )
         })
     }
 }

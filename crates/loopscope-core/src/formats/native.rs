@@ -30,7 +30,7 @@ fn line(number: u64, raw: &[u8], sink: &mut dyn FnMut(Item)) {
         sink(item);
         return;
     }
-    match parse_json(raw).and_then(Event::from_json) {
+    match parse_json(raw).and_then(|v| Event::from_json(v).map_err(String::from)) {
         Ok(parsed) => {
             if let Some(reason) = parsed.warning {
                 sink(Item::Problem(Problem {

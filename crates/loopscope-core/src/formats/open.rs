@@ -83,15 +83,18 @@ impl ForcedCheck {
     /// A forced format that read nothing of the stream (see
     /// [`carries_stream`]) from a non-empty input matched nothing: in CI
     /// that would be a silent false negative, so it is an error.
-    pub fn check(&self, events: usize) -> Result<(), String> {
+    /// The error is an [`ErrorKind::Malformed`](crate::ErrorKind::Malformed)
+    /// input: not what `--format` said it is.
+    pub fn check(&self, events: usize) -> Result<(), crate::Error> {
+        let not_that_format = |m: String| crate::Error::new(crate::ErrorKind::Malformed { line: None }, m);
         match (self.forced, events, self.looks_like) {
-            (true, 0, Some(like)) => Err(format!(
+            (true, 0, Some(like)) => Err(not_that_format(format!(
                 "--format {} read no events from it ({}); try --format auto",
                 self.format,
                 like.map_or("it matches no format loopscope reads".to_string(), |f| format!(
                     "it looks like {f}"
                 ))
-            )),
+            ))),
             _ => Ok(()),
         }
     }

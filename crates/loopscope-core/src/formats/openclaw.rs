@@ -7,8 +7,6 @@
 //! [`super::sqlite`] like the other stores and their entries by pi's
 //! importer, which knows OpenClaw's loop-guard records.
 
-use std::io::Read;
-
 use super::pi;
 use super::sse::JsonLinesDecoder;
 use super::Format;
@@ -18,9 +16,11 @@ pub fn decoder() -> JsonLinesDecoder<pi::Session> {
     JsonLinesDecoder::new(pi::Session::default(), Format::Openclaw)
 }
 
+#[cfg(feature = "sqlite")]
 /// The table that makes a database OpenClaw's store.
 pub const TRANSCRIPT: &str = "transcript_events";
 
+#[cfg(feature = "sqlite")]
 /// The store's sessions: each transcript of `session_windows` (one per
 /// session id), titled by its session key's label.
 pub fn sessions_sql(nodes: bool, one: &str) -> String {
@@ -35,6 +35,7 @@ pub fn sessions_sql(nodes: bool, one: &str) -> String {
     )
 }
 
+#[cfg(feature = "sqlite")]
 /// A page of a session's entries after `seq` `?2` (the cursor's first
 /// part; its second is `?3`): rowid, seq, time, the entry when it is
 /// stored as valid text within the record limit, its size, whether it is
@@ -50,6 +51,7 @@ pub fn page_sql(max: usize) -> String {
     )
 }
 
+#[cfg(feature = "sqlite")]
 /// The entries appended since rowid `?2` (a transcript is only appended to).
 pub fn since_sql(max: usize) -> String {
     page_sql(max).replace("AND seq > ?2 ORDER BY seq LIMIT 256", "AND rowid > ?2 ORDER BY seq")
@@ -58,7 +60,9 @@ pub fn since_sql(max: usize) -> String {
 /// An entry stored compressed, as its text: at most `max` bytes are
 /// unpacked (OpenClaw compresses entries of up to 4 MiB; a frame that
 /// says more is refused, not held).
+#[cfg(all(feature = "sqlite", feature = "zstd"))]
 pub fn unpack(frame: &[u8], max: usize) -> Result<String, String> {
+    use std::io::Read;
     let decoder =
         zstd::stream::read::Decoder::new(frame).map_err(|e| format!("its zstd frame cannot be read ({e})"))?;
     let mut text = Vec::new();
@@ -75,7 +79,13 @@ pub fn unpack(frame: &[u8], max: usize) -> Result<String, String> {
     Ok(text)
 }
 
-#[cfg(test)]
+/// Without the `zstd` feature a compressed entry is a bad record, saying why.
+#[cfg(all(feature = "sqlite", not(feature = "zstd")))]
+pub fn unpack(_: &[u8], _: usize) -> Result<String, String> {
+    Err(super::feature_off("zstd", "OpenClaw's compressed entries"))
+}
+
+#[cfg(all(test, feature = "sqlite", feature = "zstd"))]
 mod tests {
     use super::*;
 

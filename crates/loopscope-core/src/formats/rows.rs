@@ -17,6 +17,7 @@ use serde_json::Value;
 use super::detect::{classify, Kind};
 use super::lines::{is_blank, parse_json, Lines};
 use super::{Decoder, Format, Item, Out, Problem};
+#[cfg(feature = "parquet")]
 use crate::contain::contain;
 
 /// How a dataset's rows are read.
@@ -167,10 +168,11 @@ pub fn is_parquet_file(path: &Path) -> bool {
 /// Calls `f` with every row of a Parquet dataset, row group by row group
 /// (only the column and id field are read when they are named).
 ///
-/// Every call into the parquet crate is [`contain`]ed: a damaged file can
+/// Every call into the parquet crate is `contain`ed: a damaged file can
 /// make it panic (an index out of bounds on a mutated page header), and a
 /// damaged file is a bad input like any other — its rows read so far are
 /// kept, the rest is said to be skipped.
+#[cfg(feature = "parquet")]
 pub fn each_parquet(path: &Path, opts: &RowOptions, mut f: impl FnMut(Result<Row, Problem>)) -> Result<(), String> {
     use parquet::file::reader::{FileReader, SerializedFileReader};
     let shown = crate::sanitize::path(path);
@@ -210,7 +212,14 @@ pub fn each_parquet(path: &Path, opts: &RowOptions, mut f: impl FnMut(Result<Row
     Ok(())
 }
 
+/// Without the `parquet` feature a Parquet dataset is refused, saying why.
+#[cfg(not(feature = "parquet"))]
+pub fn each_parquet(_: &Path, _: &RowOptions, _: impl FnMut(Result<Row, Problem>)) -> Result<(), String> {
+    Err(super::feature_off("parquet", "a Parquet dataset"))
+}
+
 /// A row that could not be read, and with it the rest of the file.
+#[cfg(feature = "parquet")]
 fn unreadable_row(number: u64, why: &str) -> Problem {
     Problem {
         line: number,
@@ -220,6 +229,7 @@ fn unreadable_row(number: u64, why: &str) -> Problem {
 }
 
 /// The columns to read: the named column and id field, else every column.
+#[cfg(feature = "parquet")]
 fn projection(
     reader: &parquet::file::reader::SerializedFileReader<File>,
     opts: &RowOptions,
@@ -247,6 +257,7 @@ fn projection(
 
 /// The row of a Parquet dataset named `part` (its 1-based number, or its
 /// id in one of the usual id fields), or the first row.
+#[cfg(feature = "parquet")]
 pub fn parquet_row(path: &Path, part: Option<&str>, opts: &RowOptions) -> Result<Row, String> {
     use parquet::file::reader::SerializedFileReader;
     let shown = crate::sanitize::path(path);
@@ -279,6 +290,12 @@ pub fn parquet_row(path: &Path, part: Option<&str>, opts: &RowOptions) -> Result
         Some(p) => format!("{shown}: no row {}", crate::sanitize::line(p)),
         None => format!("{shown}: no rows"),
     })
+}
+
+/// Without the `parquet` feature a Parquet dataset is refused, saying why.
+#[cfg(not(feature = "parquet"))]
+pub fn parquet_row(_: &Path, _: Option<&str>, _: &RowOptions) -> Result<Row, String> {
+    Err(super::feature_off("parquet", "a Parquet dataset"))
 }
 
 /// The importer for a row's document, as its shape calls for.

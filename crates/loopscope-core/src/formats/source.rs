@@ -144,7 +144,15 @@ impl Records for SessionRows {
     }
 }
 
+/// A store's kind and sessions (newest first); without the `sqlite`
+/// feature, an error that names it.
+#[cfg(not(feature = "sqlite"))]
+pub fn store_sessions(db: &Path) -> Result<(StoreKind, Vec<StoreSession>), String> {
+    Err(sqlite::off::refusal(db))
+}
+
 /// A store's kind and sessions (newest first).
+#[cfg(feature = "sqlite")]
 pub fn store_sessions(db: &Path) -> Result<(StoreKind, Vec<StoreSession>), String> {
     let shown = crate::sanitize::path(db);
     let conn = sqlite::open(db)?;

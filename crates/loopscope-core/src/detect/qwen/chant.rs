@@ -14,13 +14,13 @@ const KEEP: usize = 8000;
 
 /// Why the history fired.
 #[derive(Clone, Debug, PartialEq)]
-pub enum Rule {
+pub(crate) enum Rule {
     Clustered { avg_distance: f64 },
     Periodic { stride: usize, region: (usize, usize) },
 }
 
 #[derive(Clone, Debug, PartialEq)]
-pub struct Chant {
+pub(crate) struct Chant {
     pub chunk: String,
     /// Positions (UTF-16 units since the last content reset).
     pub positions: Vec<usize>,
@@ -71,7 +71,7 @@ impl Chains {
 }
 
 #[derive(Clone, Debug, Default)]
-pub struct History {
+pub(crate) struct History {
     /// Units from `base` on (positions are counted since the last reset).
     units: Vec<u16>,
     base: usize,
@@ -112,7 +112,7 @@ fn mixed(h: u64) -> u64 {
 }
 
 impl History {
-    pub fn reset(&mut self) {
+    pub(crate) fn reset(&mut self) {
         *self = History::default();
     }
 
@@ -153,7 +153,7 @@ impl History {
 
     /// Appends `text` and analyses the new chunks; the first rule that
     /// holds stops the analysis (qwen latches then).
-    pub fn append(&mut self, text: &str) -> Option<Chant> {
+    pub(crate) fn append(&mut self, text: &str) -> Option<Chant> {
         // A UTF-16 text has at most as many units as UTF-8 bytes.
         self.units.reserve(text.len());
         self.units.extend(text.encode_utf16());

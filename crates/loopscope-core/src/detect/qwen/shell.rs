@@ -54,7 +54,7 @@ fn segment_inspects(seg: &str) -> bool {
 }
 
 /// Whether a shell command is nothing but inspections.
-pub fn inspection(command: &str) -> bool {
+pub(crate) fn inspection(command: &str) -> bool {
     let segments: Vec<&str> = SPLIT.split(command).map(js_trim).filter(|s| !s.is_empty()).collect();
     !segments.is_empty() && segments.iter().all(|s| segment_inspects(s))
 }

@@ -2,7 +2,7 @@
 //! (`opencode.db`, `kilo.db`), Goose (`sessions.db`), Crush
 //! (`.crush/crush.db`), OpenClaw (`openclaw-agent.sqlite`) — read as
 //! streams: one session's rows, as JSON lines their importers read
-//! ([`super::opencode`], [`super::goose`], [`super::crush`], [`super::pi`]
+//! (`super::opencode`, `super::goose`, `super::crush`, `super::pi`
 //! for OpenClaw's entries), built by SQLite's own JSON functions (OpenClaw
 //! compresses its longer entries: those are unpacked here, bounded).
 //!
@@ -15,16 +15,39 @@
 //! files change, then a query for the rows added or updated since (by rowid
 //! and update time) — never the whole store.
 
+#[cfg(feature = "sqlite")]
 use std::collections::HashMap;
 use std::io::Read;
-use std::path::{Path, PathBuf};
+use std::path::Path;
+#[cfg(feature = "sqlite")]
+use std::path::PathBuf;
+#[cfg(feature = "sqlite")]
 use std::time::SystemTime;
 
+#[cfg(feature = "sqlite")]
 use rusqlite::{Connection, OpenFlags};
 
+#[cfg(not(feature = "sqlite"))]
+pub(crate) mod off;
+#[cfg(feature = "sqlite")]
 mod queries;
+#[cfg(feature = "sqlite")]
 mod reader;
-pub use reader::{SessionReader, SessionRows, StoreNews};
+#[cfg(not(feature = "sqlite"))]
+pub use off::{SessionReader, SessionRows};
+#[cfg(feature = "sqlite")]
+pub use reader::{SessionReader, SessionRows};
+
+/// What happened to a followed store's file, besides new rows.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum StoreNews {
+    /// The file is gone; what was read is kept.
+    Deleted,
+    /// Another database has the name now (deleted and created again): its
+    /// sessions must be found again and read from their start.
+    Replaced,
+}
+#[cfg(feature = "sqlite")]
 use serde_json::json;
 
 /// The stores loopscope reads.
@@ -86,6 +109,7 @@ pub struct StoreSession {
     pub updated: i64,
 }
 
+#[cfg(feature = "sqlite")]
 /// What the files look like now: a change to either is a reason to look.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Default)]
 struct Signature {
@@ -95,12 +119,14 @@ struct Signature {
     identity: Option<Identity>,
 }
 
+#[cfg(feature = "sqlite")]
 /// A file's device, inode and creation time (a file deleted and created
 /// again often gets the same inode back; its creation time differs where
 /// the filesystem keeps one, and a name seen missing in between is another
 /// file anyway: see [`Shared::missing`]).
 type Identity = (u64, u64, Option<SystemTime>);
 
+#[cfg(feature = "sqlite")]
 fn identity(path: &Path) -> Option<Identity> {
     let m = std::fs::metadata(path).ok()?;
     let born = m.created().ok();
@@ -115,6 +141,7 @@ fn identity(path: &Path) -> Option<Identity> {
     }
 }
 
+#[cfg(feature = "sqlite")]
 fn signature(path: &Path) -> Signature {
     let of = |p: &Path| {
         std::fs::metadata(p)
@@ -128,12 +155,14 @@ fn signature(path: &Path) -> Signature {
     }
 }
 
+#[cfg(feature = "sqlite")]
 fn wal_path(path: &Path) -> PathBuf {
     let mut s = path.as_os_str().to_owned();
     s.push("-wal");
     PathBuf::from(s)
 }
 
+#[cfg(feature = "sqlite")]
 /// `file:` URI of a path (`?`, `#` and `%` escaped).
 fn uri(path: &Path, query: &str) -> String {
     let mut out = String::from("file:");
@@ -146,6 +175,7 @@ fn uri(path: &Path, query: &str) -> String {
     format!("{out}?{query}")
 }
 
+#[cfg(feature = "sqlite")]
 /// A database's error as a phrase for the user.
 fn reason(e: &rusqlite::Error) -> String {
     if let rusqlite::Error::SqliteFailure(f, _) = e {
@@ -165,6 +195,7 @@ fn reason(e: &rusqlite::Error) -> String {
     }
 }
 
+#[cfg(feature = "sqlite")]
 /// What a hot journal is and how to recover, as SQLite's own guidance
 /// (sqlite.org/howtocorrupt.html, §1.4 and sqlite.org/lockingv3.html,
 /// "hot journals") puts it. Reading the database would roll the journal
@@ -174,11 +205,13 @@ const HOT_JOURNAL: &str = "a hot journal lies beside it: a writer stopped mid-tr
      it once with its agent or `sqlite3 FILE 'PRAGMA integrity_check'` with write access; never delete the \
      -journal file (that corrupts the database)";
 
+#[cfg(feature = "sqlite")]
 /// Opens a database for reading only (see the module's notes on WAL).
 pub fn open(path: &Path) -> Result<Connection, String> {
     open_for(path).map(|(c, _)| c)
 }
 
+#[cfg(feature = "sqlite")]
 /// The connection, and whether it was opened immutable (it must be opened
 /// again to see a change).
 fn open_for(path: &Path) -> Result<(Connection, bool), String> {
@@ -202,6 +235,7 @@ fn open_for(path: &Path) -> Result<(Connection, bool), String> {
     Ok((conn, immutable))
 }
 
+#[cfg(feature = "sqlite")]
 /// The columns of a table (empty when it does not exist).
 fn columns(conn: &Connection, table: &str) -> Vec<String> {
     let Ok(mut stmt) = conn.prepare(&format!("PRAGMA table_info(\"{table}\")")) else {
@@ -212,6 +246,7 @@ fn columns(conn: &Connection, table: &str) -> Vec<String> {
         .unwrap_or_default()
 }
 
+#[cfg(feature = "sqlite")]
 /// Which agent's store a database is, from its tables.
 pub fn kind_of(conn: &Connection) -> Result<StoreKind, String> {
     let part = columns(conn, "part");
@@ -246,6 +281,7 @@ pub fn kind_of(conn: &Connection) -> Result<StoreKind, String> {
     ))
 }
 
+#[cfg(feature = "sqlite")]
 /// A column's expression: itself if the table has it, else NULL (older
 /// and newer schemas differ in optional columns).
 fn col(cols: &[String], name: &str) -> String {
@@ -256,6 +292,7 @@ fn col(cols: &[String], name: &str) -> String {
     }
 }
 
+#[cfg(feature = "sqlite")]
 /// A time column as ms since the epoch, whatever it holds (ms, seconds,
 /// or SQLite's `YYYY-MM-DD HH:MM:SS`).
 fn millis(expr: &str) -> String {
@@ -265,16 +302,19 @@ fn millis(expr: &str) -> String {
     )
 }
 
+#[cfg(feature = "sqlite")]
 /// The sessions of a store, newest first.
 pub fn sessions(conn: &Connection, kind: StoreKind) -> Result<Vec<StoreSession>, String> {
     sessions_where(conn, kind, None)
 }
 
+#[cfg(feature = "sqlite")]
 /// One session of a store by id (None: the newest), without listing the others.
 pub fn session(conn: &Connection, kind: StoreKind, id: Option<&str>) -> Result<Option<StoreSession>, String> {
     sessions_where(conn, kind, Some(id.unwrap_or_default())).map(|v| v.into_iter().next())
 }
 
+#[cfg(feature = "sqlite")]
 /// The sessions, or with `one` the one with that id (empty: the newest).
 fn sessions_where(conn: &Connection, kind: StoreKind, one: Option<&str>) -> Result<Vec<StoreSession>, String> {
     let (table, title, parent, updated) = match kind {

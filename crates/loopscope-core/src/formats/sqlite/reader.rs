@@ -129,16 +129,6 @@ pub struct SessionRows {
     gone: bool,
 }
 
-/// What happened to a followed store's file, besides new rows.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum StoreNews {
-    /// The file is gone; what was read is kept.
-    Deleted,
-    /// Another database has the name now (deleted and created again): its
-    /// sessions must be found again and read from their start.
-    Replaced,
-}
-
 /// One row of a query.
 struct Row {
     rowid: i64,
