@@ -8,30 +8,12 @@
 #[path = "common/real_agent.rs"]
 mod real_agent;
 
-use std::process::Command;
-
 use real_agent::agent_model::Script;
 use real_agent::{require, run, Agent, Run};
 use serde_json::{json, Value};
 
-const BIN: &str = env!("CARGO_BIN_EXE_loopscope");
-
 fn loopscope(args: &[&str], file: &std::path::Path) -> Vec<Value> {
-    let out = Command::new(BIN)
-        .args(args)
-        .arg(file)
-        .env_remove("LOOPSCOPE_CONFIG")
-        .output()
-        .unwrap();
-    assert!(
-        matches!(out.status.code(), Some(0 | 1)),
-        "{args:?}: {}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    String::from_utf8_lossy(&out.stdout)
-        .lines()
-        .filter_map(|l| serde_json::from_str(l).ok())
-        .collect()
+    real_agent::loopscope_json(args, file)
 }
 
 /// The agent's own detections in a converted session: (level, the index

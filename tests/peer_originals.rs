@@ -88,20 +88,8 @@ fn original(node: &Path, openclaw: &Path, files: &[PathBuf]) -> Verdicts {
 /// post-compaction guard, which lives outside OpenClaw's module (the
 /// original script does not run it).
 fn ours(file: &Path) -> Vec<(usize, String)> {
-    let out = Command::new(BIN)
-        .args(["scan", "--json", "--profile", "openclaw"])
-        .arg(file)
-        .env_remove("LOOPSCOPE_CONFIG")
-        .output()
-        .unwrap();
-    assert!(
-        matches!(out.status.code(), Some(0 | 1)),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    String::from_utf8_lossy(&out.stdout)
-        .lines()
-        .filter_map(|l| serde_json::from_str::<Value>(l).ok())
+    real_agent::loopscope_json(&["scan", "--json", "--profile", "openclaw"], file)
+        .into_iter()
         .filter(|d| d["detector"] != "openclaw-compaction-abort")
         .filter_map(|d| Some((d["event"].as_u64()? as usize, d["detector"].as_str()?.to_string())))
         .collect()

@@ -659,3 +659,23 @@ fn path_with(dir: &Path) -> std::ffi::OsString {
     paths.extend(std::env::split_paths(&std::env::var_os("PATH").unwrap_or_default()));
     std::env::join_paths(paths).unwrap()
 }
+
+/// `loopscope ARGS FILE` (the build under test, no user configuration):
+/// its JSON lines, after checking it exited 0 or 1.
+pub fn loopscope_json(args: &[&str], file: &Path) -> Vec<Value> {
+    let out = Command::new(env!("CARGO_BIN_EXE_loopscope"))
+        .args(args)
+        .arg(file)
+        .env_remove("LOOPSCOPE_CONFIG")
+        .output()
+        .unwrap();
+    assert!(
+        matches!(out.status.code(), Some(0 | 1)),
+        "{args:?}: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    String::from_utf8_lossy(&out.stdout)
+        .lines()
+        .filter_map(|l| serde_json::from_str(l).ok())
+        .collect()
+}
