@@ -99,6 +99,55 @@ fn a_loop_is_refused_in_claude_codes_words_and_a_clean_call_allowed_silently() {
     );
 }
 
+/// The agent can run a call's hook before the last call's result is
+/// written (its transcript a little behind, or its result hook late): the
+/// hook waits for the result of the identical call just before, so the
+/// third identical call is refused at the third, not the fourth.
+#[test]
+fn a_result_written_late_is_waited_for() {
+    let dir = tempfile::tempdir().unwrap();
+    let t = dir.path().join("s.jsonl");
+    let mut text =
+        json!({"type": "user", "uuid": "p", "sessionId": "s", "message": {"role": "user", "content": "read"}})
+            .to_string()
+            + "\n";
+    text += &(call_line(1) + "\n" + &result_line(1) + "\n" + &call_line(2) + "\n");
+    std::fs::write(&t, &text).unwrap();
+    let input = pre(&t, 3);
+    let cache = dir.path().join("cache");
+    let third = {
+        let cache = cache.clone();
+        std::thread::spawn(move || hook(&["claude-code"], &input, &cache, None))
+    };
+    // The hook saves what it has read before it waits: once the session's
+    // state is written, the second call's result arrives.
+    let states = cache.join("loopscope/hooks");
+    let saved = || {
+        std::fs::read_dir(&states)
+            .map(|d| d.flatten().any(|f| f.metadata().is_ok_and(|m| m.len() > 0)))
+            .unwrap_or(false)
+    };
+    while !saved() && !third.is_finished() {
+        std::thread::sleep(std::time::Duration::from_millis(5));
+    }
+    text += &(result_line(2) + "\n");
+    std::fs::write(&t, &text).unwrap();
+    let out = third.join().unwrap();
+    let said = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        said.contains("permissionDecision") && said.contains("3 times"),
+        "{said}"
+    );
+
+    // A result that never comes holds the call back only briefly: allowed.
+    let t2 = dir.path().join("s2.jsonl");
+    let text = call_line(1) + "\n" + &result_line(1) + "\n" + &call_line(2) + "\n";
+    std::fs::write(&t2, text).unwrap();
+    let out = hook(&["claude-code"], &pre(&t2, 3), &dir.path().join("c2"), None);
+    assert_eq!(out.status.code(), Some(0));
+    assert!(out.stdout.is_empty(), "{}", String::from_utf8_lossy(&out.stdout));
+}
+
 #[test]
 fn nothing_that_goes_wrong_blocks_the_agent() {
     let dir = tempfile::tempdir().unwrap();

@@ -50,10 +50,13 @@ pub fn run(agent: HookAgent, opts: &Options, input: &mut dyn Read, out: &mut dyn
             }
         }
         Ok(None) => {}
-        Err(msg) => eprintln!(
-            "loopscope hook: {}; the call is allowed",
-            loopscope_core::sanitize::line(&msg)
-        ),
+        Err(msg) => {
+            log(&serde_json::json!({"error": msg}), None, &State::default());
+            eprintln!(
+                "loopscope hook: {}; the call is allowed",
+                loopscope_core::sanitize::line(&msg)
+            );
+        }
     }
     0
 }
@@ -76,9 +79,20 @@ fn decide(agent: HookAgent, opts: &Options, input: &mut dyn Read) -> Result<Opti
     if input.said == Said::Other {
         return Ok(None);
     }
-    let (lock, mut state) = Locked::open(agent.name(), &input.session)?;
-    if let (Some(t), Some(kind)) = (&input.transcript, agent.transcript_kind()) {
-        state.read_transcript(t, kind)?;
+    let (mut lock, mut state) = catch_up(agent, &input)?;
+    // The result of the call just before, when it is the same call, may
+    // not be here yet: the agent can run the next call's hook before the
+    // last one's result hook, or write its transcript behind. Without it
+    // the third identical call looks like the second; wait for it, briefly.
+    if let Said::Before(call) = &input.said {
+        for _ in 0..RESULT_WAITS {
+            if !awaits_result(&state, call) {
+                break;
+            }
+            lock.save(&state)?;
+            std::thread::sleep(std::time::Duration::from_millis(RESULT_WAIT_MS));
+            (lock, state) = catch_up(agent, &input)?;
+        }
     }
     let observed = input.transcript.is_none();
     let verdict = match input.said {
@@ -118,6 +132,49 @@ fn decide(agent: HookAgent, opts: &Options, input: &mut dyn Read) -> Result<Opti
     lock.save(&state)?;
     log(&v, verdict.as_deref(), &state);
     Ok(verdict.map(|r| (event, r)))
+}
+
+/// How often, and how long each time, a call's hook waits for the result
+/// of the identical call just before it (at most about a second).
+const RESULT_WAITS: u32 = 40;
+const RESULT_WAIT_MS: u64 = 25;
+
+/// The session's state, locked, with what the transcript gained.
+fn catch_up(agent: HookAgent, input: &Input) -> Result<(Locked, State), String> {
+    let (lock, mut state) = Locked::open(agent.name(), &input.session)?;
+    if let (Some(t), Some(kind)) = (&input.transcript, agent.transcript_kind()) {
+        state.read_transcript(t, kind)?;
+    }
+    Ok((lock, state))
+}
+
+/// Whether the call just before `call` is the same call and its result
+/// has not arrived yet, in a session whose results do arrive (an agent
+/// that reports no results is never waited for).
+fn awaits_result(state: &State, call: &Call) -> bool {
+    let has_result = |id: &str| {
+        state
+            .events
+            .iter()
+            .any(|e| matches!(&e.kind, EventKind::ToolResult { id: Some(r), .. } if r == id))
+    };
+    let results_arrive = state
+        .events
+        .iter()
+        .any(|e| matches!(e.kind, EventKind::ToolResult { id: Some(_), .. }));
+    let last = state.events.iter().rev().find_map(|e| match &e.kind {
+        EventKind::ToolCall {
+            name,
+            args,
+            id: Some(id),
+        } if call.id.as_deref() != Some(id.as_str()) => Some((name, args, id)),
+        _ => None,
+    });
+    let Some((name, args, id)) = last else { return false };
+    let key = call_key(&call.name, &call.args, KeyStyle::Canonical);
+    // A call refused before is refused again without its twin's result.
+    let refused = state.refused.iter().any(|(k, _)| *k == key);
+    results_arrive && !refused && !has_result(id) && call_key(name, args, KeyStyle::Canonical) == key
 }
 
 /// With `LOOPSCOPE_HOOK_LOG=FILE`, each call's input and verdict are
@@ -289,6 +346,31 @@ mod tests {
         ran(&mut s2, &read(1), "one");
         ran(&mut s2, &read(2), "two");
         assert_eq!(judge(&s2, &read(3), &setup), None);
+    }
+
+    #[test]
+    fn only_the_result_of_the_same_call_just_before_is_waited_for_and_only_where_results_arrive() {
+        let mut s = State::default();
+        // An agent that reports calls but no results is never waited for.
+        s.push(call_event(&read(1)));
+        s.push(call_event(&read(2)));
+        assert!(!awaits_result(&s, &read(3)));
+        let mut s = State::default();
+        ran(&mut s, &read(1), "hello");
+        s.push(call_event(&read(2)));
+        assert!(awaits_result(&s, &read(3)), "the second call's result is due");
+        assert!(!awaits_result(&s, &read(2)), "not for the pending call itself");
+        let other = Call {
+            name: "grep".into(),
+            args: json!({"pattern": "x"}),
+            id: Some("c9".into()),
+        };
+        assert!(!awaits_result(&s, &other), "another call goes ahead");
+        s.refused.push((
+            call_key("read_file", &json!({"path": "notes.txt"}), KeyStyle::Canonical),
+            "no".into(),
+        ));
+        assert!(!awaits_result(&s, &read(3)), "a refused call is refused again at once");
     }
 
     #[test]

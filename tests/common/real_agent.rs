@@ -172,6 +172,8 @@ impl Sandbox {
             .env("XDG_STATE_HOME", self.home.join(".local/state"))
             .env("XDG_CACHE_HOME", self.home.join(".cache"))
             .env("TMPDIR", &self.tmp)
+            // What `loopscope hook` saw at each call, for failure messages.
+            .env("LOOPSCOPE_HOOK_LOG", self.root.path().join("hook-log.jsonl"))
             .env("NO_COLOR", "1")
             .env("TERM", "dumb")
             .stdin(Stdio::null());
@@ -257,14 +259,32 @@ impl Run {
             let chars: Vec<char> = s.chars().collect();
             chars[chars.len().saturating_sub(2000)..].iter().collect::<String>()
         };
+        // Each hook call, in the order they finished: its event, call id,
+        // verdict, and how many events the session's state held.
+        let hooks: Vec<String> = std::fs::read_to_string(self.sandbox.root.path().join("hook-log.jsonl"))
+            .unwrap_or_default()
+            .lines()
+            .filter_map(|l| serde_json::from_str::<Value>(l).ok())
+            .map(|v| {
+                let i = &v["input"];
+                let event = i["hook_event_name"].as_str().or(i["event"].as_str()).unwrap_or("?");
+                let id = i["tool_use_id"].as_str().or(i["callID"].as_str()).unwrap_or("");
+                let verdict = if v["refused"].is_string() { "refused" } else { "" };
+                match v["input"]["error"].as_str() {
+                    Some(e) => format!("error: {e}"),
+                    None => format!("{event} {id} {verdict} ({} events)", v["events"]),
+                }
+            })
+            .collect();
         format!(
-            "{} {:?} in {}: exit {:?}\n--- stdout\n{}\n--- stderr\n{}\n--- the model was asked {} times: {:?}",
+            "{} {:?} in {}: exit {:?}\n--- stdout\n{}\n--- stderr\n{}\n--- hooks: {:?}\n--- the model was asked {} times: {:?}",
             self.agent.name(),
             self.script,
             self.sandbox.root.path().display(),
             self.out.status.code(),
             tail(&self.out.stdout),
             tail(&self.out.stderr),
+            hooks,
             self.model.asked().len(),
             self.model.asked().iter().map(|a| a.kind.clone()).collect::<Vec<_>>()
         )
