@@ -22,7 +22,7 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
-use super::{self as http, HeadError, RequestHead};
+use crate::http::{self, HeadError, RequestHead};
 
 /// The longest a request head may take from its first byte to its last.
 pub const HEAD_TIME: Duration = Duration::from_secs(10);

@@ -11,7 +11,7 @@ use std::time::{Duration, Instant};
 
 use rustls::pki_types::ServerName;
 
-use super::{self as http, HeadError, ResponseHead};
+use crate::http::{self, HeadError, ResponseHead};
 
 /// Where requests are forwarded: a base URL (`https://api.openai.com/v1`).
 #[derive(Clone, Debug, PartialEq, Eq)]
