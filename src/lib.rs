@@ -35,6 +35,7 @@ pub mod hook;
 pub mod http;
 pub mod judge;
 pub mod output;
+pub mod reading;
 pub mod record;
 pub mod render;
 pub mod replay;

@@ -22,7 +22,6 @@ use cli::batch::*;
 use cli::flags::{Cli, Command};
 use cli::live::*;
 use loopscope::scan::EXIT_ERROR;
-use loopscope_core::formats;
 
 fn main() -> ExitCode {
     let cli = match Cli::try_parse() {
@@ -46,7 +45,7 @@ fn main() -> ExitCode {
         None => Some(cli.input),
     };
     if let Some(i) = input {
-        formats::set_max_record(i.max_record);
+        loopscope::reading::set_max_record(i.max_record);
     }
     let spool = match &cli.command {
         Some(Command::View(a)) => Some(a.spool),

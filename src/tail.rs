@@ -15,7 +15,6 @@ use loopscope_core::config::Setup;
 use loopscope_core::detect::Detection;
 use loopscope_core::engine::Engine;
 use loopscope_core::formats::cline;
-use loopscope_core::formats::detect::AutoDecoder;
 use loopscope_core::formats::FormatChoice;
 
 /// What to follow.
@@ -50,7 +49,7 @@ impl Target {
                     let mut sink = sink;
                     match std::fs::File::open(&path) {
                         Ok(f) => {
-                            let decoder = Box::new(AutoDecoder::new(choice, hint.as_deref()));
+                            let decoder = Box::new(crate::reading::auto_decoder(choice, hint.as_deref(), None));
                             feed::read(Box::new(f), decoder, true, sink);
                         }
                         Err(e) => {
@@ -70,12 +69,13 @@ impl Target {
                 feed::follow(&path, feed::make_for(&path, choice), sink)
             }
             Target::Stdin => {
-                let decoder = Box::new(AutoDecoder::new(choice, None));
+                let decoder = Box::new(crate::reading::auto_decoder(choice, None, None));
                 feed::read(Box::new(io::stdin()) as Box<dyn Read + Send>, decoder, true, sink)
             }
             Target::Latest(spec) => match crate::sessions::Latest::new(spec, &crate::sessions::process_env) {
                 Ok(mut latest) => {
-                    let make: MakeDecoder = std::sync::Arc::new(move || Box::new(AutoDecoder::new(choice, None)));
+                    let make: MakeDecoder =
+                        std::sync::Arc::new(move || Box::new(crate::reading::auto_decoder(choice, None, None)));
                     let roots = latest.roots();
                     feed::follow_latest(
                         roots,

@@ -139,6 +139,8 @@ fn detection_needs_only_the_first_bytes_and_says_what_it_tried() {
         assert_eq!(kind.format(), *want, "{name}");
     }
     let err = classify(b"just some text\n", true, None).unwrap_err();
+    assert_eq!(err.kind(), loopscope_core::ErrorKind::UnsupportedFormat);
+    let err = err.to_string();
     assert!(
         err.contains("tried native, openai-chat") && err.contains("VCR cassettes"),
         "{err}"

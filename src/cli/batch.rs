@@ -247,7 +247,8 @@ pub fn print_generated(write: impl FnOnce(&mut dyn Write) -> io::Result<()>) -> 
 /// format, then every event. Converting the output again gives the same bytes.
 pub fn run_convert(args: &ConvertArgs) -> Result<i32, String> {
     refuse_writing_into(args.output.as_deref(), &[&args.file])?;
-    let opened = formats::open_input(&args.file, args.input.format).map_err(|e| loopscope::output::clear_error(&e))?;
+    let opened = loopscope::reading::open_input(&args.file, args.input.format)
+        .map_err(|e| loopscope::output::clear_error(&e))?;
     let name = args.file.display().to_string();
     let mut err = Terminal::new(io::stderr());
     match &args.output {
@@ -272,7 +273,7 @@ pub fn read_events(
     path: &std::path::Path,
     format: FormatChoice,
 ) -> Result<(Vec<loopscope_core::Event>, formats::Format), String> {
-    let opened = formats::open_input(path, format).map_err(|e| loopscope::output::clear_error(&e))?;
+    let opened = loopscope::reading::open_input(path, format).map_err(|e| loopscope::output::clear_error(&e))?;
     let format = opened.format;
     let mut events = Vec::new();
     stream_events(opened, path, &mut |e| events.push(e))?;
@@ -321,7 +322,8 @@ pub fn run_screenshot(args: &ScreenshotArgs) -> Result<i32, String> {
     let mut setups = args.detectors.setups()?;
     let setup = setups.remove(0);
     refuse_writing_into(args.output.as_deref(), &[&args.file])?;
-    let opened = formats::open_input(&args.file, args.input.format).map_err(|e| loopscope::output::clear_error(&e))?;
+    let opened = loopscope::reading::open_input(&args.file, args.input.format)
+        .map_err(|e| loopscope::output::clear_error(&e))?;
     let format = opened.format;
     let shot = Shot {
         name: args.file.display().to_string(),

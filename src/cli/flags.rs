@@ -406,6 +406,7 @@ impl RowsFlags {
             options: loopscope_core::formats::rows::RowOptions {
                 column: self.column.clone(),
                 id_field: self.id_field.clone(),
+                max_record: loopscope::reading::max_record(),
             },
         }
     }

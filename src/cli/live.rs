@@ -93,11 +93,15 @@ pub fn run_view(
     let (name, opened) = match file {
         Some(path) => (
             path.display().to_string(),
-            formats::open_input(&path, input.format).map_err(|e| loopscope::output::clear_error(&e))?,
+            loopscope::reading::open_input(&path, input.format).map_err(|e| loopscope::output::clear_error(&e))?,
         ),
         None => (
             "demo (bundled)".to_string(),
-            formats::detect::open_reader(Box::new(loopscope::DEMO_STREAM.as_bytes()), input.format, None)?,
+            formats::detect::open_reader(
+                Box::new(loopscope::DEMO_STREAM.as_bytes()),
+                loopscope::reading::options(input.format),
+                None,
+            )?,
         ),
     };
     // A named --format that reads nothing is said in the viewer, as scan says it.

@@ -262,7 +262,7 @@ impl Pass<'_, '_> {
                 record(&mut self.exchange, items, at);
             }
             Recording::Whole(b) | Recording::Error(b) => {
-                let limit = loopscope_core::formats::max_record().max(MAX_ERROR_BODY);
+                let limit = loopscope_core::formats::DEFAULT_MAX_RECORD.max(MAX_ERROR_BODY);
                 if b.len() + data.len() <= limit {
                     b.extend_from_slice(data);
                 }

@@ -218,6 +218,6 @@ impl Guarded {
     /// More is held than a record may be long: the stream is not the
     /// API's framing, or a call's arguments are past all reason.
     pub fn overlong(&self) -> bool {
-        self.pending.len() + self.held.len() > loopscope_core::formats::max_record()
+        self.pending.len() + self.held.len() > loopscope_core::formats::DEFAULT_MAX_RECORD
     }
 }

@@ -13,7 +13,6 @@ use notify::Watcher;
 
 use super::follow::{Change, FileNews, Follower};
 use loopscope_core::event::Event;
-use loopscope_core::formats::detect::AutoDecoder;
 use loopscope_core::formats::drift::UnknownKinds;
 use loopscope_core::formats::source::{self, Records};
 use loopscope_core::formats::sqlite::StoreNews;
@@ -160,7 +159,7 @@ pub fn make_for(path: &Path, choice: loopscope_core::formats::FormatChoice) -> M
         // A store's or a folder's session comes as records of its own: `#ID`
         // chose them, it names no part inside them.
         let part = part.as_deref().filter(|_| !source::is_records(&path));
-        Box::new(AutoDecoder::with_part(choice, hint.as_deref(), part))
+        Box::new(crate::reading::auto_decoder(choice, hint.as_deref(), part))
     })
 }
 
@@ -238,7 +237,11 @@ impl Followed {
             Tracker::Records { path, records } => {
                 if records.is_none() {
                     let place = source::place(path);
-                    *records = Some(source::open_records(&place).map_err(io::Error::other)?.0);
+                    *records = Some(
+                        source::open_records(&place, crate::reading::max_record())
+                            .map_err(io::Error::other)?
+                            .0,
+                    );
                 }
                 let mut bytes = Vec::new();
                 let source = records.as_mut().expect("opened");
@@ -301,10 +304,8 @@ impl Followed {
         if changed {
             // Bounded: a document past the record limit is reported by the decoder.
             let mut all = Vec::new();
-            let read = std::fs::File::open(follower.path()).and_then(|f| {
-                f.take(loopscope_core::formats::max_record() as u64 + 1)
-                    .read_to_end(&mut all)
-            });
+            let read = std::fs::File::open(follower.path())
+                .and_then(|f| f.take(crate::reading::max_record() as u64 + 1).read_to_end(&mut all));
             if read.is_ok() {
                 self.decoder.reread(&all, &mut items);
             }

@@ -97,12 +97,14 @@ impl Input {
 
     pub fn open(&self, format: FormatChoice) -> Result<formats::Opened, String> {
         match self {
-            Input::Path(p) => formats::open_input(p, format),
-            Input::Found(s) => formats::open_input(&s.path, format),
-            Input::Bytes { bytes, .. } => {
-                formats::detect::open_reader(Box::new(std::io::Cursor::new(bytes.clone())), format, None)
-                    .map_err(String::from)
-            }
+            Input::Path(p) => crate::reading::open_input(p, format),
+            Input::Found(s) => crate::reading::open_input(&s.path, format),
+            Input::Bytes { bytes, .. } => formats::detect::open_reader(
+                Box::new(std::io::Cursor::new(bytes.clone())),
+                crate::reading::options(format),
+                None,
+            )
+            .map_err(String::from),
         }
     }
 }

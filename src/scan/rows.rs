@@ -57,7 +57,11 @@ impl Fanout<'_> {
             agent: self.input.agent(),
         };
         let document: Arc<[u8]> = row.document.into();
-        let opened = match formats::detect::open_reader(Box::new(io::Cursor::new(document)), FormatChoice::Auto, None) {
+        let opened = match formats::detect::open_reader(
+            Box::new(io::Cursor::new(document)),
+            crate::reading::options(FormatChoice::Auto),
+            None,
+        ) {
             Ok(o) => o,
             Err(reason) => {
                 self.problems += 1;
@@ -165,7 +169,7 @@ pub(super) fn scan_parquet(
         return Err(e);
     }
     if let Err(msg) = read {
-        writeln!(err, "loopscope: {}", loopscope_core::sanitize::line(&msg))?;
+        writeln!(err, "loopscope: {}", loopscope_core::sanitize::line(&msg.to_string()))?;
         return Ok((Outcome::Failed, f.rows));
     }
     f.finish(err)

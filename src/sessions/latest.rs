@@ -89,7 +89,7 @@ impl Latest {
                 continue;
             }
             self.known.insert(path.clone());
-            if formats::open_input(&path, formats::FormatChoice::Auto).is_ok() {
+            if crate::reading::open_input(&path, formats::FormatChoice::Auto).is_ok() {
                 fresh.push((path, time));
             }
         }

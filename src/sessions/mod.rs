@@ -243,7 +243,7 @@ fn expand(sessions: Vec<Session>, notes: &mut Vec<String>, cutoff: Option<System
             Ok(None) => out.push(s),
             Err(e) => {
                 if s.agent.is_some() {
-                    notes.push(e);
+                    notes.push(e.to_string());
                 }
                 out.push(s);
             }

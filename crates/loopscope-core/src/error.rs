@@ -288,7 +288,8 @@ mod tests {
     #[test]
     fn a_parquet_dataset_without_its_feature_is_refused_naming_it() {
         let e = crate::formats::rows::parquet_row(Path::new("x.parquet"), None, &Default::default()).unwrap_err();
-        assert!(e.contains("`parquet` feature"), "{e}");
+        assert_eq!(e.kind(), ErrorKind::UnsupportedFormat);
+        assert!(e.to_string().contains("`parquet` feature"), "{e}");
     }
 
     #[test]

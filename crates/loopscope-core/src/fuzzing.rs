@@ -87,6 +87,7 @@ pub fn parquet_rows(data: &[u8]) {
     let named = RowOptions {
         column: Some("messages".to_string()),
         id_field: Some("instance_id".to_string()),
+        ..RowOptions::default()
     };
     for opts in [RowOptions::default(), named] {
         let _ = each_parquet(&path, &opts, |_| {});

@@ -76,7 +76,7 @@ pub use detect::{Detection, DetectorState, Profile, Status};
 pub use engine::{Engine, Tape};
 pub use error::{Error, ErrorKind};
 pub use event::{Channel, Event, EventKind};
-pub use formats::{Format, FormatChoice};
+pub use formats::{Format, FormatChoice, ReadOptions};
 pub use monitor::{scan, scan_path, scan_path_until, scan_until, setup, Monitor, Scanned};
 
 /// An I/O error as a short lowercase phrase ("no such file or directory").

@@ -28,7 +28,7 @@ use crate::engine::Engine;
 use crate::error::{io_kind, Error, ErrorKind};
 use crate::event::Event;
 use crate::formats::detect::AutoDecoder;
-use crate::formats::{self, Decoder, Format, FormatChoice, Item, Problem};
+use crate::formats::{self, Decoder, Format, Item, Problem, ReadOptions};
 
 /// Builds a setup as the command line does from `--profile`, `--detectors`
 /// and `--set`, without reading any config file: `detectors` empty keeps
@@ -90,11 +90,19 @@ pub struct Monitor {
 
 /// [`AutoDecoder`] is not `Clone`; a cloned monitor starts a fresh importer
 /// only if it is fed bytes, which [`Monitor::clone`] documents.
-struct FedDecoder(AutoDecoder, FormatChoice);
+struct FedDecoder(AutoDecoder, ReadOptions);
+
+impl FedDecoder {
+    fn new(read: ReadOptions) -> FedDecoder {
+        let mut decoder = AutoDecoder::new(read.format, None);
+        decoder.set_max_record(read.max_record);
+        FedDecoder(decoder, read)
+    }
+}
 
 impl Clone for FedDecoder {
     fn clone(&self) -> FedDecoder {
-        FedDecoder(AutoDecoder::new(self.1, None), self.1)
+        FedDecoder::new(self.1)
     }
 }
 
@@ -127,16 +135,15 @@ impl Monitor {
     }
 
     /// Feeds the next bytes of a log in any supported format (detected
-    /// from the first bytes unless `format` names one; later calls keep
-    /// the first call's choice). Records split across calls are joined;
-    /// problems (a bad line) are kept in [`Monitor::problems`]. Returns the
+    /// from the first bytes unless `read` names one: a [`FormatChoice`] or
+    /// [`ReadOptions`]; later calls keep the first call's choice). Records
+    /// split across calls are joined; problems (a bad line, one longer than
+    /// the record limit) are kept in [`Monitor::problems`]. Returns the
     /// detections these bytes caused.
-    pub fn feed(&mut self, bytes: &[u8], format: FormatChoice) -> &[Detection] {
+    pub fn feed(&mut self, bytes: &[u8], read: impl Into<ReadOptions>) -> &[Detection] {
         let start = self.detections.len();
         let mut items = Vec::new();
-        let decoder = self
-            .decoder
-            .get_or_insert_with(|| FedDecoder(AutoDecoder::new(format, None), format));
+        let decoder = self.decoder.get_or_insert_with(|| FedDecoder::new(read.into()));
         decoder.0.feed(bytes, &mut items);
         self.take(items);
         &self.detections[start..]
@@ -250,11 +257,11 @@ pub struct Scanned {
 /// ```
 pub fn scan(
     reader: impl Read + Send + 'static,
-    format: FormatChoice,
+    read: impl Into<ReadOptions>,
     hint: Option<&str>,
     setup: &Setup,
 ) -> Result<Scanned, Error> {
-    scan_until(reader, format, hint, setup, &mut |_| false)
+    scan_until(reader, read, hint, setup, &mut |_| false)
 }
 
 /// [`scan`], asking `stop` now and then whether to stop (a caller's
@@ -272,12 +279,12 @@ pub fn scan(
 /// ```
 pub fn scan_until(
     reader: impl Read + Send + 'static,
-    format: FormatChoice,
+    read: impl Into<ReadOptions>,
     hint: Option<&str>,
     setup: &Setup,
     stop: &mut dyn FnMut(bool) -> bool,
 ) -> Result<Scanned, Error> {
-    let opened = formats::detect::open_reader(Box::new(reader), format, hint)?;
+    let opened = formats::detect::open_reader(Box::new(reader), read, hint)?;
     scan_opened(opened, setup, stop)
 }
 
@@ -295,8 +302,8 @@ pub fn scan_until(
 /// let missing = scan_path(&path, FormatChoice::Auto, &setup("seed", &[], &[]).unwrap());
 /// assert_eq!(missing.unwrap_err().kind(), ErrorKind::NotFound);
 /// ```
-pub fn scan_path(path: &Path, format: FormatChoice, setup: &Setup) -> Result<Scanned, Error> {
-    scan_path_until(path, format, setup, &mut |_| false)
+pub fn scan_path(path: &Path, read: impl Into<ReadOptions>, setup: &Setup) -> Result<Scanned, Error> {
+    scan_path_until(path, read, setup, &mut |_| false)
 }
 
 /// [`scan_path`], asking `stop` as [`scan_until`] does.
@@ -316,30 +323,12 @@ pub fn scan_path(path: &Path, format: FormatChoice, setup: &Setup) -> Result<Sca
 /// ```
 pub fn scan_path_until(
     path: &Path,
-    format: FormatChoice,
+    read: impl Into<ReadOptions>,
     setup: &Setup,
     stop: &mut dyn FnMut(bool) -> bool,
 ) -> Result<Scanned, Error> {
-    let opened = formats::open_input(path, format).map_err(|e| Error::new(open_kind(path), e))?;
+    let opened = formats::open_input(path, read)?;
     scan_opened(opened, setup, stop)
-}
-
-/// The kind of failure to open `path` as an input: the I/O error's kind
-/// if the file cannot be opened, else an input no importer reads.
-fn open_kind(path: &Path) -> ErrorKind {
-    if formats::is_stdin(path) {
-        return ErrorKind::UnsupportedFormat;
-    }
-    match std::fs::metadata(path).and_then(|m| {
-        if m.is_dir() {
-            Ok(())
-        } else {
-            std::fs::File::open(path).map(drop)
-        }
-    }) {
-        Err(e) => io_kind(&e),
-        Ok(()) => ErrorKind::UnsupportedFormat,
-    }
 }
 
 /// A reader that asks `stop` before each read, and again when a read was
@@ -420,6 +409,7 @@ fn scan_opened(
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::FormatChoice;
 
     fn looping(unit: &str, n: usize) -> String {
         let mut s = String::from("{\"type\":\"request\"}\n");

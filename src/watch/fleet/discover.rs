@@ -288,7 +288,7 @@ impl Watching {
             },
             |f| std::fs::File::open(f).map(drop),
         );
-        let format = match (readable, formats::open_input(&path, self.opts.format)) {
+        let format = match (readable, crate::reading::open_input(&path, self.opts.format)) {
             (Ok(()), Ok(o)) => Some(o.format),
             (Err(_), _) => None,
             (Ok(()), Err(_)) => {

@@ -420,17 +420,21 @@ fn parse_count(s: &str) -> Option<u64> {
 }
 
 impl Decoder for AiderDecoder {
+    fn set_max_record(&mut self, bytes: usize) {
+        self.lines.set_max_record(bytes);
+    }
+
     fn feed(&mut self, bytes: &[u8], out: &mut Vec<Item>) {
         let mut lines = std::mem::take(&mut self.lines);
         lines.feed(bytes, |n, raw| self.line(n, raw, out));
-        super::report_overlong(lines.take_overlong(), out);
+        super::report_overlong(lines.take_overlong(), lines.max_record(), out);
         self.lines = lines;
     }
 
     fn finish(&mut self, out: &mut Vec<Item>) {
         let mut lines = std::mem::take(&mut self.lines);
         lines.finish(|n, raw| self.line(n, raw, out));
-        super::report_overlong(lines.take_overlong(), out);
+        super::report_overlong(lines.take_overlong(), lines.max_record(), out);
         self.lines = lines;
         self.flush(out);
         let end = self.start;

@@ -2,8 +2,10 @@
 //! `[` then objects separated by commas, then `]`): complete top-level
 //! elements are handed out as soon as their closing brace arrives.
 
-#[derive(Debug, Default)]
+#[derive(Debug)]
 pub struct ArraySplitter {
+    /// The longest element held (see [`super::Decoder::set_max_record`]).
+    pub max_record: usize,
     /// Bytes of the element being read.
     element: Vec<u8>,
     started: bool,
@@ -17,6 +19,23 @@ pub struct ArraySplitter {
     dropping: bool,
     /// Lines of elements skipped for their length.
     pub overlong: Vec<u64>,
+}
+
+impl Default for ArraySplitter {
+    fn default() -> ArraySplitter {
+        ArraySplitter {
+            max_record: super::DEFAULT_MAX_RECORD,
+            element: Vec::new(),
+            started: false,
+            depth: 0,
+            in_string: false,
+            escaped: false,
+            line: 0,
+            element_line: 0,
+            dropping: false,
+            overlong: Vec::new(),
+        }
+    }
 }
 
 impl ArraySplitter {
@@ -47,7 +66,7 @@ impl ArraySplitter {
                 }
             }
             if !self.dropping {
-                if self.element.len() >= super::max_record() {
+                if self.element.len() >= self.max_record {
                     self.dropping = true;
                     self.element = Vec::new();
                 } else {

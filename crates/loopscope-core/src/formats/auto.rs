@@ -20,6 +20,8 @@ pub struct AutoDecoder {
     next_try: usize,
     /// Bytes of head classified so far, over every try (the work done).
     classified: usize,
+    /// The longest record the importer holds, once it is chosen.
+    max_record: usize,
 }
 
 impl AutoDecoder {
@@ -40,6 +42,7 @@ impl AutoDecoder {
             failed: false,
             next_try: 0,
             classified: 0,
+            max_record: super::DEFAULT_MAX_RECORD,
         }
     }
 
@@ -66,7 +69,7 @@ impl AutoDecoder {
             (Ok(Some(k)), FormatChoice::Auto) => Ok(Some(k)),
             (Ok(k), FormatChoice::Fixed(f)) if k.is_some() || complete => Ok(Some(for_choice(f, k))),
             (Err(_), FormatChoice::Fixed(f)) => Ok(Some(f.default_kind())),
-            (other, _) => other,
+            (other, _) => other.map_err(String::from),
         };
         let found = match found {
             Ok(Some(k)) if self.part.is_some() && !k.has_parts() => Err(format!(
@@ -79,6 +82,7 @@ impl AutoDecoder {
         match found {
             Ok(Some(kind)) => {
                 let mut inner = kind.build_part(self.part.as_deref());
+                inner.set_max_record(self.max_record);
                 inner.feed(&std::mem::take(&mut self.head), out);
                 self.inner = Some(inner);
                 self.kind = Some(kind);
@@ -93,6 +97,14 @@ impl AutoDecoder {
 }
 
 impl Decoder for AutoDecoder {
+    fn set_max_record(&mut self, bytes: usize) {
+        // The head read to tell the format is bounded on its own (MAX_HEAD).
+        self.max_record = bytes.max(1);
+        if let Some(inner) = &mut self.inner {
+            inner.set_max_record(bytes);
+        }
+    }
+
     fn feed(&mut self, bytes: &[u8], out: &mut Vec<Item>) {
         match &mut self.inner {
             Some(inner) => inner.feed(bytes, out),

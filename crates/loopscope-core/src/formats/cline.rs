@@ -15,9 +15,9 @@ use super::{str_of, Args, Format, Out};
 use crate::event::Ts;
 
 /// The file of what Cline's panel showed.
-pub const UI_MESSAGES: &str = "ui_messages.json";
+pub(crate) const UI_MESSAGES: &str = "ui_messages.json";
 /// The file of the messages sent to the model.
-pub const API_HISTORY: &str = "api_conversation_history.json";
+pub(crate) const API_HISTORY: &str = "api_conversation_history.json";
 
 /// The file to read in a task folder.
 pub fn task_file(path: &Path) -> Option<PathBuf> {
@@ -31,12 +31,12 @@ pub fn task_file(path: &Path) -> Option<PathBuf> {
 }
 
 /// An importer of `ui_messages.json`.
-pub fn ui_decoder() -> WholeDecoder<UiMessages> {
+pub(crate) fn ui_decoder() -> WholeDecoder<UiMessages> {
     WholeDecoder::new(UiMessages::default(), parse_json, Format::Cline)
 }
 
 /// An importer of `api_conversation_history.json`.
-pub fn api_decoder() -> WholeDecoder<ApiHistory> {
+pub(crate) fn api_decoder() -> WholeDecoder<ApiHistory> {
     WholeDecoder::new(ApiHistory::default(), parse_json, Format::Cline)
 }
 
@@ -46,7 +46,7 @@ pub fn api_decoder() -> WholeDecoder<ApiHistory> {
 /// as in the API history: the command's output chunks and an MCP server's
 /// response on the panel are what the person watched, not the result.
 #[derive(Debug, Default)]
-pub struct UiMessages {
+pub(crate) struct UiMessages {
     /// Chars of text already emitted, by message `ts`; -1 for one-shot messages.
     emitted: HashMap<i64, usize>,
     first: bool,
@@ -215,7 +215,7 @@ impl DocHandler for UiMessages {
 /// environment, to-do reminders, a resumed task. Only the user's words are
 /// prompts; each result says itself whether the call failed.
 #[derive(Debug, Default)]
-pub struct ApiHistory {
+pub(crate) struct ApiHistory {
     done: usize,
     /// Calls of the last assistant message without a result yet: (id, name).
     open: Vec<(Option<String>, String)>,

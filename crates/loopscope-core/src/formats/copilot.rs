@@ -16,7 +16,7 @@ use super::{str_of, Args, Format, Out};
 use crate::event::Ts;
 
 /// The main stream (`part` None) or one sub-agent's.
-pub fn decoder(part: Option<&str>) -> JsonLinesDecoder<Copilot> {
+pub(crate) fn decoder(part: Option<&str>) -> JsonLinesDecoder<Copilot> {
     JsonLinesDecoder::new(
         Copilot {
             part: part.map(str::to_string),
@@ -33,7 +33,7 @@ pub fn session_file(path: &std::path::Path) -> Option<std::path::PathBuf> {
 }
 
 /// Whether a JSON line is a Copilot session event.
-pub fn is_event(v: &Value) -> bool {
+pub(crate) fn is_event(v: &Value) -> bool {
     let t = str_of(v, "type").unwrap_or_default();
     let known = [
         "session.",
@@ -52,13 +52,13 @@ pub fn is_event(v: &Value) -> bool {
 }
 
 /// The sub-agent an event belongs to, if any.
-pub fn sub_agent_of(v: &Value) -> Option<&str> {
+pub(crate) fn sub_agent_of(v: &Value) -> Option<&str> {
     str_of(v, "agentId").filter(|a| !a.is_empty())
 }
 
 /// The importer's state: which stream it reads, the turn it is in.
 #[derive(Default)]
-pub struct Copilot {
+pub(crate) struct Copilot {
     part: Option<String>,
     sub_noted: bool,
     /// Inside an `assistant.turn_start` … `turn_end` pair.

@@ -10,7 +10,7 @@ use serde_json::Value;
 use super::array::ArraySplitter;
 use super::sse::looks_like_sse;
 use super::{aider, cline, openhands, pi, registry, rows, swe_agent};
-use super::{str_of, Decoder, Format, FormatChoice, Opened};
+use super::{str_of, Decoder, Format, FormatChoice, Opened, ReadOptions};
 
 pub use super::auto::AutoDecoder;
 pub use super::partial::top_level_fields;
@@ -197,8 +197,13 @@ fn array_kind(first: &Value, hint: Option<&str>) -> Option<Kind> {
 
 /// Classifies an input from its beginning. `Ok(None)`: more bytes are
 /// needed (only when `complete` is false). `hint` is the file name.
-pub fn classify(head: &[u8], complete: bool, hint: Option<&str>) -> Result<Option<Kind>, String> {
-    let unknown = || Err(format!("not a format loopscope reads (tried {})", registry::tried()));
+pub fn classify(head: &[u8], complete: bool, hint: Option<&str>) -> Result<Option<Kind>, Error> {
+    let unknown = || {
+        Err(Error::new(
+            ErrorKind::UnsupportedFormat,
+            format!("not a format loopscope reads (tried {})", registry::tried()),
+        ))
+    };
     if head.starts_with(&[0x28, 0xB5, 0x2F, 0xFD]) {
         return Ok(Some(Kind::Zstd));
     }
@@ -394,7 +399,7 @@ pub(super) fn for_choice(format: Format, detected: Option<Kind>) -> Kind {
 /// file is refused, since every level holds a decoder and its window
 /// (nested frames made 24 KB take 641 MB). A frame's window is at most
 /// 128 MiB, zstd's own default limit.
-pub const MAX_ZSTD_DEPTH: usize = 1;
+pub(crate) const MAX_ZSTD_DEPTH: usize = 1;
 
 /// A zstd stream, decompressed as it is read.
 #[cfg(feature = "zstd")]
@@ -422,16 +427,23 @@ fn unzstd(_: Box<dyn Read + Send>) -> Result<Box<dyn Read + Send>, Error> {
 /// Its error keeps the kind: an I/O error's, an input no importer reads
 /// ([`ErrorKind::UnsupportedFormat`]), a damaged compressed input
 /// ([`ErrorKind::Malformed`]).
-pub fn open_reader(reader: Box<dyn Read + Send>, choice: FormatChoice, hint: Option<&str>) -> Result<Opened, Error> {
-    open_at_depth(reader, choice, hint, 0)
+/// `read` is the format to use (a [`FormatChoice`] is enough) and how
+/// much of a record is held ([`ReadOptions`]).
+pub fn open_reader(
+    reader: Box<dyn Read + Send>,
+    read: impl Into<ReadOptions>,
+    hint: Option<&str>,
+) -> Result<Opened, Error> {
+    open_at_depth(reader, &read.into(), hint, 0)
 }
 
 fn open_at_depth(
     mut reader: Box<dyn Read + Send>,
-    choice: FormatChoice,
+    read: &ReadOptions,
     hint: Option<&str>,
     zstd_depth: usize,
 ) -> Result<Opened, Error> {
+    let choice = read.format;
     let mut head = Vec::new();
     let mut buf = vec![0u8; 64 * 1024];
     // Classification is tried again only when the head has doubled, so a
@@ -453,7 +465,7 @@ fn open_at_depth(
         match classify(&head, complete, hint) {
             Ok(None) if !complete => continue,
             Ok(found) => break found,
-            Err(e) if choice == FormatChoice::Auto => return Err(Error::new(ErrorKind::UnsupportedFormat, e)),
+            Err(e) if choice == FormatChoice::Auto => return Err(e),
             Err(_) => break None,
         }
     };
@@ -468,15 +480,17 @@ fn open_at_depth(
         }
         let inner = unzstd(reader)?;
         let hint = hint.map(|h| h.trim_end_matches(".zst").to_string());
-        return open_at_depth(inner, choice, hint.as_deref(), zstd_depth + 1);
+        return open_at_depth(inner, read, hint.as_deref(), zstd_depth + 1);
     }
     let kind = match choice {
         FormatChoice::Auto => detected.unwrap_or(Kind::Native),
         FormatChoice::Fixed(f) => for_choice(f, detected),
     };
+    let mut decoder = kind.build();
+    decoder.set_max_record(read.max_record);
     Ok(Opened {
         reader,
-        decoder: kind.build(),
+        decoder,
         format: kind.format(),
         forced: matches!(choice, FormatChoice::Fixed(_)),
         looks_like: if empty { None } else { Some(detected.map(Kind::format)) },

@@ -12,12 +12,12 @@ use serde_json::{Map, Value};
 use super::Problem;
 
 /// The longest kind kept (chars): a hostile file's 10 MB "type" is cut.
-pub const MAX_KIND_CHARS: usize = 64;
+pub(crate) const MAX_KIND_CHARS: usize = 64;
 /// Distinct kinds counted one by one; more are counted together, so no
 /// input makes the tally grow without bound.
-pub const MAX_KINDS: usize = 32;
+pub(crate) const MAX_KINDS: usize = 32;
 /// The name the kinds past [`MAX_KINDS`] are counted under.
-pub const OTHER_KINDS: &str = "(other kinds)";
+pub(crate) const OTHER_KINDS: &str = "(other kinds)";
 
 /// A well-formed record of a kind its importer does not know.
 #[derive(Clone, Debug, PartialEq, Eq)]

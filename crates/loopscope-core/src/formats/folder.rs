@@ -33,7 +33,7 @@ fn first_event(events: &Path) -> Option<PathBuf> {
 /// A symbolic link to nothing: no file of the folder's, skipped silently
 /// as a walk of the folder skips it (ripgrep and `find` do not report one
 /// either unless asked to follow links).
-pub fn is_dangling(p: &Path) -> bool {
+pub(crate) fn is_dangling(p: &Path) -> bool {
     std::fs::symlink_metadata(p).is_ok_and(|m| m.file_type().is_symlink())
         && std::fs::metadata(p).is_err_and(|e| e.kind() == io::ErrorKind::NotFound)
 }
@@ -47,17 +47,17 @@ fn event_index(p: &Path) -> Option<u64> {
 
 /// A JSON file as one line (raw newlines cannot be inside JSON strings, so
 /// they are whitespace), or a problem line.
-fn file_line(path: &Path, out: &mut Vec<u8>) {
+fn file_line(path: &Path, max_record: usize, out: &mut Vec<u8>) {
     let name = path
         .file_name()
         .map(|n| n.to_string_lossy().into_owned())
         .unwrap_or_default();
     let problem = |why: String| json!({"loopscope": "problem", "reason": format!("{name}: {why}")}).to_string();
     let line = match std::fs::metadata(path) {
-        Ok(m) if m.len() as usize > super::max_record() => problem(format!(
+        Ok(m) if m.len() as usize > max_record => problem(format!(
             "it is {}, {}",
             super::human_bytes(m.len() as usize),
-            super::overlong_reason()
+            super::overlong_reason(max_record)
         )),
         Ok(_) => match std::fs::read(path) {
             Ok(bytes) => {
@@ -85,7 +85,7 @@ fn file_line(path: &Path, out: &mut Vec<u8>) {
 /// `base_state.json`, not as an event of its log (its own stuck detector's
 /// stop is only there): it is given as the `ConversationStateUpdateEvent`
 /// the SDK streams to its clients, once per change to that status.
-pub struct Conversation {
+pub(crate) struct Conversation {
     events: PathBuf,
     base_state: PathBuf,
     /// `base_state.json`'s modification time when last read.
@@ -98,12 +98,16 @@ pub struct Conversation {
     queue: std::collections::VecDeque<PathBuf>,
     listed_at: Option<SystemTime>,
     bytes: u64,
+    /// The longest event file read (a longer one is a problem line).
+    max_record: usize,
 }
 
 impl Conversation {
-    /// The conversation in `dir` (its `events/` folder is read).
-    pub fn new(dir: &Path) -> Conversation {
+    /// The conversation in `dir` (its `events/` folder is read); an event
+    /// file over `max_record` bytes is a problem, not read.
+    pub fn new(dir: &Path, max_record: usize) -> Conversation {
         Conversation {
+            max_record,
             events: dir.join("events"),
             base_state: dir.join("base_state.json"),
             state_read_at: None,
@@ -141,7 +145,7 @@ impl Conversation {
                 break;
             }
             self.next = event_index(&p).map_or(self.next, |i| i + 1);
-            file_line(&p, out);
+            file_line(&p, self.max_record, out);
         }
         if self.queue.is_empty() {
             self.status_line(out);
@@ -159,7 +163,8 @@ impl Conversation {
             return;
         }
         self.state_read_at = modified;
-        let status = read_json(&self.base_state).and_then(|v| v.get("execution_status")?.as_str().map(str::to_string));
+        let status = read_json(&self.base_state, self.max_record)
+            .and_then(|v| v.get("execution_status")?.as_str().map(str::to_string));
         let Some(status) = status else { return };
         if self.status_given.as_deref() == Some(status.as_str()) {
             return;
@@ -202,20 +207,22 @@ fn json_files(dir: &Path) -> Vec<PathBuf> {
     v
 }
 
-fn read_json(p: &Path) -> Option<Value> {
+fn read_json(p: &Path, max_record: usize) -> Option<Value> {
     let m = std::fs::metadata(p).ok()?;
-    if m.len() as usize > super::max_record() {
+    if m.len() as usize > max_record {
         return None;
     }
     serde_json::from_slice(&std::fs::read(p).ok()?).ok()
 }
 
 /// The sessions of a storage tree: (id, title, parent, updated ms), newest first.
-pub fn tree_sessions(root: &Path) -> Vec<super::sqlite::StoreSession> {
+pub(crate) fn tree_sessions(root: &Path) -> Vec<super::sqlite::StoreSession> {
     let mut out = Vec::new();
     for project in std::fs::read_dir(root.join("session")).into_iter().flatten().flatten() {
         for f in json_files(&project.path()) {
-            let Some(v) = read_json(&f) else { continue };
+            let Some(v) = read_json(&f, super::DEFAULT_MAX_RECORD) else {
+                continue;
+            };
             let s = |k: &str| v.get(k).and_then(Value::as_str).map(str::to_string);
             out.push(super::sqlite::StoreSession {
                 id: s("id").unwrap_or_else(|| f.file_stem().unwrap_or_default().to_string_lossy().into_owned()),
@@ -230,18 +237,22 @@ pub fn tree_sessions(root: &Path) -> Vec<super::sqlite::StoreSession> {
 }
 
 /// One session of a storage tree: its messages in order, each with its parts.
-pub struct TreeSession {
+pub(crate) struct TreeSession {
     root: PathBuf,
     messages: std::collections::VecDeque<PathBuf>,
     started: bool,
     session: String,
     bytes: u64,
+    /// The longest message or part file read (a longer one is a problem line).
+    max_record: usize,
 }
 
 impl TreeSession {
-    /// The session `session` of the tree at `root`.
-    pub fn new(root: &Path, session: &str) -> TreeSession {
+    /// The session `session` of the tree at `root`; a file over
+    /// `max_record` bytes is a problem, not read.
+    pub fn new(root: &Path, session: &str, max_record: usize) -> TreeSession {
         TreeSession {
+            max_record,
             root: root.to_path_buf(),
             messages: Default::default(),
             started: false,
@@ -261,7 +272,7 @@ impl TreeSession {
             let mut msgs: Vec<(i64, PathBuf)> = json_files(&self.root.join("message").join(&self.session))
                 .into_iter()
                 .map(|p| {
-                    let t = read_json(&p)
+                    let t = read_json(&p, self.max_record)
                         .and_then(|v| v.pointer("/time/created").and_then(Value::as_i64))
                         .unwrap_or(0);
                     (t, p)
@@ -272,10 +283,10 @@ impl TreeSession {
         }
         for _ in 0..BATCH {
             let Some(m) = self.messages.pop_front() else { break };
-            row("message", &m, out);
+            row("message", &m, self.max_record, out);
             let id = m.file_stem().unwrap_or_default().to_string_lossy().into_owned();
             for p in json_files(&self.root.join("part").join(&id)) {
-                row("part", &p, out);
+                row("part", &p, self.max_record, out);
             }
         }
         self.bytes += (out.len() - start) as u64;
@@ -294,9 +305,9 @@ impl TreeSession {
 }
 
 /// A file of the tree as a row line.
-fn row(table: &str, p: &Path, out: &mut Vec<u8>) {
+fn row(table: &str, p: &Path, max_record: usize, out: &mut Vec<u8>) {
     let mut line = Vec::new();
-    file_line(p, &mut line);
+    file_line(p, max_record, &mut line);
     if line.starts_with(b"{\"loopscope\"") {
         out.extend_from_slice(&line);
         return;
@@ -344,7 +355,7 @@ mod tests {
         let dir = &dir.0;
         event(dir, 0, "MessageEvent", json!({"source": "user"}));
         status(dir, "running");
-        let mut c = Conversation::new(dir);
+        let mut c = Conversation::new(dir, super::super::DEFAULT_MAX_RECORD);
         assert_eq!(poll(&mut c).len(), 1);
         event(dir, 1, "ActionEvent", json!({"tool_name": "terminal"}));
         // A later modification time than the first read's (coarse clocks).

@@ -214,6 +214,10 @@ pub fn array_decoder() -> GeminiArray {
 }
 
 impl Decoder for GeminiArray {
+    fn set_max_record(&mut self, bytes: usize) {
+        self.splitter.max_record = bytes.max(1);
+    }
+
     fn feed(&mut self, bytes: &[u8], out: &mut Vec<Item>) {
         let handler = &mut self.handler;
         self.splitter.feed(bytes, |line, element| {
@@ -228,7 +232,11 @@ impl Decoder for GeminiArray {
                 out,
             );
         });
-        super::report_overlong(std::mem::take(&mut self.splitter.overlong), out);
+        super::report_overlong(
+            std::mem::take(&mut self.splitter.overlong),
+            self.splitter.max_record,
+            out,
+        );
     }
 
     fn finish(&mut self, out: &mut Vec<Item>) {

@@ -2,8 +2,10 @@
 //! is held back until the newline comes (or the input ends); line numbers
 //! count every line, blank ones included, like an editor's.
 
-#[derive(Debug, Default)]
+#[derive(Debug)]
 pub struct Lines {
+    /// The longest line held (see [`super::Decoder::set_max_record`]).
+    max_record: usize,
     pending: Vec<u8>,
     line: u64,
     /// The line being read passed the record limit: its bytes are dropped.
@@ -12,13 +14,35 @@ pub struct Lines {
     overlong: Vec<u64>,
 }
 
+impl Default for Lines {
+    fn default() -> Lines {
+        Lines {
+            max_record: super::DEFAULT_MAX_RECORD,
+            pending: Vec::new(),
+            line: 0,
+            dropping: false,
+            overlong: Vec::new(),
+        }
+    }
+}
+
 impl Lines {
+    /// Sets the longest line held; a longer one is dropped as it arrives.
+    pub fn set_max_record(&mut self, bytes: usize) {
+        self.max_record = bytes.max(1);
+    }
+
+    /// The longest line held.
+    pub fn max_record(&self) -> usize {
+        self.max_record
+    }
+
     /// Calls `f(line_number, line)` for every complete line in `bytes`
     /// (plus what earlier calls held back); `\r\n` and a leading BOM are removed.
     pub fn feed(&mut self, bytes: &[u8], mut f: impl FnMut(u64, &[u8])) {
         let mut rest = bytes;
         while let Some(nl) = memchr::memchr(b'\n', rest) {
-            if self.dropping || self.pending.len() + nl > super::max_record() {
+            if self.dropping || self.pending.len() + nl > self.max_record {
                 self.dropping = false;
                 self.pending = Vec::new();
                 self.line += 1;
@@ -32,7 +56,7 @@ impl Lines {
             }
             rest = &rest[nl + 1..];
         }
-        if !self.dropping && self.pending.len() + rest.len() > super::max_record() {
+        if !self.dropping && self.pending.len() + rest.len() > self.max_record {
             // Held no longer: a line this long is reported and skipped.
             self.dropping = true;
             self.pending = Vec::new();
@@ -98,8 +122,9 @@ mod tests {
 
     #[test]
     fn a_line_over_the_limit_is_dropped_as_it_arrives_and_counted() {
-        let limit = crate::formats::max_record();
+        let limit = 3 << 20;
         let mut lines = Lines::default();
+        lines.set_max_record(limit);
         let mut got = Vec::new();
         lines.feed(b"ok\n", |n, l| got.push((n, l.len())));
         let chunk = vec![b'x'; 1 << 20];

@@ -26,7 +26,7 @@ pub(crate) mod gemini_cli;
 pub(crate) mod goose;
 pub(crate) mod grow;
 pub(crate) mod lines;
-pub mod messages;
+pub(crate) mod messages;
 pub mod native;
 pub(crate) mod open;
 pub(crate) mod openai_chat;
@@ -50,12 +50,11 @@ pub(crate) mod whole;
 
 use std::fmt;
 use std::io::{self, Read};
-use std::sync::atomic::{AtomicUsize, Ordering};
 
 use serde_json::Value;
 
 use crate::event::{Event, Ts};
-pub use open::{carries_stream, is_stdin, open, open_input, ForcedCheck, Opened};
+pub use open::{carries_stream, is_stdin, open, open_input, ForcedCheck, Opened, ReadOptions};
 pub use out::{Args, Out};
 pub use registry::Format;
 
@@ -64,21 +63,10 @@ pub use registry::Format;
 pub use codex::call_output as codex_call_output;
 
 /// The longest record (a line, an SSE event, an array element, a whole
-/// document) held in memory; a longer one is reported as a bad line and
-/// skipped as it streams past, so no input can make memory grow without bound.
+/// document) held in memory by default; a longer one is reported as a bad
+/// line and skipped as it streams past, so no input can make memory grow
+/// without bound ([`ReadOptions::max_record`] sets another).
 pub const DEFAULT_MAX_RECORD: usize = 64 << 20;
-
-static MAX_RECORD: AtomicUsize = AtomicUsize::new(DEFAULT_MAX_RECORD);
-
-/// The record limit in force (`--max-record`).
-pub fn max_record() -> usize {
-    MAX_RECORD.load(Ordering::Relaxed)
-}
-
-/// Sets the longest record read (`--max-record`); longer ones are skipped.
-pub fn set_max_record(bytes: usize) {
-    MAX_RECORD.store(bytes.max(1), Ordering::Relaxed);
-}
 
 /// What an input needs that this build leaves out: "reading X needs
 /// loopscope-core's `feature` feature (off in this build)". Such an input is
@@ -88,11 +76,11 @@ pub(crate) fn feature_off(feature: &str, what: &str) -> String {
     format!("reading {what} needs loopscope-core's `{feature}` feature (off in this build)")
 }
 
-/// The bad-line reason of a record over the limit.
-pub fn overlong_reason() -> String {
+/// The bad-line reason of a record over the limit of `max_record` bytes.
+pub(crate) fn overlong_reason(max_record: usize) -> String {
     format!(
         "longer than the record limit of {} (--max-record)",
-        human_bytes(max_record())
+        human_bytes(max_record)
     )
 }
 
@@ -143,17 +131,18 @@ pub fn parse_size(text: &str) -> Result<usize, String> {
         .ok_or_else(|| format!("expected a size from 1K to 1T like 64M, got {text:?}"))
 }
 
-/// Reports records skipped for passing the record limit, by line.
-pub fn report_overlong(lines: Vec<u64>, out: &mut Vec<Item>) {
-    report_overlong_to(lines, &mut |item| out.push(item));
+/// Reports records skipped for passing the record limit of `max_record`
+/// bytes, by line.
+pub(crate) fn report_overlong(lines: Vec<u64>, max_record: usize, out: &mut Vec<Item>) {
+    report_overlong_to(lines, max_record, &mut |item| out.push(item));
 }
 
 /// [`report_overlong`], to a sink.
-pub fn report_overlong_to(lines: Vec<u64>, sink: &mut dyn FnMut(Item)) {
+pub(crate) fn report_overlong_to(lines: Vec<u64>, max_record: usize, sink: &mut dyn FnMut(Item)) {
     for line in lines {
         sink(Item::Problem(Problem {
             line,
-            reason: overlong_reason(),
+            reason: overlong_reason(max_record),
             skipped: true,
         }));
     }
@@ -198,6 +187,10 @@ pub enum Item {
 
 /// An importer: bytes in, events and problems out, as they arrive.
 pub trait Decoder: Send {
+    /// Sets the longest record it holds in memory (a line, an SSE event, an
+    /// array element, a whole document; [`DEFAULT_MAX_RECORD`] until set): a
+    /// longer one is reported as a bad line and skipped as it streams past.
+    fn set_max_record(&mut self, bytes: usize);
     /// Decodes every complete record in `bytes` (plus what earlier calls held back).
     fn feed(&mut self, bytes: &[u8], out: &mut Vec<Item>);
     /// The input ended: a last record without its terminator is decoded too.
@@ -352,7 +345,7 @@ pub fn ts_of(text: &str) -> Option<Ts> {
 
 /// A number that may be written as a JSON number or a decimal string
 /// (OTLP writes 64-bit integers as strings).
-pub fn u64_of(v: Option<&Value>) -> Option<u64> {
+pub(crate) fn u64_of(v: Option<&Value>) -> Option<u64> {
     match v? {
         Value::Number(n) => n
             .as_u64()

@@ -50,6 +50,10 @@ fn line(number: u64, raw: &[u8], sink: &mut dyn FnMut(Item)) {
 }
 
 impl Decoder for NativeDecoder {
+    fn set_max_record(&mut self, bytes: usize) {
+        self.lines.set_max_record(bytes);
+    }
+
     fn feed(&mut self, bytes: &[u8], out: &mut Vec<Item>) {
         self.feed_to(bytes, &mut |item| out.push(item));
     }
@@ -60,12 +64,12 @@ impl Decoder for NativeDecoder {
 
     fn feed_to(&mut self, bytes: &[u8], sink: &mut dyn FnMut(Item)) {
         self.lines.feed(bytes, |n, raw| line(n, raw, sink));
-        report_overlong_to(self.lines.take_overlong(), sink);
+        report_overlong_to(self.lines.take_overlong(), self.lines.max_record(), sink);
     }
 
     fn finish_to(&mut self, sink: &mut dyn FnMut(Item)) {
         self.lines.finish(|n, raw| line(n, raw, sink));
-        report_overlong_to(self.lines.take_overlong(), sink);
+        report_overlong_to(self.lines.take_overlong(), self.lines.max_record(), sink);
     }
 }
 

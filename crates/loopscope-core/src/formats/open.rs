@@ -5,7 +5,8 @@
 use std::io::{self, Read};
 use std::path::Path;
 
-use super::{cline, copilot, detect, rows, source, Decoder, Format, FormatChoice};
+use super::{cline, copilot, detect, rows, source, Decoder, Format, FormatChoice, DEFAULT_MAX_RECORD};
+use crate::error::{Error, ErrorKind};
 use crate::event::{Event, EventKind};
 
 /// Whether `path` names standard input (`-`).
@@ -14,18 +15,72 @@ pub fn is_stdin(path: &Path) -> bool {
 }
 
 /// Opens a path for reading ("-" is standard input); files are only ever
-/// opened read-only. The error is one line, fit for the user.
-pub fn open(path: &Path) -> Result<Box<dyn Read + Send>, String> {
+/// opened read-only. The error keeps the I/O error's kind
+/// ([`ErrorKind::NotFound`], [`ErrorKind::PermissionDenied`],
+/// [`ErrorKind::IsADirectory`]); its message is one line, fit for the user.
+pub fn open(path: &Path) -> Result<Box<dyn Read + Send>, Error> {
     if is_stdin(path) {
         return Ok(Box::new(io::stdin()));
     }
     let shown = crate::sanitize::path(path);
-    let meta = std::fs::metadata(path).map_err(|e| format!("{shown}: {}", crate::io_reason(&e)))?;
+    let meta = std::fs::metadata(path).map_err(|e| Error::io(&shown, &e))?;
     if meta.is_dir() {
-        return Err(format!("{shown}: is a directory"));
+        return Err(Error::new(ErrorKind::IsADirectory, format!("{shown}: is a directory")));
     }
-    let file = std::fs::File::open(path).map_err(|e| format!("{shown}: {}", crate::io_reason(&e)))?;
+    let file = std::fs::File::open(path).map_err(|e| Error::io(&shown, &e))?;
     Ok(Box::new(file))
+}
+
+/// How an input is read: which importer, and the longest record held.
+/// A [`FormatChoice`] converts into the default options with that format.
+///
+/// ```
+/// use loopscope_core::{FormatChoice, ReadOptions};
+/// use loopscope_core::formats::DEFAULT_MAX_RECORD;
+///
+/// let read = ReadOptions::from(FormatChoice::Auto);
+/// assert_eq!(read.max_record, DEFAULT_MAX_RECORD);
+/// let small = ReadOptions::default().with_max_record(1 << 20);
+/// assert_eq!(small.max_record, 1 << 20);
+/// ```
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct ReadOptions {
+    /// The importer: detected, or the one named (`--format`).
+    pub format: FormatChoice,
+    /// The longest record (a line, an SSE event, an array element, a whole
+    /// document, a store's row, a conversation's event file) held in
+    /// memory: a longer one is reported as a bad line and skipped
+    /// (`--max-record`; [`DEFAULT_MAX_RECORD`] by default).
+    pub max_record: usize,
+}
+
+impl Default for ReadOptions {
+    fn default() -> ReadOptions {
+        ReadOptions {
+            format: FormatChoice::Auto,
+            max_record: DEFAULT_MAX_RECORD,
+        }
+    }
+}
+
+impl ReadOptions {
+    /// These options with `format`.
+    pub fn with_format(mut self, format: FormatChoice) -> ReadOptions {
+        self.format = format;
+        self
+    }
+
+    /// These options with another record limit (at least one byte).
+    pub fn with_max_record(mut self, bytes: usize) -> ReadOptions {
+        self.max_record = bytes.max(1);
+        self
+    }
+}
+
+impl From<FormatChoice> for ReadOptions {
+    fn from(format: FormatChoice) -> ReadOptions {
+        ReadOptions::default().with_format(format)
+    }
 }
 
 /// An input ready to decode: where its bytes come from and which importer reads them.
@@ -106,26 +161,40 @@ impl ForcedCheck {
 /// session folder its `events.jsonl`; a store, an OpenHands conversation
 /// folder or opencode's storage tree one session (`PATH#ID`, or the newest),
 /// and `FILE#ID` a sub-agent's stream in a file that holds several.
-pub fn open_input(path: &Path, choice: FormatChoice) -> Result<Opened, String> {
+/// `read` is a [`FormatChoice`] or [`ReadOptions`].
+///
+/// The error keeps its kind: the file's I/O error
+/// ([`ErrorKind::NotFound`] for a missing file, and for a session, row or
+/// sub-agent `#ID` that is not there), [`ErrorKind::UnsupportedFormat`]
+/// for an input no importer reads (or a forced `--format` that is not
+/// the store's), [`ErrorKind::Malformed`] for a damaged one.
+pub fn open_input(path: &Path, read: impl Into<ReadOptions>) -> Result<Opened, Error> {
+    let read = read.into();
+    let choice = read.format;
     let path = cline::task_file(path)
         .or_else(|| copilot::session_file(path))
         .unwrap_or_else(|| path.to_path_buf());
     let (file, part) = match source::place(&path) {
         source::Place::File { path, part } => (path, part),
         place => {
-            let (records, kind) = source::open_records(&place)?;
+            let (records, kind) = source::open_records(&place, read.max_record)?;
             if let FormatChoice::Fixed(f) = choice {
                 if f != kind.format() {
-                    return Err(format!(
-                        "{}: --format {f}, but this is {}'s; try --format auto",
-                        crate::sanitize::path(&path),
-                        kind.format()
+                    return Err(Error::new(
+                        ErrorKind::UnsupportedFormat,
+                        format!(
+                            "{}: --format {f}, but this is {}'s; try --format auto",
+                            crate::sanitize::path(&path),
+                            kind.format()
+                        ),
                     ));
                 }
             }
+            let mut decoder = kind.build();
+            decoder.set_max_record(read.max_record);
             return Ok(Opened {
                 reader: Box::new(source::RecordsReader::new(records)),
-                decoder: kind.build(),
+                decoder,
                 format: kind.format(),
                 forced: matches!(choice, FormatChoice::Fixed(_)),
                 looks_like: Some(Some(kind.format())),
@@ -135,16 +204,27 @@ pub fn open_input(path: &Path, choice: FormatChoice) -> Result<Opened, String> {
     };
     let reader = open(&file)?;
     let hint = file.file_name().map(|n| n.to_string_lossy().into_owned());
-    let mut opened = detect::open_reader(reader, choice, hint.as_deref())
-        .map_err(|e| format!("{}: {e}", crate::sanitize::path(&file)))?;
+    let shown = crate::sanitize::path(&file);
+    let mut opened =
+        detect::open_reader(reader, read, hint.as_deref()).map_err(|e| e.prefixed(&format!("{shown}: ")))?;
     if opened.kind == Some(detect::Kind::Parquet) {
         // A Parquet row (or the first) is read from the file, by its number or id.
-        let row = rows::parquet_row(&file, part.as_deref(), &rows::RowOptions::default())?;
-        let kind = rows::document_kind(&row.document)
-            .map_err(|e| format!("{}#{}: {e}", crate::sanitize::path(&file), row.part()))?;
+        let opts = rows::RowOptions {
+            max_record: read.max_record,
+            ..rows::RowOptions::default()
+        };
+        let row = rows::parquet_row(&file, part.as_deref(), &opts)?;
+        let kind = rows::document_kind(&row.document).map_err(|e| {
+            Error::new(
+                ErrorKind::UnsupportedFormat,
+                format!("{shown}#{}: {e}", crate::sanitize::line(&row.part())),
+            )
+        })?;
+        let mut decoder = kind.build();
+        decoder.set_max_record(read.max_record);
         return Ok(Opened {
             reader: Box::new(io::Cursor::new(row.document)),
-            decoder: kind.build(),
+            decoder,
             format: kind.format(),
             forced: false,
             looks_like: Some(Some(kind.format())),
@@ -153,14 +233,17 @@ pub fn open_input(path: &Path, choice: FormatChoice) -> Result<Opened, String> {
     }
     if let Some(part) = part {
         let kind = opened.kind.filter(|k| k.has_parts()).ok_or_else(|| {
-            format!(
-                "{}: holds one stream ({}); #{} names none in it",
-                crate::sanitize::path(&file),
-                opened.format,
-                crate::sanitize::line(&part)
+            Error::new(
+                ErrorKind::NotFound,
+                format!(
+                    "{shown}: holds one stream ({}); #{} names none in it",
+                    opened.format,
+                    crate::sanitize::line(&part)
+                ),
             )
         })?;
         opened.decoder = kind.build_part(Some(&part));
+        opened.decoder.set_max_record(read.max_record);
     }
     Ok(opened)
 }

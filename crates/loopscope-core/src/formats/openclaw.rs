@@ -71,7 +71,10 @@ pub fn unpack(frame: &[u8], max: usize) -> Result<String, String> {
         .read_to_end(&mut text)
         .map_err(|e| format!("its zstd frame cannot be read ({e})"))?;
     if text.len() > max {
-        return Err(format!("it unpacks to more than {}", super::overlong_reason()));
+        return Err(format!(
+            "it unpacks to more than {max} bytes, {}",
+            super::overlong_reason(max)
+        ));
     }
     let text = String::from_utf8(text).map_err(|_| "it unpacks to text that is not UTF-8".to_string())?;
     serde_json::from_str::<serde_json::Value>(&text)

@@ -420,7 +420,7 @@ impl Kind {
 }
 
 /// The kinds told apart by a JSON line test, in the order they are tried.
-pub fn sniffed_kinds() -> &'static [(Sniff, Kind)] {
+pub(crate) fn sniffed_kinds() -> &'static [(Sniff, Kind)] {
     static ORDER: std::sync::OnceLock<Vec<(Sniff, Kind)>> = std::sync::OnceLock::new();
     ORDER.get_or_init(|| {
         let mut order: Vec<(Sniff, Kind)> = KINDS.iter().filter_map(|k| Some((k.spec.sniff?, k.kind))).collect();
@@ -430,7 +430,7 @@ pub fn sniffed_kinds() -> &'static [(Sniff, Kind)] {
 }
 
 /// Every format `classify` tries, as its error names them.
-pub fn tried() -> String {
+pub(crate) fn tried() -> String {
     let names: Vec<&str> = FORMATS.iter().map(|f| f.tried).collect();
     names.join(", ")
 }

@@ -16,17 +16,31 @@ use serde_json::Value;
 
 use super::detect::{classify, Kind};
 use super::lines::{is_blank, parse_json, Lines};
-use super::{Decoder, Format, Item, Out, Problem};
+use super::{report_overlong, Decoder, Format, Item, Out, Problem};
 #[cfg(feature = "parquet")]
 use crate::contain::contain;
+use crate::error::{Error, ErrorKind};
 
 /// How a dataset's rows are read.
-#[derive(Clone, Debug, Default, PartialEq, Eq)]
+#[derive(Clone, Debug, PartialEq, Eq)]
 pub struct RowOptions {
     /// The field holding the trajectory (`--column`); None: the whole row.
     pub column: Option<String>,
     /// The field naming a row (`--id-field`); None: its line or row number.
     pub id_field: Option<String>,
+    /// The longest JSONL line held (`--max-record`); a longer one is a
+    /// problem on its line, skipped.
+    pub max_record: usize,
+}
+
+impl Default for RowOptions {
+    fn default() -> RowOptions {
+        RowOptions {
+            column: None,
+            id_field: None,
+            max_record: super::DEFAULT_MAX_RECORD,
+        }
+    }
 }
 
 /// One row of a dataset.
@@ -49,7 +63,7 @@ impl Row {
 
 /// The fields a dataset's row is usually named by: a row named `FILE#ID`
 /// is looked for by these when no id field is given.
-pub const ID_FIELDS: [&str; 5] = ["instance_id", "trajectory_id", "session_id", "task_id", "id"];
+pub(crate) const ID_FIELDS: [&str; 5] = ["instance_id", "trajectory_id", "session_id", "task_id", "id"];
 
 /// Whether a row is the one `part` names: its number, or its id in one of
 /// the usual id fields.
@@ -114,27 +128,15 @@ fn document_of(row: Value, number: u64, opts: &RowOptions) -> Result<Row, Proble
 /// that is not one), reading `input` once, one line at a time.
 pub fn each_jsonl(mut input: impl Read, opts: &RowOptions, mut f: impl FnMut(Result<Row, Problem>)) -> io::Result<()> {
     let mut lines = Lines::default();
+    lines.set_max_record(opts.max_record);
     let mut buf = vec![0u8; 64 * 1024];
-    let mut one = |number: u64, raw: &[u8]| {
-        if is_blank(raw) {
-            return;
-        }
-        // Without a column or id field, a line that is a trajectory is
-        // the document as it is (not parsed twice).
-        if opts.column.is_none() && opts.id_field.is_none() && document_kind(raw).is_ok() {
-            return f(Ok(Row {
-                number,
-                id: None,
-                document: raw.to_vec(),
-            }));
-        }
-        match parse_json(raw) {
-            Ok(row) => f(document_of(row, number, opts)),
-            Err(reason) => f(Err(Problem {
-                line: number,
-                reason,
+    let overlong = |lines: &mut Lines, f: &mut dyn FnMut(Result<Row, Problem>)| {
+        for line in lines.take_overlong() {
+            f(Err(Problem {
+                line,
+                reason: super::overlong_reason(opts.max_record),
                 skipped: true,
-            })),
+            }));
         }
     };
     loop {
@@ -144,14 +146,40 @@ pub fn each_jsonl(mut input: impl Read, opts: &RowOptions, mut f: impl FnMut(Res
             Err(e) if e.kind() == io::ErrorKind::Interrupted => continue,
             Err(e) => return Err(e),
         };
-        lines.feed(&buf[..n], &mut one);
+        lines.feed(&buf[..n], |number, raw| jsonl_row(number, raw, opts).map_or((), &mut f));
+        overlong(&mut lines, &mut f);
     }
-    lines.finish(&mut one);
+    lines.finish(|number, raw| jsonl_row(number, raw, opts).map_or((), &mut f));
+    overlong(&mut lines, &mut f);
     Ok(())
 }
 
+/// One line of a JSONL dataset as a row (or why it is none); nothing for a blank line.
+fn jsonl_row(number: u64, raw: &[u8], opts: &RowOptions) -> Option<Result<Row, Problem>> {
+    if is_blank(raw) {
+        return None;
+    }
+    // Without a column or id field, a line that is a trajectory is
+    // the document as it is (not parsed twice).
+    if opts.column.is_none() && opts.id_field.is_none() && document_kind(raw).is_ok() {
+        return Some(Ok(Row {
+            number,
+            id: None,
+            document: raw.to_vec(),
+        }));
+    }
+    Some(match parse_json(raw) {
+        Ok(row) => document_of(row, number, opts),
+        Err(reason) => Err(Problem {
+            line: number,
+            reason,
+            skipped: true,
+        }),
+    })
+}
+
 /// Whether the first bytes are a Parquet file's.
-pub fn is_parquet(head: &[u8]) -> bool {
+pub(crate) fn is_parquet(head: &[u8]) -> bool {
     head.starts_with(b"PAR1")
 }
 
@@ -173,17 +201,26 @@ pub fn is_parquet_file(path: &Path) -> bool {
 /// damaged file is a bad input like any other — its rows read so far are
 /// kept, the rest is said to be skipped.
 #[cfg(feature = "parquet")]
-pub fn each_parquet(path: &Path, opts: &RowOptions, mut f: impl FnMut(Result<Row, Problem>)) -> Result<(), String> {
+///
+/// The error keeps its kind: the file's I/O error, a damaged file
+/// ([`ErrorKind::Malformed`]), a `--column` it does not have
+/// ([`ErrorKind::InvalidValue`]).
+pub fn each_parquet(path: &Path, opts: &RowOptions, mut f: impl FnMut(Result<Row, Problem>)) -> Result<(), Error> {
     use parquet::file::reader::{FileReader, SerializedFileReader};
     let shown = crate::sanitize::path(path);
-    let file = File::open(path).map_err(|e| format!("{shown}: {}", crate::io_reason(&e)))?;
-    let unreadable = |e: String| format!("{shown}: not a readable Parquet file ({e})");
+    let file = File::open(path).map_err(|e| Error::io(&shown, &e))?;
+    let unreadable = |e: String| {
+        Error::new(
+            ErrorKind::Malformed { line: None },
+            format!("{shown}: not a readable Parquet file ({e})"),
+        )
+    };
     let reader = contain(|| SerializedFileReader::new(file).map_err(|e| e.to_string()))
         .and_then(|r| r)
         .map_err(unreadable)?;
     let projection = contain(|| projection(&reader, opts))
         .map_err(unreadable)?
-        .map_err(|e| format!("{shown}: {e}"))?;
+        .map_err(|e| Error::new(ErrorKind::InvalidValue, format!("{shown}: {e}")))?;
     let mut rows = contain(|| reader.get_row_iter(projection).map_err(|e| e.to_string()))
         .and_then(|r| r)
         .map_err(unreadable)?;
@@ -214,8 +251,11 @@ pub fn each_parquet(path: &Path, opts: &RowOptions, mut f: impl FnMut(Result<Row
 
 /// Without the `parquet` feature a Parquet dataset is refused, saying why.
 #[cfg(not(feature = "parquet"))]
-pub fn each_parquet(_: &Path, _: &RowOptions, _: impl FnMut(Result<Row, Problem>)) -> Result<(), String> {
-    Err(super::feature_off("parquet", "a Parquet dataset"))
+pub fn each_parquet(_: &Path, _: &RowOptions, _: impl FnMut(Result<Row, Problem>)) -> Result<(), Error> {
+    Err(Error::new(
+        ErrorKind::UnsupportedFormat,
+        super::feature_off("parquet", "a Parquet dataset"),
+    ))
 }
 
 /// A row that could not be read, and with it the rest of the file.
@@ -258,12 +298,20 @@ fn projection(
 /// The row of a Parquet dataset named `part` (its 1-based number, or its
 /// id in one of the usual id fields), or the first row.
 #[cfg(feature = "parquet")]
-pub fn parquet_row(path: &Path, part: Option<&str>, opts: &RowOptions) -> Result<Row, String> {
+///
+/// The error keeps its kind as [`each_parquet`]'s does, and a row that is
+/// not there is [`ErrorKind::NotFound`].
+pub fn parquet_row(path: &Path, part: Option<&str>, opts: &RowOptions) -> Result<Row, Error> {
     use parquet::file::reader::SerializedFileReader;
     let shown = crate::sanitize::path(path);
-    let file = File::open(path).map_err(|e| format!("{shown}: {}", crate::io_reason(&e)))?;
+    let file = File::open(path).map_err(|e| Error::io(&shown, &e))?;
     // Contained as in [`each_parquet`]: a damaged file is an input error.
-    let unreadable = |e: String| format!("{shown}: not a readable Parquet file ({e})");
+    let unreadable = |e: String| {
+        Error::new(
+            ErrorKind::Malformed { line: None },
+            format!("{shown}: not a readable Parquet file ({e})"),
+        )
+    };
     let reader = contain(|| SerializedFileReader::new(file).map_err(|e| e.to_string()))
         .and_then(|r| r)
         .map_err(unreadable)?;
@@ -279,27 +327,51 @@ pub fn parquet_row(path: &Path, part: Option<&str>, opts: &RowOptions) -> Result
         let row = match contain(|| rows.next().map(|r| r.map(|row| row.to_json_value()))) {
             Ok(None) => break,
             Ok(Some(Ok(row))) => row,
-            Ok(Some(Err(e))) => return Err(format!("{shown}: row {number} is not readable ({e})")),
-            Err(e) => return Err(format!("{shown}: row {number} is not readable ({e})")),
+            Ok(Some(Err(e))) => return Err(unreadable_at(&shown, number, &e.to_string())),
+            Err(e) => return Err(unreadable_at(&shown, number, &e)),
         };
         if part.is_none_or(|p| is_part(&row, number, p)) {
-            return document_of(row, number, opts).map_err(|p| format!("{shown}: row {}: {}", p.line, p.reason));
+            return document_of(row, number, opts).map_err(|p| {
+                Error::new(
+                    ErrorKind::Malformed {
+                        line: usize::try_from(p.line).ok(),
+                    },
+                    format!("{shown}: row {}: {}", p.line, p.reason),
+                )
+            });
         }
     }
-    Err(match part {
-        Some(p) => format!("{shown}: no row {}", crate::sanitize::line(p)),
-        None => format!("{shown}: no rows"),
-    })
+    Err(Error::new(
+        ErrorKind::NotFound,
+        match part {
+            Some(p) => format!("{shown}: no row {}", crate::sanitize::line(p)),
+            None => format!("{shown}: no rows"),
+        },
+    ))
+}
+
+/// Row `number` of a Parquet file could not be read.
+#[cfg(feature = "parquet")]
+fn unreadable_at(shown: &str, number: u64, why: &str) -> Error {
+    Error::new(
+        ErrorKind::Malformed {
+            line: usize::try_from(number).ok(),
+        },
+        format!("{shown}: row {number} is not readable ({why})"),
+    )
 }
 
 /// Without the `parquet` feature a Parquet dataset is refused, saying why.
 #[cfg(not(feature = "parquet"))]
-pub fn parquet_row(_: &Path, _: Option<&str>, _: &RowOptions) -> Result<Row, String> {
-    Err(super::feature_off("parquet", "a Parquet dataset"))
+pub fn parquet_row(_: &Path, _: Option<&str>, _: &RowOptions) -> Result<Row, Error> {
+    Err(Error::new(
+        ErrorKind::UnsupportedFormat,
+        super::feature_off("parquet", "a Parquet dataset"),
+    ))
 }
 
 /// The importer for a row's document, as its shape calls for.
-pub fn document_kind(document: &[u8]) -> Result<Kind, String> {
+pub(crate) fn document_kind(document: &[u8]) -> Result<Kind, String> {
     match classify(document, true, None)? {
         Some(Kind::Rows | Kind::Parquet) | None => Err("not a trajectory".to_string()),
         Some(k) => Ok(k),
@@ -308,7 +380,7 @@ pub fn document_kind(document: &[u8]) -> Result<Kind, String> {
 
 /// Reads one row of a JSONL dataset as a stream: the line numbered `part`
 /// (or whose id field is `part`), or the first row, said in a note.
-pub struct RowsDecoder {
+pub(crate) struct RowsDecoder {
     lines: Lines,
     part: Option<String>,
     opts: RowOptions,
@@ -318,7 +390,7 @@ pub struct RowsDecoder {
 }
 
 /// A decoder for one row of a JSONL dataset (`part`: its line or id).
-pub fn decoder(part: Option<&str>) -> RowsDecoder {
+pub(crate) fn decoder(part: Option<&str>) -> RowsDecoder {
     RowsDecoder {
         lines: Lines::default(),
         part: part.map(str::to_string),
@@ -363,6 +435,7 @@ impl RowsDecoder {
                     ));
                 }
                 let mut inner = kind.build();
+                inner.set_max_record(self.opts.max_record);
                 inner.feed(&row.document, out);
                 inner.finish(out);
                 self.inner = Some(inner);
@@ -373,15 +446,25 @@ impl RowsDecoder {
 }
 
 impl Decoder for RowsDecoder {
+    fn set_max_record(&mut self, bytes: usize) {
+        self.lines.set_max_record(bytes);
+        self.opts.max_record = self.lines.max_record();
+        if let Some(inner) = &mut self.inner {
+            inner.set_max_record(bytes);
+        }
+    }
+
     fn feed(&mut self, bytes: &[u8], out: &mut Vec<Item>) {
         let mut lines = std::mem::take(&mut self.lines);
         lines.feed(bytes, |n, raw| self.line(n, raw, out));
+        report_overlong(lines.take_overlong(), lines.max_record(), out);
         self.lines = lines;
     }
 
     fn finish(&mut self, out: &mut Vec<Item>) {
         let mut lines = std::mem::take(&mut self.lines);
         lines.finish(|n, raw| self.line(n, raw, out));
+        report_overlong(lines.take_overlong(), lines.max_record(), out);
         self.lines = lines;
         if self.inner.is_none() {
             let what = self
@@ -399,9 +482,12 @@ impl Decoder for RowsDecoder {
 
 /// A Parquet file met as bytes (standard input, a pipe): its rows need the
 /// file itself, so this says so once.
-pub struct ParquetBytes;
+pub(crate) struct ParquetBytes;
 
 impl Decoder for ParquetBytes {
+    /// Nothing is held: the bytes are not read.
+    fn set_max_record(&mut self, _: usize) {}
+
     fn feed(&mut self, _: &[u8], _: &mut Vec<Item>) {}
 
     fn finish(&mut self, out: &mut Vec<Item>) {
@@ -429,11 +515,44 @@ mod tests {
     );
 
     #[test]
+    fn a_row_over_the_record_limit_is_a_problem_on_its_line_and_the_next_rows_are_read() {
+        let long = format!(
+            "{{\"messages\":[{{\"role\":\"user\",\"content\":\"{}\"}}]}}",
+            "字".repeat(4000)
+        );
+        let short = r#"{"messages":[{"role":"user","content":"hi 🧪"}]}"#;
+        let text = format!("{short}\n{long}\n{short}\n");
+        let opts = RowOptions {
+            max_record: 1024,
+            ..RowOptions::default()
+        };
+        let mut got = Vec::new();
+        each_jsonl(text.as_bytes(), &opts, |r| got.push(r)).unwrap();
+        // (A skipped line is said once the bytes read with it are handed out.)
+        let mut lines: Vec<(u64, Option<bool>)> = got
+            .iter()
+            .map(|r| match r {
+                Ok(row) => (row.number, None),
+                Err(p) => (p.line, Some(p.reason.contains("1 KiB"))),
+            })
+            .collect();
+        lines.sort();
+        assert_eq!(lines, vec![(1, None), (2, Some(true)), (3, None)]);
+        // The one-row decoder says the same of a line it skips.
+        let mut d = decoder(Some("3"));
+        d.set_max_record(1024);
+        let decoded = crate::formats::Decoded::from_bytes(text.as_bytes(), &mut d);
+        assert_eq!(decoded.problems.iter().map(|p| p.line).collect::<Vec<_>>(), vec![2]);
+        assert_eq!(decoded.events.len(), 1);
+    }
+
+    #[test]
     fn every_row_once_with_its_number_id_and_document() {
         let mut got = Vec::new();
         let opts = RowOptions {
             column: None,
             id_field: Some("instance_id".into()),
+            ..RowOptions::default()
         };
         each_jsonl(DATASET.as_bytes(), &opts, |r| got.push(r)).unwrap();
         assert_eq!(got.len(), 4);
@@ -450,6 +569,7 @@ mod tests {
         let opts = RowOptions {
             column: Some("trajectory".into()),
             id_field: None,
+            ..RowOptions::default()
         };
         let mut got = Vec::new();
         each_jsonl(DATASET.as_bytes(), &opts, |r| got.push(r)).unwrap();

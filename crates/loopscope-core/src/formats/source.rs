@@ -13,6 +13,7 @@ use std::path::{Path, PathBuf};
 use super::detect::Kind;
 use super::folder::{self, Conversation, TreeSession};
 use super::sqlite::{self, SessionRows, StoreKind, StoreSession};
+use crate::error::{Error, ErrorKind};
 
 /// What a path names.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -147,25 +148,26 @@ impl Records for SessionRows {
 /// A store's kind and sessions (newest first); without the `sqlite`
 /// feature, an error that names it.
 #[cfg(not(feature = "sqlite"))]
-pub fn store_sessions(db: &Path) -> Result<(StoreKind, Vec<StoreSession>), String> {
+pub(crate) fn store_sessions(db: &Path) -> Result<(StoreKind, Vec<StoreSession>), Error> {
     Err(sqlite::off::refusal(db))
 }
 
 /// A store's kind and sessions (newest first).
 #[cfg(feature = "sqlite")]
-pub fn store_sessions(db: &Path) -> Result<(StoreKind, Vec<StoreSession>), String> {
-    let shown = crate::sanitize::path(db);
+pub(crate) fn store_sessions(db: &Path) -> Result<(StoreKind, Vec<StoreSession>), Error> {
+    let at = format!("{}: ", crate::sanitize::path(db));
     let conn = sqlite::open(db)?;
-    let kind = sqlite::kind_of(&conn).map_err(|e| format!("{shown}: {e}"))?;
-    let sessions = sqlite::sessions(&conn, kind).map_err(|e| format!("{shown}: {e}"))?;
+    let kind = sqlite::kind_of(&conn).map_err(|e| e.prefixed(&at))?;
+    let sessions = sqlite::sessions(&conn, kind).map_err(|e| e.prefixed(&at))?;
     Ok((kind, sessions))
 }
 
-/// Opens the records of a place that is not a file, with the importer that reads them.
-pub fn open_records(place: &Place) -> Result<(Box<dyn Records>, Kind), String> {
+/// Opens the records of a place that is not a file, with the importer
+/// that reads them; a record over `max_record` bytes is a problem line.
+pub fn open_records(place: &Place, max_record: usize) -> Result<(Box<dyn Records>, Kind), Error> {
     match place {
         Place::Store { db, session } => {
-            let rows = SessionRows::open(db, session.as_deref())?;
+            let rows = SessionRows::open(db, session.as_deref(), max_record)?;
             let kind = rows.kind();
             let k = match kind {
                 StoreKind::Opencode => Kind::OpencodeLines,
@@ -175,7 +177,7 @@ pub fn open_records(place: &Place) -> Result<(Box<dyn Records>, Kind), String> {
             };
             Ok((Box::new(rows), k))
         }
-        Place::Conversation(dir) => Ok((Box::new(Conversation::new(dir)), Kind::OpenhandsEvents)),
+        Place::Conversation(dir) => Ok((Box::new(Conversation::new(dir, max_record)), Kind::OpenhandsEvents)),
         Place::Tree { root, session } => {
             let shown = crate::sanitize::path(root);
             let id = match session {
@@ -183,19 +185,24 @@ pub fn open_records(place: &Place) -> Result<(Box<dyn Records>, Kind), String> {
                 None => folder::tree_sessions(root)
                     .first()
                     .map(|s| s.id.clone())
-                    .ok_or_else(|| format!("{shown}: the opencode storage tree holds no session"))?,
+                    .ok_or_else(|| {
+                        Error::new(
+                            ErrorKind::NotFound,
+                            format!("{shown}: the opencode storage tree holds no session"),
+                        )
+                    })?,
             };
-            Ok((Box::new(TreeSession::new(root, &id)), Kind::OpencodeLines))
+            Ok((Box::new(TreeSession::new(root, &id, max_record)), Kind::OpencodeLines))
         }
-        Place::File { path, .. } => Err(format!(
-            "{}: a file, not a store or a folder",
-            crate::sanitize::path(path)
+        Place::File { path, .. } => Err(Error::new(
+            ErrorKind::InvalidValue,
+            format!("{}: a file, not a store or a folder", crate::sanitize::path(path)),
         )),
     }
 }
 
 /// Records read to their end, as a reader.
-pub struct RecordsReader {
+pub(crate) struct RecordsReader {
     records: Box<dyn Records>,
     buf: Vec<u8>,
     at: usize,
@@ -248,7 +255,7 @@ pub struct Stream {
 /// The streams a path holds when it holds several (a store's sessions, a
 /// file's sub-agents); None for a plain single stream. Child sessions and
 /// sub-agents come right after their parent.
-pub fn streams(path: &Path) -> Result<Option<Vec<Stream>>, String> {
+pub fn streams(path: &Path) -> Result<Option<Vec<Stream>>, Error> {
     if split(path).1.is_some() {
         return Ok(None);
     }
@@ -290,7 +297,7 @@ fn file_parts(path: &Path) -> Option<Vec<Stream>> {
         copilot_agents(path)
     } else if name.ends_with(".json") && name.contains("trajectory") {
         let meta = std::fs::metadata(path).ok()?;
-        if meta.len() as usize > super::max_record() {
+        if meta.len() as usize > super::DEFAULT_MAX_RECORD {
             return None;
         }
         let doc: serde_json::Value = serde_json::from_slice(&std::fs::read(path).ok()?).ok()?;
@@ -338,20 +345,34 @@ fn copilot_agents(path: &Path) -> Vec<(String, String)> {
     let Ok(f) = std::fs::File::open(path) else {
         return Vec::new();
     };
+    // Listing streams reads at most the first GiB.
+    let mut f = f.take(1 << 30);
     let mut seen: Vec<(String, String)> = Vec::new();
-    let reader = io::BufReader::new(f.take(1 << 30));
-    for line in io::BufRead::split(reader, b'\n').map_while(Result::ok) {
-        if line.len() > super::max_record() || memchr::memmem::find(&line, b"\"agentId\"").is_none() {
-            continue;
+    // Lines as the importer splits them: one longer than the record limit
+    // is dropped as it streams past, never held whole.
+    let mut lines = super::lines::Lines::default();
+    let mut one = |_: u64, line: &[u8]| {
+        if memchr::memmem::find(line, b"\"agentId\"").is_none() {
+            return;
         }
-        let Ok(v) = serde_json::from_slice::<serde_json::Value>(&line) else {
-            continue;
+        let Ok(v) = serde_json::from_slice::<serde_json::Value>(line) else {
+            return;
         };
         if let Some(a) = super::copilot::sub_agent_of(&v) {
             if !seen.iter().any(|(s, _)| s == a) {
                 seen.push((a.to_string(), String::new()));
             }
         }
+    };
+    let mut buf = vec![0u8; 64 << 10];
+    loop {
+        match f.read(&mut buf) {
+            Ok(0) => break,
+            Ok(n) => lines.feed(&buf[..n], &mut one),
+            Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
+            Err(_) => break,
+        }
     }
+    lines.finish(&mut one);
     seen
 }

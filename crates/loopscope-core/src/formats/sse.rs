@@ -27,9 +27,11 @@ enum Mode {
 }
 
 /// Turns lines into payloads.
-#[derive(Debug, Default)]
+#[derive(Debug)]
 pub struct Framer {
     lines: Lines,
+    /// The longest line or event data held (its lines hold the same).
+    max_record: usize,
     mode: Option<Mode>,
     event: Option<String>,
     data: String,
@@ -54,7 +56,29 @@ pub fn looks_like_sse(line: &str) -> bool {
         .any(|p| line.starts_with(p))
 }
 
+impl Default for Framer {
+    fn default() -> Framer {
+        Framer {
+            lines: Lines::default(),
+            max_record: super::DEFAULT_MAX_RECORD,
+            mode: None,
+            event: None,
+            data: String::new(),
+            data_line: 0,
+            last_line: 0,
+            data_dropped: false,
+            overlong: Vec::new(),
+        }
+    }
+}
+
 impl Framer {
+    /// Sets the longest line or event data held (see [`Decoder::set_max_record`]).
+    pub fn set_max_record(&mut self, bytes: usize) {
+        self.lines.set_max_record(bytes);
+        self.max_record = self.lines.max_record();
+    }
+
     pub fn feed(&mut self, bytes: &[u8], f: &mut impl FnMut(Payload<'_>)) {
         let mut lines = std::mem::take(&mut self.lines);
         lines.feed(bytes, |n, raw| self.line(n, raw, f));
@@ -64,7 +88,7 @@ impl Framer {
 
     /// Reports records skipped for passing the record limit.
     pub fn report_overlong(&mut self, out: &mut Vec<Item>) {
-        super::report_overlong(std::mem::take(&mut self.overlong), out);
+        super::report_overlong(std::mem::take(&mut self.overlong), self.max_record, out);
     }
 
     pub fn finish(&mut self, f: &mut impl FnMut(Payload<'_>)) {
@@ -126,7 +150,7 @@ impl Framer {
                     } else if !self.data_dropped {
                         self.data.push('\n');
                     }
-                    if self.data_dropped || self.data.len() + v.len() > super::max_record() {
+                    if self.data_dropped || self.data.len() + v.len() > self.max_record {
                         // Many `data:` lines of one event: held no longer.
                         self.data_dropped = true;
                         self.data = String::new();
@@ -200,6 +224,10 @@ pub fn deliver(handler: &mut dyn Handler, p: Payload<'_>, items: &mut Vec<Item>)
 }
 
 impl<H: Handler> Decoder for StreamDecoder<H> {
+    fn set_max_record(&mut self, bytes: usize) {
+        self.framer.set_max_record(bytes);
+    }
+
     fn feed(&mut self, bytes: &[u8], out: &mut Vec<Item>) {
         let handler = &mut self.handler;
         self.framer.feed(bytes, &mut |p| deliver(handler, p, out));
@@ -237,10 +265,14 @@ impl<H: Handler> JsonLinesDecoder<H> {
 }
 
 impl<H: Handler> Decoder for JsonLinesDecoder<H> {
+    fn set_max_record(&mut self, bytes: usize) {
+        self.lines.set_max_record(bytes);
+    }
+
     fn feed(&mut self, bytes: &[u8], out: &mut Vec<Item>) {
         let handler = &mut self.handler;
         self.lines.feed(bytes, |n, raw| deliver_line(handler, n, raw, out));
-        super::report_overlong(self.lines.take_overlong(), out);
+        super::report_overlong(self.lines.take_overlong(), self.lines.max_record(), out);
     }
 
     fn finish(&mut self, out: &mut Vec<Item>) {
@@ -250,7 +282,7 @@ impl<H: Handler> Decoder for JsonLinesDecoder<H> {
             last = n;
             deliver_line(handler, n, raw, out);
         });
-        super::report_overlong(self.lines.take_overlong(), out);
+        super::report_overlong(self.lines.take_overlong(), self.lines.max_record(), out);
         let mut o = Out::new(out, last);
         self.handler.finish(&mut o);
     }

@@ -27,6 +27,8 @@ pub struct WholeDecoder<H> {
     format: Format,
     /// The document passed the record limit: reported once, not held.
     too_big: bool,
+    /// The longest document held (see [`Decoder::set_max_record`]).
+    max_record: usize,
 }
 
 impl<H: DocHandler> WholeDecoder<H> {
@@ -38,6 +40,7 @@ impl<H: DocHandler> WholeDecoder<H> {
             handler,
             format,
             too_big: false,
+            max_record: super::DEFAULT_MAX_RECORD,
         }
     }
 
@@ -67,14 +70,18 @@ impl<H: DocHandler> WholeDecoder<H> {
     fn refuse(&mut self, out: &mut Vec<Item>) {
         if !std::mem::replace(&mut self.too_big, true) {
             self.buffer = Vec::new();
-            Out::new(out, 1).problem(format!("the document is {}", super::overlong_reason()));
+            Out::new(out, 1).problem(format!("the document is {}", super::overlong_reason(self.max_record)));
         }
     }
 }
 
 impl<H: DocHandler> Decoder for WholeDecoder<H> {
+    fn set_max_record(&mut self, bytes: usize) {
+        self.max_record = bytes.max(1);
+    }
+
     fn feed(&mut self, bytes: &[u8], out: &mut Vec<Item>) {
-        if self.too_big || self.buffer.len() + bytes.len() > super::max_record() {
+        if self.too_big || self.buffer.len() + bytes.len() > self.max_record {
             return self.refuse(out);
         }
         self.buffer.extend_from_slice(bytes);
@@ -92,7 +99,7 @@ impl<H: DocHandler> Decoder for WholeDecoder<H> {
     }
 
     fn reread(&mut self, whole: &[u8], out: &mut Vec<Item>) {
-        if whole.len() > super::max_record() {
+        if whole.len() > self.max_record {
             return self.refuse(out);
         }
         self.buffer = whole.to_vec();

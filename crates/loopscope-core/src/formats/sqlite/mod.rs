@@ -27,6 +27,9 @@ use std::time::SystemTime;
 #[cfg(feature = "sqlite")]
 use rusqlite::{Connection, OpenFlags};
 
+#[cfg(feature = "sqlite")]
+use crate::error::{Error, ErrorKind};
+
 #[cfg(not(feature = "sqlite"))]
 pub(crate) mod off;
 #[cfg(feature = "sqlite")]
@@ -86,10 +89,10 @@ impl StoreKind {
 }
 
 /// The first bytes of every SQLite database.
-pub const MAGIC: &[u8; 16] = b"SQLite format 3\0";
+pub(crate) const MAGIC: &[u8; 16] = b"SQLite format 3\0";
 
 /// Whether a file starts like a SQLite database.
-pub fn is_database(path: &Path) -> bool {
+pub(crate) fn is_database(path: &Path) -> bool {
     let mut head = [0u8; 16];
     std::fs::File::open(path)
         .and_then(|mut f| f.read_exact(&mut head))
@@ -176,6 +179,20 @@ fn uri(path: &Path, query: &str) -> String {
 }
 
 #[cfg(feature = "sqlite")]
+/// A SQLite failure as an error of its kind: a damaged or foreign file is
+/// malformed input, a refused open a permission error, the rest I/O.
+fn failure(e: &rusqlite::Error) -> Error {
+    let kind = match e.sqlite_error_code() {
+        Some(rusqlite::ErrorCode::NotADatabase | rusqlite::ErrorCode::DatabaseCorrupt) => {
+            ErrorKind::Malformed { line: None }
+        }
+        Some(rusqlite::ErrorCode::PermissionDenied) => ErrorKind::PermissionDenied,
+        _ => ErrorKind::Io,
+    };
+    Error::new(kind, reason(e))
+}
+
+#[cfg(feature = "sqlite")]
 /// A database's error as a phrase for the user.
 fn reason(e: &rusqlite::Error) -> String {
     if let rusqlite::Error::SqliteFailure(f, _) = e {
@@ -207,31 +224,35 @@ const HOT_JOURNAL: &str = "a hot journal lies beside it: a writer stopped mid-tr
 
 #[cfg(feature = "sqlite")]
 /// Opens a database for reading only (see the module's notes on WAL).
-pub fn open(path: &Path) -> Result<Connection, String> {
+pub(crate) fn open(path: &Path) -> Result<Connection, Error> {
     open_for(path).map(|(c, _)| c)
 }
 
 #[cfg(feature = "sqlite")]
 /// The connection, and whether it was opened immutable (it must be opened
 /// again to see a change).
-fn open_for(path: &Path) -> Result<(Connection, bool), String> {
+fn open_for(path: &Path) -> Result<(Connection, bool), Error> {
     let shown = crate::sanitize::path(path);
     let mut head = [0u8; 100];
     let n = std::fs::File::open(path)
         .and_then(|mut f| f.read(&mut head))
-        .map_err(|e| format!("{shown}: {}", crate::io_reason(&e)))?;
+        .map_err(|e| Error::io(&shown, &e))?;
     if n < 100 || &head[..16] != MAGIC {
-        return Err(format!("{shown}: not a SQLite database (or a truncated one)"));
+        return Err(Error::new(
+            ErrorKind::UnsupportedFormat,
+            format!("{shown}: not a SQLite database (or a truncated one)"),
+        ));
     }
     // Bytes 18 and 19 are 2 in WAL mode.
     let wal_mode = head[18] == 2 || head[19] == 2;
     let immutable = wal_mode && !wal_path(path).exists();
     let query = if immutable { "mode=ro&immutable=1" } else { "mode=ro" };
     let flags = OpenFlags::SQLITE_OPEN_READ_ONLY | OpenFlags::SQLITE_OPEN_URI | OpenFlags::SQLITE_OPEN_NO_MUTEX;
-    let conn = Connection::open_with_flags(uri(path, query), flags).map_err(|e| format!("{shown}: {}", reason(&e)))?;
+    let conn = Connection::open_with_flags(uri(path, query), flags)
+        .map_err(|e| failure(&e).prefixed(&format!("{shown}: ")))?;
     let _ = conn.busy_timeout(std::time::Duration::from_secs(2));
     conn.query_row("SELECT count(*) FROM sqlite_master", [], |r| r.get::<_, i64>(0))
-        .map_err(|e| format!("{shown}: {}", reason(&e)))?;
+        .map_err(|e| failure(&e).prefixed(&format!("{shown}: ")))?;
     Ok((conn, immutable))
 }
 
@@ -248,7 +269,7 @@ fn columns(conn: &Connection, table: &str) -> Vec<String> {
 
 #[cfg(feature = "sqlite")]
 /// Which agent's store a database is, from its tables.
-pub fn kind_of(conn: &Connection) -> Result<StoreKind, String> {
+pub(crate) fn kind_of(conn: &Connection) -> Result<StoreKind, Error> {
     let part = columns(conn, "part");
     let message = columns(conn, "message");
     let messages = columns(conn, "messages");
@@ -275,9 +296,12 @@ pub fn kind_of(conn: &Connection) -> Result<StoreKind, String> {
         })
         .unwrap_or_default();
     tables.iter_mut().for_each(|t| *t = crate::sanitize::line(t));
-    Err(format!(
-        "a SQLite database, but not an agent's session store loopscope reads (opencode/Kilo, Goose, Crush, OpenClaw); its tables: {}",
-        if tables.is_empty() { "none".to_string() } else { tables.join(", ") }
+    Err(Error::new(
+        ErrorKind::UnsupportedFormat,
+        format!(
+            "a SQLite database, but not an agent's session store loopscope reads (opencode/Kilo, Goose, Crush, OpenClaw); its tables: {}",
+            if tables.is_empty() { "none".to_string() } else { tables.join(", ") }
+        ),
     ))
 }
 
@@ -304,19 +328,19 @@ fn millis(expr: &str) -> String {
 
 #[cfg(feature = "sqlite")]
 /// The sessions of a store, newest first.
-pub fn sessions(conn: &Connection, kind: StoreKind) -> Result<Vec<StoreSession>, String> {
+pub(crate) fn sessions(conn: &Connection, kind: StoreKind) -> Result<Vec<StoreSession>, Error> {
     sessions_where(conn, kind, None)
 }
 
 #[cfg(feature = "sqlite")]
 /// One session of a store by id (None: the newest), without listing the others.
-pub fn session(conn: &Connection, kind: StoreKind, id: Option<&str>) -> Result<Option<StoreSession>, String> {
+pub(crate) fn session(conn: &Connection, kind: StoreKind, id: Option<&str>) -> Result<Option<StoreSession>, Error> {
     sessions_where(conn, kind, Some(id.unwrap_or_default())).map(|v| v.into_iter().next())
 }
 
 #[cfg(feature = "sqlite")]
 /// The sessions, or with `one` the one with that id (empty: the newest).
-fn sessions_where(conn: &Connection, kind: StoreKind, one: Option<&str>) -> Result<Vec<StoreSession>, String> {
+fn sessions_where(conn: &Connection, kind: StoreKind, one: Option<&str>) -> Result<Vec<StoreSession>, Error> {
     let (table, title, parent, updated) = match kind {
         StoreKind::Opencode => ("session", "title", "parent_id", "time_updated"),
         StoreKind::Goose => ("sessions", "name", "", "updated_at"),
@@ -325,8 +349,9 @@ fn sessions_where(conn: &Connection, kind: StoreKind, one: Option<&str>) -> Resu
     };
     let cols = columns(conn, table);
     if cols.is_empty() {
-        return Err(format!(
-            "the store has no {table} table (a schema this version does not know)"
+        return Err(Error::new(
+            ErrorKind::UnsupportedFormat,
+            format!("the store has no {table} table (a schema this version does not know)"),
         ));
     }
     let (filter, and) = match one {
@@ -346,7 +371,7 @@ fn sessions_where(conn: &Connection, kind: StoreKind, one: Option<&str>) -> Resu
             u = millis(&col(&cols, updated)),
         ),
     };
-    let mut stmt = conn.prepare(&sql).map_err(|e| reason(&e))?;
+    let mut stmt = conn.prepare(&sql).map_err(|e| failure(&e))?;
     let params: Vec<&str> = one.filter(|id| !id.is_empty()).into_iter().collect();
     let rows = stmt
         .query_map(rusqlite::params_from_iter(params), |r| {
@@ -357,6 +382,6 @@ fn sessions_where(conn: &Connection, kind: StoreKind, one: Option<&str>) -> Resu
                 updated: r.get::<_, Option<i64>>(3).ok().flatten().unwrap_or(0),
             })
         })
-        .map_err(|e| reason(&e))?;
-    rows.map(|r| r.map_err(|e| reason(&e))).collect()
+        .map_err(|e| failure(&e))?;
+    rows.map(|r| r.map_err(|e| failure(&e))).collect()
 }

@@ -13,12 +13,7 @@ pub enum SessionRows {}
 
 impl SessionRows {
     /// Refused: this build reads no SQLite store.
-    pub fn open(path: &Path, _id: Option<&str>) -> Result<SessionRows, String> {
-        Err(refusal(path))
-    }
-
-    /// Refused: this build reads no SQLite store.
-    pub fn new(path: &Path, _kind: StoreKind, _session: &str, _title: &str) -> Result<SessionRows, String> {
+    pub fn open(path: &Path, _id: Option<&str>, _max_record: usize) -> Result<SessionRows, crate::Error> {
         Err(refusal(path))
     }
 
@@ -65,10 +60,13 @@ impl io::Read for SessionReader {
 }
 
 /// "PATH: reading a SQLite store needs loopscope-core's `sqlite` feature …".
-pub(crate) fn refusal(path: &Path) -> String {
-    format!(
-        "{}: {}",
-        crate::sanitize::path(path),
-        crate::formats::feature_off("sqlite", "a SQLite store")
+pub(crate) fn refusal(path: &Path) -> crate::Error {
+    crate::Error::new(
+        crate::ErrorKind::UnsupportedFormat,
+        format!(
+            "{}: {}",
+            crate::sanitize::path(path),
+            crate::formats::feature_off("sqlite", "a SQLite store")
+        ),
     )
 }

@@ -20,14 +20,14 @@ pub(super) struct Queries {
 
 /// Each query gives: rowid, id, update time, the line (NULL when the
 /// row is unusable), its size, whether its JSON is valid.
-pub(super) fn queries(conn: &Connection, kind: StoreKind) -> Result<Queries, String> {
-    let max = formats::max_record();
-    let need = |table: &str, wanted: &[&str]| -> Result<Vec<String>, String> {
+pub(super) fn queries(conn: &Connection, kind: StoreKind, max: usize) -> Result<Queries, Error> {
+    let need = |table: &str, wanted: &[&str]| -> Result<Vec<String>, Error> {
         let cols = columns(conn, table);
         for w in wanted {
             if !cols.iter().any(|c| c == w) {
-                return Err(format!(
-                    "the store's {table} table has no {w} column (a schema this version does not know)"
+                return Err(Error::new(
+                    ErrorKind::UnsupportedFormat,
+                    format!("the store's {table} table has no {w} column (a schema this version does not know)"),
                 ));
             }
         }

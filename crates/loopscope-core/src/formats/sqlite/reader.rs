@@ -30,7 +30,7 @@ struct Shared {
 }
 
 impl Shared {
-    fn conn(&mut self) -> io::Result<&Connection> {
+    fn conn(&mut self) -> Result<&Connection, Error> {
         let now = identity(&self.path);
         self.missing |= now.is_none();
         if now.is_none() || now != self.opened || self.missing {
@@ -39,7 +39,7 @@ impl Shared {
             self.conn = None;
         }
         if self.conn.is_none() {
-            let (conn, immutable) = open_for(&self.path).map_err(io::Error::other)?;
+            let (conn, immutable) = open_for(&self.path)?;
             if self.opened.is_some() && (now != self.opened || self.missing) {
                 self.incarnation += 1;
             }
@@ -127,6 +127,8 @@ pub struct SessionRows {
     news: Option<StoreNews>,
     /// The file is gone (said once).
     gone: bool,
+    /// The longest row read (a longer one is a problem line).
+    max_record: usize,
 }
 
 /// One row of a query.
@@ -170,8 +172,12 @@ fn rows(conn: &Connection, sql: &str, params: &[&dyn rusqlite::ToSql]) -> io::Re
 
 impl SessionRows {
     /// The session `id` of the store at `path` (None: its newest), found on
-    /// the store's shared connection.
-    pub fn open(path: &Path, id: Option<&str>) -> Result<SessionRows, String> {
+    /// the store's shared connection; a row over `max_record` bytes is a
+    /// problem line.
+    /// Its error keeps the kind: the file's I/O error, an unknown schema
+    /// ([`ErrorKind::UnsupportedFormat`]), a session that is not there
+    /// ([`ErrorKind::NotFound`]).
+    pub fn open(path: &Path, id: Option<&str>, max_record: usize) -> Result<SessionRows, Error> {
         let shown = crate::sanitize::path(path);
         let shared = shared(path);
         let (kind, found, queries, incarnation) = {
@@ -179,33 +185,27 @@ impl SessionRows {
             // A connection kept from before may be immutable, on files
             // that changed since (a store being created): looked at first.
             s.refresh();
-            let conn = s.conn().map_err(|e| e.to_string())?;
-            let kind = kind_of(conn).map_err(|e| format!("{shown}: {e}"))?;
-            let found = session(conn, kind, id).map_err(|e| format!("{shown}: {e}"))?;
-            let queries = queries(conn, kind).map_err(|e| format!("{shown}: {e}"))?;
+            let conn = s.conn()?;
+            let at = format!("{shown}: ");
+            let kind = kind_of(conn).map_err(|e| e.prefixed(&at))?;
+            let found = session(conn, kind, id).map_err(|e| e.prefixed(&at))?;
+            let queries = queries(conn, kind, max_record).map_err(|e| e.prefixed(&at))?;
             (kind, found, queries, s.incarnation)
         };
-        let s = found.ok_or_else(|| match id {
-            Some(id) => format!(
-                "{shown}: no session {} in this {} store",
-                crate::sanitize::line(id),
-                kind.name()
-            ),
-            None => format!("{shown}: the {} store holds no session", kind.name()),
+        let s = found.ok_or_else(|| {
+            let what = match id {
+                Some(id) => format!(
+                    "{shown}: no session {} in this {} store",
+                    crate::sanitize::line(id),
+                    kind.name()
+                ),
+                None => format!("{shown}: the {} store holds no session", kind.name()),
+            };
+            Error::new(ErrorKind::NotFound, what)
         })?;
-        Ok(SessionRows::with(shared, kind, &s.id, &s.title, queries, incarnation))
-    }
-
-    /// A session of the store at `path` (the caller found its kind and id).
-    pub fn new(path: &Path, kind: StoreKind, session: &str, title: &str) -> Result<SessionRows, String> {
-        let shared = shared(path);
-        let (queries, incarnation) = {
-            let mut s = shared.lock().unwrap_or_else(|e| e.into_inner());
-            s.refresh();
-            let conn = s.conn().map_err(|e| e.to_string())?;
-            (queries(conn, kind)?, s.incarnation)
-        };
-        Ok(SessionRows::with(shared, kind, session, title, queries, incarnation))
+        let mut rows = SessionRows::with(shared, kind, &s.id, &s.title, queries, incarnation);
+        rows.max_record = max_record;
+        Ok(rows)
     }
 
     fn with(
@@ -235,6 +235,7 @@ impl SessionRows {
             incarnation,
             news: None,
             gone: false,
+            max_record: formats::DEFAULT_MAX_RECORD,
         }
     }
 
@@ -266,7 +267,7 @@ impl SessionRows {
             self.at_newest.insert(format!("{table}/{}", r.id), r.updated);
         }
         let unpacked = match (&r.line, &r.packed) {
-            (None, Some(frame)) => Some(formats::openclaw::unpack(frame, formats::max_record())),
+            (None, Some(frame)) => Some(formats::openclaw::unpack(frame, self.max_record)),
             _ => None,
         };
         let line = match (&r.line, unpacked) {
@@ -282,7 +283,7 @@ impl SessionRows {
                     format!(
                         "it is {}, {}",
                         formats::human_bytes(r.size.max(0) as usize),
-                        formats::overlong_reason()
+                        formats::overlong_reason(self.max_record)
                     )
                 };
                 json!({"loopscope": "problem", "reason": format!("{table} row {}: {why}", r.id)}).to_string()
@@ -358,12 +359,12 @@ impl SessionRows {
             if self.seen == 0 {
                 self.seen = s.refresh();
             }
-            s.conn()?;
+            s.conn().map_err(io::Error::other)?;
             if s.incarnation != self.incarnation {
                 self.news = Some(StoreNews::Replaced);
                 return Ok(());
             }
-            let conn = s.conn()?;
+            let conn = s.conn().map_err(io::Error::other)?;
             if !self.next_page(conn, out)? {
                 self.read_all = true;
                 // One look for what changed while the pages were read.
@@ -386,14 +387,14 @@ impl SessionRows {
                     // commit): looked at again at the next change.
                     return Ok(());
                 }
-                s.conn()?;
+                s.conn().map_err(io::Error::other)?;
                 if s.incarnation != self.incarnation {
                     // Created again: the rows read were the old store's.
                     self.news = Some(StoreNews::Replaced);
                     return Ok(());
                 }
                 self.gone = false;
-                let conn = s.conn()?;
+                let conn = s.conn().map_err(io::Error::other)?;
                 self.since(conn, out)?;
             }
         }
