@@ -108,6 +108,39 @@ fn detection_matrix_over_every_format() {
     }
 }
 
+/// Every importer keeps to the record limit it is given (an option of
+/// the read, not a setting of the process): each kind's example read with
+/// a 64-byte limit says a record passed it, where the default limit reads
+/// it whole. A new importer that held records without a bound fails here.
+#[test]
+fn every_importer_keeps_to_the_record_limit_it_is_given() {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+    let tight = loopscope_core::ReadOptions::default().with_max_record(64);
+    let mut wrong = Vec::new();
+    for row in &registry::KINDS {
+        for example in row.spec.examples {
+            let p = root.join(example);
+            let problems = |read: loopscope_core::ReadOptions| -> Vec<String> {
+                let Ok(mut opened) = formats::open_input(&p, read) else {
+                    return vec!["not opened".to_string()];
+                };
+                let mut d = Decoded::default();
+                formats::decode_all(opened.reader, &mut *opened.decoder, |i| d.push(i)).unwrap();
+                d.problems.iter().map(|p| p.reason.clone()).collect()
+            };
+            let limited = problems(tight);
+            if !limited.iter().any(|r| r.contains("record limit of 64 bytes")) {
+                wrong.push(format!("{example} ({:?}): no record over 64 bytes said: {limited:?}", row.kind));
+            }
+            let whole = problems(FormatChoice::Auto.into());
+            if whole.iter().any(|r| r.contains("record limit")) {
+                wrong.push(format!("{example}: over the default limit: {whole:?}"));
+            }
+        }
+    }
+    assert!(wrong.is_empty(), "{}", wrong.join("\n"));
+}
+
 #[test]
 fn every_fixture_is_listed_in_meta_with_its_source_commit() {
     let text = std::fs::read_to_string(Path::new(DIR).join("META.json")).unwrap();
