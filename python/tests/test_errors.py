@@ -68,6 +68,19 @@ def test_files_raise_the_os_error_of_their_kind(tmp_path):
         loopscope.scan(tmp_path)
 
 
+def test_a_stream_that_is_not_in_its_file_is_not_found_and_plain_text_unsupported(tmp_path):
+    one = tmp_path / "one.jsonl"
+    one.write_text('{"type":"request"}\n')
+    # `FILE#ID` names a sub-agent the file does not hold.
+    with pytest.raises(FileNotFoundError) as e:
+        loopscope.scan(f"{one}#agent-7")
+    assert "names none in it" in str(e.value)
+    text = tmp_path / "notes.txt"
+    text.write_text("思考 just words, not a log 🧪\n")
+    with pytest.raises(loopscope.UnsupportedFormatError):
+        loopscope.scan(text)
+
+
 @pytest.mark.skipif(os.geteuid() == 0, reason="root reads any file (the CLI's tests cover it with setpriv)")
 def test_an_unreadable_file_is_a_permission_error(tmp_path):
     f = tmp_path / "secret.jsonl"

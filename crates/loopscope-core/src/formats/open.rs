@@ -166,8 +166,9 @@ impl ForcedCheck {
 /// The error keeps its kind: the file's I/O error
 /// ([`ErrorKind::NotFound`] for a missing file, and for a session, row or
 /// sub-agent `#ID` that is not there), [`ErrorKind::UnsupportedFormat`]
-/// for an input no importer reads (or a forced `--format` that is not
-/// the store's), [`ErrorKind::Malformed`] for a damaged one.
+/// for an input no importer reads (a folder that holds no session, or a
+/// forced `--format` that is not the store's), [`ErrorKind::Malformed`]
+/// for a damaged one.
 pub fn open_input(path: &Path, read: impl Into<ReadOptions>) -> Result<Opened, Error> {
     let read = read.into();
     let choice = read.format;
@@ -202,7 +203,12 @@ pub fn open_input(path: &Path, read: impl Into<ReadOptions>) -> Result<Opened, E
             });
         }
     };
-    let reader = open(&file)?;
+    // A folder reaches here when it is none of the session folders above:
+    // an input no importer reads, as a file of unknown shape is.
+    let reader = open(&file).map_err(|e| match e.kind() {
+        ErrorKind::IsADirectory => Error::new(ErrorKind::UnsupportedFormat, e.to_string()),
+        _ => e,
+    })?;
     let hint = file.file_name().map(|n| n.to_string_lossy().into_owned());
     let shown = crate::sanitize::path(&file);
     let mut opened =
