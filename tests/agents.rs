@@ -130,7 +130,10 @@ fn every_importer_keeps_to_the_record_limit_it_is_given() {
             };
             let limited = problems(tight);
             if !limited.iter().any(|r| r.contains("record limit of 64 bytes")) {
-                wrong.push(format!("{example} ({:?}): no record over 64 bytes said: {limited:?}", row.kind));
+                wrong.push(format!(
+                    "{example} ({:?}): no record over 64 bytes said: {limited:?}",
+                    row.kind
+                ));
             }
             let whole = problems(FormatChoice::Auto.into());
             if whole.iter().any(|r| r.contains("record limit")) {

@@ -64,7 +64,11 @@ fn opening_an_input_fails_with_an_error_of_its_kind() {
     let dir = tempfile_dir("kinds");
     let kind = |p: &Path| scan_path(p, FormatChoice::Auto, &seed).unwrap_err().kind();
     assert_eq!(kind(&dir.join("missing.jsonl")), ErrorKind::NotFound);
-    assert_eq!(kind(&dir), ErrorKind::UnsupportedFormat, "a folder that holds no session");
+    assert_eq!(
+        kind(&dir),
+        ErrorKind::UnsupportedFormat,
+        "a folder that holds no session"
+    );
     let text = dir.join("notes.txt");
     std::fs::write(&text, "just some words, not a log\n").unwrap();
     assert_eq!(kind(&text), ErrorKind::UnsupportedFormat);
