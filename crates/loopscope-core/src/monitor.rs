@@ -135,7 +135,7 @@ impl Monitor {
     }
 
     /// Feeds the next bytes of a log in any supported format (detected
-    /// from the first bytes unless `read` names one: a [`FormatChoice`] or
+    /// from the first bytes unless `read` names one: a [`FormatChoice`](crate::FormatChoice) or
     /// [`ReadOptions`]; later calls keep the first call's choice). Records
     /// split across calls are joined; problems (a bad line, one longer than
     /// the record limit) are kept in [`Monitor::problems`]. Returns the

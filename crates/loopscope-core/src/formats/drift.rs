@@ -25,12 +25,12 @@ pub struct Unknown {
     /// 1-based line of the record (for whole documents: the element).
     pub line: u64,
     /// What the record says it is (`type`, `type/subtype`, a table's name),
-    /// at most [`MAX_KIND_CHARS`] chars.
+    /// at most `MAX_KIND_CHARS` chars.
     pub kind: String,
 }
 
 impl Unknown {
-    /// The record at `line` of this kind (cut to [`MAX_KIND_CHARS`]).
+    /// The record at `line` of this kind (cut to `MAX_KIND_CHARS`).
     pub fn new(line: u64, kind: &str) -> Unknown {
         let kind = match kind.char_indices().nth(MAX_KIND_CHARS) {
             Some((cut, _)) => format!("{}…", &kind[..cut]),

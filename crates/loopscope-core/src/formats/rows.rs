@@ -6,7 +6,7 @@
 //! (`--column`), read by whichever importer its shape calls for.
 //!
 //! `scan` walks every row once ([`each_jsonl`], [`each_parquet`]); `view`
-//! and `convert` read one ([`decoder`], [`parquet_row`]).
+//! and `convert` read one (`decoder`, [`parquet_row`]).
 
 use std::fs::File;
 use std::io::{self, Read};
