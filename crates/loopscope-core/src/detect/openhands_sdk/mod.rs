@@ -20,7 +20,7 @@ use serde_json::Value;
 
 use std::sync::Arc;
 
-use super::keys::KeyStyle;
+use super::keys::{write_call_key, KeyStyle};
 use super::params::{Default, Kind, ParamSpec, Profile};
 use super::{
     quote, Buffers, Configured, Detection, Detector, DetectorInfo, DetectorState, Evidence, Family, Group, Kinds,
@@ -31,7 +31,7 @@ use crate::event::{Channel, EventKind};
 /// `MAX_EVENTS_TO_SCAN_FOR_STUCK_DETECTION`.
 mod window;
 
-use window::{event_eq, Ev, Item, Picks};
+use window::{combine, event_eq, fold, Ev, Item, Ring, Slot, ACTION, ERROR, OBSERVATION};
 
 const WINDOW: usize = 20;
 
@@ -90,7 +90,8 @@ pub(crate) static STUCK_INFO: DetectorInfo = DetectorInfo {
     build: |_| Box::new(Sdk::new(&[])),
 };
 
-/// The response being streamed: its text, and where its first call sits.
+/// The response being streamed: its text, and where its first call sits
+/// (one kept for the stream: its buffer is reused).
 #[derive(Clone, Debug, Default)]
 struct Response {
     text: String,
@@ -106,6 +107,16 @@ struct Thresholds {
     alternating: usize,
 }
 
+/// A call waiting for its result. Its id's buffer is reused by later
+/// calls, so a long run allocates nothing for ids.
+#[derive(Clone, Debug)]
+struct Pending {
+    /// Whether the call had an id (`id` holds it).
+    has_id: bool,
+    id: String,
+    tool: Arc<str>,
+}
+
 #[derive(Clone)]
 struct Sdk {
     t: Thresholds,
@@ -113,12 +124,22 @@ struct Sdk {
     speaks: [bool; 2],
     /// The last 20 events of the log since the user's message.
     window: VecDeque<Item>,
+    /// The window's actions and its observations (observations and
+    /// errors), oldest first, as the checks read them.
+    actions: Ring,
+    observations: Ring,
     seq: u64,
     /// Equality classes handed out.
     classes: u64,
-    response: Option<Response>,
-    /// Calls waiting for a result: id and tool name.
-    pending: Vec<(Option<String>, Arc<str>)>,
+    response: Response,
+    /// Whether a response is being streamed (after a request).
+    in_response: bool,
+    /// Calls waiting for a result (the first `pending_len`), in call order.
+    pending: Vec<Pending>,
+    pending_len: usize,
+    /// The call key being looked up (reused: a key the window holds
+    /// costs no allocation).
+    key: String,
     /// The newest error already nudged about.
     nudged: Option<u64>,
     /// STUCK: nothing more until the next prompt.
@@ -142,31 +163,62 @@ impl Sdk {
                 members.iter().any(|c| c.info.id == STUCK),
             ],
             window: VecDeque::with_capacity(WINDOW + 1),
+            actions: Ring::new(),
+            observations: Ring::new(),
             seq: 0,
             classes: 0,
-            response: None,
+            response: Response::default(),
+            in_response: false,
             pending: Vec::new(),
+            pending_len: 0,
+            key: String::new(),
             nudged: None,
             stuck: None,
             last_nudge: None,
         }
     }
 
-    fn push(&mut self, ev: Ev, event: usize) -> u64 {
+    /// Appends `ev` (whose `Ev::field_hashes` are `fields`) to the log.
+    fn push(&mut self, ev: Ev, fields: [u64; 2], event: usize) -> u64 {
+        debug_assert_eq!(fields, ev.field_hashes());
         self.seq += 1;
-        let hash = ev.hash();
+        let hash = combine(fields);
         let class = self.class_of(&ev, hash, None);
+        let slot = Slot {
+            class,
+            event,
+            seq: self.seq,
+            error: matches!(ev, Ev::Error { .. }),
+        };
+        if ev.is_action() {
+            self.actions.push_back(slot);
+        } else if ev.is_observation() {
+            self.observations.push_back(slot);
+        }
         self.window.push_back(Item {
             ev,
             class,
+            fields,
             hash,
             event,
             seq: self.seq,
         });
         if self.window.len() > WINDOW {
-            self.window.pop_front();
+            if let Some(old) = self.window.pop_front() {
+                if old.ev.is_action() {
+                    self.actions.pop_front();
+                } else if old.ev.is_observation() {
+                    self.observations.pop_front();
+                }
+            }
         }
         self.seq
+    }
+
+    /// An event the detector never compares (a message, a condensation).
+    fn push_plain(&mut self, ev: Ev, event: usize) {
+        let fields = ev.field_hashes();
+        self.push(ev, fields, event);
     }
 
     /// The class of an equal event in the window (but the one at `skip`),
@@ -198,41 +250,86 @@ impl Sdk {
             .unwrap_or_else(|| Arc::from(text))
     }
 
+    /// [`Sdk::shared`] for a text the window keeps a field hash of: `field`
+    /// picks the text and its hash, and only a text of the same hash is
+    /// compared (the comparison keeps it exact).
+    fn shared_hashed(
+        window: &VecDeque<Item>,
+        text: &str,
+        hash: u64,
+        field: impl Fn(&Item) -> Option<(&Arc<str>, u64)>,
+    ) -> Arc<str> {
+        window
+            .iter()
+            .rev()
+            .filter_map(field)
+            .find(|(a, h)| *h == hash && ***a == *text)
+            .map(|(a, _)| a.clone())
+            .unwrap_or_else(|| Arc::from(text))
+    }
+
     /// The response is complete: one without a call is the agent's message.
     fn close_response(&mut self, index: usize) {
-        if let Some(r) = self.response.take() {
-            if r.calls == 0 && !r.text.is_empty() {
-                self.push(Ev::Agent, index);
-            }
+        if std::mem::take(&mut self.in_response) && self.response.calls == 0 && !self.response.text.is_empty() {
+            self.push_plain(Ev::Agent, index);
         }
     }
 
-    /// Newest first, all the window's actions and all its observations
-    /// (observations and errors), each list on its own (no allocation:
-    /// the window holds 20). The SDK's "last n actions" are the first n of
-    /// these, so one pass serves every scenario of a check.
-    fn newest(&self) -> (Picks<'_>, Picks<'_>) {
-        let (mut actions, mut observations) = (Picks::new(&self.window), Picks::new(&self.window));
-        for item in self.window.iter().rev() {
-            if item.ev.is_action() {
-                actions.push(item);
-            } else if item.ev.is_observation() {
-                observations.push(item);
-            }
-        }
-        (actions, observations)
+    /// A new response: its buffer emptied, not freed.
+    fn open_response(&mut self) {
+        self.response.text.clear();
+        self.response.first_call = None;
+        self.response.calls = 0;
+        self.in_response = true;
     }
 
-    /// `_action_error_streak` over lists of at most `n` (of `newest`), with
-    /// the events of the streak when `events` asks for them.
-    fn error_streak(picks: &(Picks<'_>, Picks<'_>), n: usize, mut events: Option<&mut Vec<usize>>) -> usize {
-        let (actions, observations) = (&picks.0[..picks.0.len().min(n)], &picks.1[..picks.1.len().min(n)]);
-        let Some(first) = actions.first() else {
-            return 0;
+    /// A call is waiting for its result.
+    fn add_pending(&mut self, id: Option<&str>, tool: Arc<str>) {
+        if self.pending_len == self.pending.len() {
+            self.pending.push(Pending {
+                has_id: false,
+                id: String::new(),
+                tool: tool.clone(),
+            });
+        }
+        let p = &mut self.pending[self.pending_len];
+        p.has_id = id.is_some();
+        p.id.clear();
+        p.id.push_str(id.unwrap_or_default());
+        p.tool = tool;
+        self.pending_len += 1;
+    }
+
+    /// The tool of the call a result answers: the one of its id, else the
+    /// oldest waiting ("" with none waiting).
+    fn take_pending(&mut self, id: Option<&str>) -> Arc<str> {
+        let waiting = &self.pending[..self.pending_len];
+        let at = waiting
+            .iter()
+            .position(|p| p.has_id && id == Some(p.id.as_str()))
+            .or(if waiting.is_empty() { None } else { Some(0) });
+        let Some(at) = at else {
+            return Arc::from("");
         };
+        let tool = self.pending[at].tool.clone();
+        // The rest keep their order; the taken one's buffer goes last.
+        self.pending[at..self.pending_len].rotate_left(1);
+        self.pending_len -= 1;
+        tool
+    }
+
+    /// `_action_error_streak` over the newest `n` actions and observations,
+    /// with the events of the streak when `events` asks for them.
+    fn error_streak(&self, n: usize, mut events: Option<&mut Vec<usize>>) -> usize {
+        let (actions, observations) = (&self.actions, &self.observations);
+        if actions.len() == 0 || n == 0 {
+            return 0;
+        }
+        let first = actions.newest(0).class;
         let mut streak = 0;
-        for (a, o) in actions.iter().zip(observations.iter()) {
-            if a.class == first.class && matches!(o.ev, Ev::Error { .. }) {
+        for i in 0..n.min(actions.len()).min(observations.len()) {
+            let (a, o) = (actions.newest(i), observations.newest(i));
+            if a.class == first && o.error {
                 streak += 1;
                 if let Some(ev) = events.as_deref_mut() {
                     ev.push(a.event);
@@ -247,38 +344,36 @@ impl Sdk {
 
     /// `is_stuck`: the scenario, the events involved, the count and the
     /// threshold it reached, and the parameter that decides it.
-    fn is_stuck(
-        &self,
-        picks: &(Picks<'_>, Picks<'_>),
-    ) -> Option<(&'static str, Vec<usize>, usize, &'static str, usize)> {
+    fn is_stuck(&self) -> Option<(&'static str, Vec<usize>, usize, &'static str, usize)> {
         let t = self.t;
         let events = &self.window;
         if events.len() < t.action_observation.min(t.action_error).min(t.monologue) {
             return None;
         }
         let max_needed = t.action_observation.max(t.action_error + 1);
-        let (actions, observations) = (&picks.0[..], &picks.1[..]);
-        let involved = |a: &[&Item], o: &[&Item]| {
-            let mut v: Vec<usize> = a.iter().chain(o).map(|i| i.event).collect();
+        let (actions, observations) = (&self.actions, &self.observations);
+        // The events of the newest `n` actions and observations, in order.
+        let involved = |n: usize| {
+            let mut v: Vec<usize> = (0..n)
+                .map(|i| actions.newest(i).event)
+                .chain((0..n).map(|i| observations.newest(i).event))
+                .collect();
             v.sort_unstable();
             v.dedup();
             v
         };
+        // The newest `n` of `ring` all of one class.
+        let same = |ring: &Ring, n: usize| ring.len() >= n && (1..n).all(|i| ring.newest(i).class == ring.newest(0).class);
         // 1. the same action with the same observation.
         let n = t.action_observation;
-        if actions.len() >= n
-            && observations.len() >= n
-            && actions[..n].iter().all(|a| a.class == actions[0].class)
-            && observations[..n].iter().all(|o| o.class == observations[0].class)
-        {
-            let ev = involved(&actions[..n], &observations[..n]);
-            return Some(("repeating_action_observation", ev, n, "action_observation", n));
+        if same(actions, n) && same(observations, n) {
+            return Some(("repeating_action_observation", involved(n), n, "action_observation", n));
         }
         // 2. the same action failing, more than action_error times.
-        let streak = Self::error_streak(picks, max_needed, None);
+        let streak = self.error_streak(max_needed, None);
         if streak > t.action_error {
             let mut ev = Vec::new();
-            Self::error_streak(picks, max_needed, Some(&mut ev));
+            self.error_streak(max_needed, Some(&mut ev));
             ev.sort_unstable();
             return Some(("repeating_action_error", ev, streak, "action_error", t.action_error));
         }
@@ -302,11 +397,11 @@ impl Sdk {
         // 4. an A/B pattern.
         let n = t.alternating;
         if events.len() >= n {
-            let (actions, observations) = (&picks.0[..picks.0.len().min(n)], &picks.1[..picks.1.len().min(n)]);
-            let ab = |x: &[&Item]| x.len() >= n && (0..n.saturating_sub(2)).all(|i| x[i].class == x[i + 2].class);
+            let ab = |ring: &Ring| {
+                ring.len() >= n && (0..n.saturating_sub(2)).all(|i| ring.newest(i).class == ring.newest(i + 2).class)
+            };
             if ab(actions) && ab(observations) {
-                let ev = involved(actions, observations);
-                return Some(("alternating_pattern", ev, n, "alternating_pattern", n));
+                return Some(("alternating_pattern", involved(n), n, "alternating_pattern", n));
             }
         }
         None
@@ -328,18 +423,14 @@ impl Sdk {
         if self.stuck.is_some() {
             return;
         }
-        let picks = self.newest();
-        let streak = Self::error_streak(&picks, self.t.action_error + 1, None);
-        let newest_error = self
-            .window
-            .iter()
-            .rev()
-            .find(|i| i.ev.is_observation())
-            .filter(|i| matches!(i.ev, Ev::Error { .. }))
-            .map(|i| i.seq);
+        let streak = self.error_streak(self.t.action_error + 1, None);
+        let newest_error = (self.observations.len() > 0)
+            .then(|| self.observations.newest(0))
+            .filter(|o| o.error)
+            .map(|o| o.seq);
         if streak == self.t.action_error && newest_error.is_some() && newest_error != self.nudged {
             let mut events = Vec::new();
-            Self::error_streak(&picks, self.t.action_error + 1, Some(&mut events));
+            self.error_streak(self.t.action_error + 1, Some(&mut events));
             self.nudged = newest_error;
             events.sort_unstable();
             let (tool, args) = self.last_action().unwrap_or_default();
@@ -359,13 +450,13 @@ impl Sdk {
                 self.t.action_error
             );
             self.last_nudge = Some((index, d.reason.clone()));
-            self.push(Ev::Environment, index);
+            self.push_plain(Ev::Environment, index);
             if self.speaks[0] {
                 out.push(d);
             }
             return;
         }
-        let found = self.is_stuck(&picks);
+        let found = self.is_stuck();
         let Some((scenario, events, count, param, threshold)) = found else {
             return;
         };
@@ -405,55 +496,73 @@ impl Detector for Sdk {
                 // The user's message: the window starts after it, and a new
                 // message takes the conversation out of STUCK.
                 self.window.clear();
-                self.response = None;
-                self.pending.clear();
+                self.actions.clear();
+                self.observations.clear();
+                self.in_response = false;
+                self.pending_len = 0;
                 self.stuck = None;
             }
             EventKind::Request { .. } => {
                 self.close_response(index);
                 self.check(index, out);
-                self.response = Some(Response::default());
+                self.open_response();
             }
             EventKind::Content { text } => {
-                let Some(r) = self.response.as_mut() else { return };
-                r.text.push_str(text);
+                if !self.in_response {
+                    return;
+                }
+                self.response.text.push_str(text);
                 // Text after the first call still belongs to its thought.
-                if let Some(seq) = r.first_call {
+                if let Some(seq) = self.response.first_call {
                     let Some(at) = self.window.iter().rposition(|i| i.seq == seq) else {
                         return;
                     };
                     let item = &mut self.window[at];
                     if let Ev::Action { thought, .. } = &mut item.ev {
-                        *thought = Arc::from(format!("{thought}{text}"));
+                        let mut longer = String::with_capacity(thought.len() + text.len());
+                        longer.push_str(thought);
+                        longer.push_str(text);
+                        *thought = Arc::from(longer);
                     }
-                    item.hash = item.ev.hash();
+                    item.fields = item.ev.field_hashes();
+                    item.hash = combine(item.fields);
                     let (ev, hash) = (item.ev.clone(), item.hash);
-                    self.window[at].class = self.class_of(&ev, hash, Some(seq));
+                    let class = self.class_of(&ev, hash, Some(seq));
+                    self.window[at].class = class;
+                    if let Some(slot) = self.actions.find_mut(seq) {
+                        slot.class = class;
+                    }
                 }
             }
             EventKind::ToolCall { name, args, id } => {
-                // Arguments in the canonical key (no arguments are `{}`).
-                let key = match args {
-                    Value::Null => Arc::from(format!("{name}:{{}}")),
-                    _ => obs
-                        .shared_call_key(KeyStyle::Canonical)
-                        .cloned()
-                        .unwrap_or_else(|| Arc::from(name.as_str())),
-                };
+                // Arguments in the canonical key (no arguments are `{}`),
+                // written into the reused buffer and looked up in the
+                // window: a repeated call allocates nothing.
+                self.key.clear();
+                match args {
+                    Value::Null => {
+                        self.key.push_str(name);
+                        self.key.push_str(":{}");
+                    }
+                    _ => write_call_key(&mut self.key, name, args, KeyStyle::Canonical),
+                }
+                let key_hash = fold(ACTION, self.key.as_bytes());
+                let key = Self::shared_hashed(&self.window, &self.key, key_hash, |i| match &i.ev {
+                    Ev::Action { key, .. } => Some((key, i.fields[0])),
+                    _ => None,
+                });
                 let tool = Self::shared(&self.window, name, |ev| match ev {
                     Ev::Action { tool, .. } | Ev::Observation { tool, .. } => Some(tool),
                     _ => None,
                 });
-                let first = self.response.as_mut().is_some_and(|r| {
-                    r.calls += 1;
-                    r.calls == 1
-                });
-                let text = match &self.response {
-                    Some(r) if first => r.text.as_str(),
-                    _ => "",
+                let first = self.in_response && {
+                    self.response.calls += 1;
+                    self.response.calls == 1
                 };
-                let thought = Self::shared(&self.window, text, |ev| match ev {
-                    Ev::Action { thought, .. } => Some(thought),
+                let text = if first { self.response.text.as_str() } else { "" };
+                let thought_hash = fold(ACTION, text.as_bytes());
+                let thought = Self::shared_hashed(&self.window, text, thought_hash, |i| match &i.ev {
+                    Ev::Action { thought, .. } => Some((thought, i.fields[1])),
                     _ => None,
                 });
                 let seq = self.push(
@@ -462,20 +571,16 @@ impl Detector for Sdk {
                         tool: tool.clone(),
                         thought,
                     },
+                    [key_hash, thought_hash],
                     index,
                 );
-                if let (true, Some(r)) = (first, self.response.as_mut()) {
-                    r.first_call = Some(seq);
+                if first {
+                    self.response.first_call = Some(seq);
                 }
-                self.pending.push((id.clone(), tool));
+                self.add_pending(id.as_deref(), tool);
             }
             EventKind::ToolResult { id, ok, .. } => {
-                let at = self
-                    .pending
-                    .iter()
-                    .position(|p| id.is_some() && p.0 == *id)
-                    .or(if self.pending.is_empty() { None } else { Some(0) });
-                let tool = at.map_or_else(|| Arc::from(""), |i| self.pending.remove(i).1);
+                let tool = self.take_pending(id.as_deref());
                 let written;
                 let text = match obs.event.compared_output() {
                     None | Some(Value::Null) => "",
@@ -487,25 +592,27 @@ impl Detector for Sdk {
                 };
                 // A failure the tool returned as output is an observation.
                 let returned = obs.event.extra.get(crate::event::ERROR_RETURNED) == Some(&Value::Bool(true));
-                let ev = if *ok || returned {
-                    let output = Self::shared(&self.window, text, |ev| match ev {
-                        Ev::Observation { output, .. } => Some(output),
+                if *ok || returned {
+                    let hash = fold(OBSERVATION, text.as_bytes());
+                    let output = Self::shared_hashed(&self.window, text, hash, |i| match &i.ev {
+                        Ev::Observation { output, .. } => Some((output, i.fields[1])),
                         _ => None,
                     });
-                    Ev::Observation { tool, output }
+                    let tool_hash = fold(OBSERVATION, tool.as_bytes());
+                    self.push(Ev::Observation { tool, output }, [tool_hash, hash], index);
                 } else {
-                    let error = Self::shared(&self.window, text, |ev| match ev {
-                        Ev::Error { error } => Some(error),
+                    let hash = fold(ERROR, text.as_bytes());
+                    let error = Self::shared_hashed(&self.window, text, hash, |i| match &i.ev {
+                        Ev::Error { error } => Some((error, i.fields[0])),
                         _ => None,
                     });
-                    Ev::Error { error }
-                };
-                self.push(ev, index);
+                    self.push(Ev::Error { error }, [hash, 0], index);
+                }
             }
             EventKind::Note { .. } => {
                 let kind = obs.event.extra.get("kind").and_then(Value::as_str);
                 if matches!(kind, Some("compaction" | "condensation")) {
-                    self.push(Ev::Condensation, index);
+                    self.push_plain(Ev::Condensation, index);
                 }
             }
             _ => {}
@@ -516,7 +623,7 @@ impl Detector for Sdk {
         // The stream ends: one more check, as if the loop went on.
         self.close_response(index);
         self.check(index, out);
-        self.response = None;
+        self.in_response = false;
     }
 
     fn status(&self, _: &Buffers) -> Status {
@@ -526,7 +633,7 @@ impl Detector for Sdk {
     fn states(&self, _: &Buffers) -> Vec<DetectorState> {
         let mut v = Vec::new();
         if self.speaks[0] {
-            let streak = Self::error_streak(&self.newest(), self.t.action_error + 1, None);
+            let streak = self.error_streak(self.t.action_error + 1, None);
             v.push(DetectorState {
                 id: NUDGE,
                 status: match &self.last_nudge {

@@ -1,7 +1,6 @@
 //! The SDK's events as its detector compares them (`_event_eq`), and the
 //! window's items: each event with its equality class among the window's.
 
-use std::collections::VecDeque;
 use std::sync::Arc;
 
 use super::WINDOW;
@@ -40,19 +39,31 @@ impl Ev {
         matches!(self, Ev::Observation { .. } | Ev::Error { .. })
     }
 
-    /// A hash of what `event_eq` compares: equal events hash alike (a
-    /// collision only costs a comparison: classes come from `event_eq`).
+    /// Hashes of the fields `event_eq` compares, one each (0 where there
+    /// is none), seeded by the type: equal events hash alike (a collision
+    /// only costs a comparison: classes come from `event_eq`), and the
+    /// window finds a text it holds by its hash before comparing it.
     /// A word-at-a-time multiply-rotate fold, not SipHash: nothing here is
     /// a table an adversary could flood, and SipHash was 3 % of a scan.
-    pub(super) fn hash(&self) -> u64 {
+    pub(super) fn field_hashes(&self) -> [u64; 2] {
         match self {
-            Ev::Action { key, thought, .. } => fold(fold(1, key.as_bytes()), thought.as_bytes()),
-            Ev::Observation { tool, output } => fold(fold(2, tool.as_bytes()), output.as_bytes()),
-            Ev::Error { error } => fold(3, error.as_bytes()),
+            Ev::Action { key, thought, .. } => [fold(ACTION, key.as_bytes()), fold(ACTION, thought.as_bytes())],
+            Ev::Observation { tool, output } => [fold(OBSERVATION, tool.as_bytes()), fold(OBSERVATION, output.as_bytes())],
+            Ev::Error { error } => [fold(ERROR, error.as_bytes()), 0],
             // Messages and condensations are never compared.
-            _ => 4,
+            _ => [4, 4],
         }
     }
+}
+
+/// Seeds of the field hashes, one per type of event.
+pub(super) const ACTION: u64 = 1;
+pub(super) const OBSERVATION: u64 = 2;
+pub(super) const ERROR: u64 = 3;
+
+/// The event's hash from its field hashes.
+pub(super) fn combine(fields: [u64; 2]) -> u64 {
+    (fields[0].rotate_left(23) ^ fields[1]).wrapping_mul(0x9e37_79b9_7f4a_7c15)
 }
 
 /// Folds `bytes` (and their length, so field boundaries count) into `h`.
@@ -86,43 +97,76 @@ pub(super) fn event_eq(a: &Ev, b: &Ev) -> bool {
     }
 }
 
-/// Up to a window's worth of its items, newest first.
-pub(super) struct Picks<'a> {
-    pub(super) buf: [&'a Item; WINDOW],
-    pub(super) len: usize,
+/// One action or observation of the window, as the checks read it.
+#[derive(Clone, Copy, Debug, Default)]
+pub(super) struct Slot {
+    pub(super) class: u64,
+    pub(super) event: usize,
+    pub(super) seq: u64,
+    /// An `AgentErrorEvent` (observations only).
+    pub(super) error: bool,
 }
 
-impl<'a> Picks<'a> {
-    pub(super) fn new(window: &'a VecDeque<Item>) -> Picks<'a> {
-        // Filled with any item of the window; only `..len` is read.
-        let filler = window.front().unwrap_or(&NO_ITEM);
-        Picks {
-            buf: [filler; WINDOW],
+/// The window's actions (or its observations), oldest first, in a fixed
+/// ring: the checks before each LLM call read the newest few as numbers
+/// without walking the window's events.
+#[derive(Clone, Debug)]
+pub(super) struct Ring {
+    slots: [Slot; RING],
+    head: usize,
+    len: usize,
+}
+
+/// Room for a full window and the event that is about to push its oldest out.
+const RING: usize = 32;
+const _: () = assert!(RING > WINDOW && RING.is_power_of_two());
+
+impl Ring {
+    pub(super) fn new() -> Ring {
+        Ring {
+            slots: [Slot::default(); RING],
+            head: 0,
             len: 0,
         }
     }
 
-    pub(super) fn push(&mut self, item: &'a Item) {
-        self.buf[self.len] = item;
+    pub(super) fn len(&self) -> usize {
+        self.len
+    }
+
+    pub(super) fn clear(&mut self) {
+        self.len = 0;
+    }
+
+    pub(super) fn push_back(&mut self, slot: Slot) {
+        // The window holds at most WINDOW + 1 events at any time.
+        debug_assert!(self.len < RING);
+        self.slots[(self.head + self.len) & (RING - 1)] = slot;
         self.len += 1;
     }
-}
 
-impl<'a> std::ops::Deref for Picks<'a> {
-    type Target = [&'a Item];
+    pub(super) fn pop_front(&mut self) {
+        if self.len > 0 {
+            self.head = (self.head + 1) & (RING - 1);
+            self.len -= 1;
+        }
+    }
 
-    fn deref(&self) -> &[&'a Item] {
-        &self.buf[..self.len]
+    /// The `i`th newest (0 is the newest); `i < len`.
+    pub(super) fn newest(&self, i: usize) -> &Slot {
+        &self.slots[(self.head + self.len - 1 - i) & (RING - 1)]
+    }
+
+    /// The slot of the event `seq`, newest first.
+    pub(super) fn find_mut(&mut self, seq: u64) -> Option<&mut Slot> {
+        let (head, len) = (self.head, self.len);
+        (0..len)
+            .rev()
+            .map(|i| (head + i) & (RING - 1))
+            .find(|&at| self.slots[at].seq == seq)
+            .map(|at| &mut self.slots[at])
     }
 }
-
-pub(super) static NO_ITEM: Item = Item {
-    ev: Ev::Agent,
-    class: 0,
-    hash: 0,
-    event: 0,
-    seq: 0,
-};
 
 #[derive(Clone, Debug)]
 pub(super) struct Item {
@@ -131,6 +175,8 @@ pub(super) struct Item {
     /// `_event_eq` exactly when their classes are equal, so a check compares
     /// numbers (each event is compared with the window once, when it comes).
     pub(super) class: u64,
+    /// `Ev::field_hashes`, and the event's hash from them.
+    pub(super) fields: [u64; 2],
     pub(super) hash: u64,
     /// The loopscope event it came from.
     pub(super) event: usize,
