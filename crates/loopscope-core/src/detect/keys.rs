@@ -35,13 +35,6 @@ impl KeyStyle {
 pub fn call_key(name: &str, args: &Value, style: KeyStyle) -> String {
     // Room for most calls' keys at once.
     let mut out = String::with_capacity(name.len() + 128);
-    write_call_key(&mut out, name, args, style);
-    out
-}
-
-/// [`call_key`] appended to `out` (a detector that keeps one buffer for
-/// it allocates nothing for a key it has seen).
-pub(crate) fn write_call_key(out: &mut String, name: &str, args: &Value, style: KeyStyle) {
     match style {
         KeyStyle::Canonical | KeyStyle::Stable => out.push_str(name),
         KeyStyle::Js => {
@@ -51,7 +44,8 @@ pub(crate) fn write_call_key(out: &mut String, name: &str, args: &Value, style: 
         }
     }
     out.push(':');
-    write_value(out, args, style);
+    write_value(&mut out, args, style);
+    out
 }
 
 /// A string as JSON writes it (serde_json and JavaScript's JSON.stringify

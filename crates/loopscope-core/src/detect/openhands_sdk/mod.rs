@@ -20,7 +20,7 @@ use serde_json::Value;
 
 use std::sync::Arc;
 
-use super::keys::{write_call_key, KeyStyle};
+use super::keys::KeyStyle;
 use super::params::{Default, Kind, ParamSpec, Profile};
 use super::{
     quote, Buffers, Configured, Detection, Detector, DetectorInfo, DetectorState, Evidence, Family, Group, Kinds,
@@ -28,11 +28,13 @@ use super::{
 };
 use crate::event::{Channel, EventKind};
 
-/// `MAX_EVENTS_TO_SCAN_FOR_STUCK_DETECTION`.
+mod args;
 mod window;
 
-use window::{combine, event_eq, fold, Ev, Item, Ring, Slot, ACTION, ERROR, OBSERVATION};
+use args::same_args;
+use window::{action_hash, combine, event_eq, fold, Ev, Item, Recent, Ring, Slot, ACTION, ERROR, OBSERVATION};
 
+/// `MAX_EVENTS_TO_SCAN_FOR_STUCK_DETECTION`.
 const WINDOW: usize = 20;
 
 pub(crate) const NUDGE: &str = "openhands-sdk-nudge";
@@ -134,12 +136,15 @@ struct Sdk {
     response: Response,
     /// Whether a response is being streamed (after a request).
     in_response: bool,
+    /// The texts and calls made last, shared by equal ones (a loop
+    /// repeating one call and one output allocates nothing for them).
+    calls: Recent<(Arc<str>, Arc<Value>)>,
+    thoughts: Recent<Arc<str>>,
+    outputs: Recent<Arc<str>>,
+    errors: Recent<Arc<str>>,
     /// Calls waiting for a result (the first `pending_len`), in call order.
     pending: Vec<Pending>,
     pending_len: usize,
-    /// The call key being looked up (reused: a key the window holds
-    /// costs no allocation).
-    key: String,
     /// The newest error already nudged about.
     nudged: Option<u64>,
     /// STUCK: nothing more until the next prompt.
@@ -169,9 +174,12 @@ impl Sdk {
             classes: 0,
             response: Response::default(),
             in_response: false,
+            calls: Recent::new(),
+            thoughts: Recent::new(),
+            outputs: Recent::new(),
+            errors: Recent::new(),
             pending: Vec::new(),
             pending_len: 0,
-            key: String::new(),
             nudged: None,
             stuck: None,
             last_nudge: None,
@@ -235,37 +243,6 @@ impl Sdk {
                 self.classes
             }
         }
-    }
-
-    /// `text` as an Arc: the window's copy when one of its events (as
-    /// `field` picks) holds the same text, so a loop repeating one call and
-    /// one output allocates nothing for them.
-    fn shared(window: &VecDeque<Item>, text: &str, field: impl Fn(&Ev) -> Option<&Arc<str>>) -> Arc<str> {
-        window
-            .iter()
-            .rev()
-            .filter_map(|i| field(&i.ev))
-            .find(|a| ***a == *text)
-            .cloned()
-            .unwrap_or_else(|| Arc::from(text))
-    }
-
-    /// [`Sdk::shared`] for a text the window keeps a field hash of: `field`
-    /// picks the text and its hash, and only a text of the same hash is
-    /// compared (the comparison keeps it exact).
-    fn shared_hashed(
-        window: &VecDeque<Item>,
-        text: &str,
-        hash: u64,
-        field: impl Fn(&Item) -> Option<(&Arc<str>, u64)>,
-    ) -> Arc<str> {
-        window
-            .iter()
-            .rev()
-            .filter_map(field)
-            .find(|(a, h)| *h == hash && ***a == *text)
-            .map(|(a, _)| a.clone())
-            .unwrap_or_else(|| Arc::from(text))
     }
 
     /// The response is complete: one without a call is the agent's message.
@@ -410,9 +387,13 @@ impl Sdk {
     /// The newest action, for the reason.
     fn last_action(&self) -> Option<(String, String)> {
         self.window.iter().rev().find_map(|i| match &i.ev {
-            Ev::Action { key, tool, .. } => {
-                let args = key.get(tool.len() + 1..).unwrap_or_default();
-                Some((tool.to_string(), quote(args, 80)))
+            Ev::Action { tool, args, .. } => {
+                // The arguments as the canonical key writes them.
+                let args = match &**args {
+                    Value::Null => "{}".to_string(),
+                    args => super::keys::json(args, KeyStyle::Canonical),
+                };
+                Some((tool.to_string(), quote(&args, 80)))
             }
             _ => None,
         })
@@ -535,40 +516,25 @@ impl Detector for Sdk {
                 }
             }
             EventKind::ToolCall { name, args, id } => {
-                // Arguments in the canonical key (no arguments are `{}`),
-                // written into the reused buffer and looked up in the
-                // window: a repeated call allocates nothing.
-                self.key.clear();
-                match args {
-                    Value::Null => {
-                        self.key.push_str(name);
-                        self.key.push_str(":{}");
-                    }
-                    _ => write_call_key(&mut self.key, name, args, KeyStyle::Canonical),
-                }
-                let key_hash = fold(ACTION, self.key.as_bytes());
-                let key = Self::shared_hashed(&self.window, &self.key, key_hash, |i| match &i.ev {
-                    Ev::Action { key, .. } => Some((key, i.fields[0])),
-                    _ => None,
-                });
-                let tool = Self::shared(&self.window, name, |ev| match ev {
-                    Ev::Action { tool, .. } | Ev::Observation { tool, .. } => Some(tool),
-                    _ => None,
-                });
+                // The kept copies of the tool's name and of equal
+                // arguments: a repeated call allocates nothing.
+                let key_hash = action_hash(name, args);
+                let (tool, args) = self.calls.share(
+                    key_hash,
+                    |(tool, a)| **tool == **name && same_args(a, args),
+                    || (Arc::from(name.as_str()), Arc::new(args.clone())),
+                );
                 let first = self.in_response && {
                     self.response.calls += 1;
                     self.response.calls == 1
                 };
                 let text = if first { self.response.text.as_str() } else { "" };
                 let thought_hash = fold(ACTION, text.as_bytes());
-                let thought = Self::shared_hashed(&self.window, text, thought_hash, |i| match &i.ev {
-                    Ev::Action { thought, .. } => Some((thought, i.fields[1])),
-                    _ => None,
-                });
+                let thought = self.thoughts.share(thought_hash, |t| **t == *text, || Arc::from(text));
                 let seq = self.push(
                     Ev::Action {
-                        key,
                         tool: tool.clone(),
+                        args,
                         thought,
                     },
                     [key_hash, thought_hash],
@@ -594,18 +560,12 @@ impl Detector for Sdk {
                 let returned = obs.event.extra.get(crate::event::ERROR_RETURNED) == Some(&Value::Bool(true));
                 if *ok || returned {
                     let hash = fold(OBSERVATION, text.as_bytes());
-                    let output = Self::shared_hashed(&self.window, text, hash, |i| match &i.ev {
-                        Ev::Observation { output, .. } => Some((output, i.fields[1])),
-                        _ => None,
-                    });
+                    let output = self.outputs.share(hash, |t| **t == *text, || Arc::from(text));
                     let tool_hash = fold(OBSERVATION, tool.as_bytes());
                     self.push(Ev::Observation { tool, output }, [tool_hash, hash], index);
                 } else {
                     let hash = fold(ERROR, text.as_bytes());
-                    let error = Self::shared_hashed(&self.window, text, hash, |i| match &i.ev {
-                        Ev::Error { error } => Some((error, i.fields[0])),
-                        _ => None,
-                    });
+                    let error = self.errors.share(hash, |t| **t == *text, || Arc::from(text));
                     self.push(Ev::Error { error }, [hash, 0], index);
                 }
             }

@@ -3,6 +3,10 @@
 
 use std::sync::Arc;
 
+use serde_json::Value;
+
+use super::args::{hash_args, same_args};
+
 use super::WINDOW;
 
 /// One event of the SDK's log, as the detector compares it.
@@ -14,11 +18,11 @@ pub(super) enum Ev {
     Environment,
     /// A `Condensation` (it holds a window slot and ends a monologue).
     Condensation,
-    /// `key`: the tool's name and its arguments with keys sorted and
-    /// numbers by value (the validated action compares as a dict).
+    /// `args`: the call's arguments, compared as the validated action (a
+    /// dict: keys in any order, numbers by value; see `args`).
     Action {
-        key: Arc<str>,
         tool: Arc<str>,
+        args: Arc<Value>,
         thought: Arc<str>,
     },
     Observation {
@@ -47,7 +51,7 @@ impl Ev {
     /// a table an adversary could flood, and SipHash was 3 % of a scan.
     pub(super) fn field_hashes(&self) -> [u64; 2] {
         match self {
-            Ev::Action { key, thought, .. } => [fold(ACTION, key.as_bytes()), fold(ACTION, thought.as_bytes())],
+            Ev::Action { tool, args, thought } => [action_hash(tool, args), fold(ACTION, thought.as_bytes())],
             Ev::Observation { tool, output } => [fold(OBSERVATION, tool.as_bytes()), fold(OBSERVATION, output.as_bytes())],
             Ev::Error { error } => [fold(ERROR, error.as_bytes()), 0],
             // Messages and condensations are never compared.
@@ -60,6 +64,11 @@ impl Ev {
 pub(super) const ACTION: u64 = 1;
 pub(super) const OBSERVATION: u64 = 2;
 pub(super) const ERROR: u64 = 3;
+
+/// The hash of an action's tool and arguments (its first field hash).
+pub(super) fn action_hash(tool: &str, args: &Value) -> u64 {
+    combine([fold(ACTION, tool.as_bytes()), hash_args(args)])
+}
 
 /// The event's hash from its field hashes.
 pub(super) fn combine(fields: [u64; 2]) -> u64 {
@@ -74,10 +83,56 @@ pub(super) fn fold(mut h: u64, bytes: &[u8]) -> u64 {
         let w = u64::from_le_bytes(c.try_into().expect("8 bytes"));
         h = (h ^ w).wrapping_mul(K).rotate_left(29);
     }
-    let mut tail = [0u8; 8];
-    tail[..chunks.remainder().len()].copy_from_slice(chunks.remainder());
-    h = (h ^ u64::from_le_bytes(tail)).wrapping_mul(K).rotate_left(29);
+    h = (h ^ tail_word(chunks.remainder())).wrapping_mul(K).rotate_left(29);
     (h ^ bytes.len() as u64).wrapping_mul(K)
+}
+
+/// The last (under 8) bytes as one word, by two overlapping loads rather
+/// than a copy of unknown length (most texts here are short, all tail).
+/// Not the bytes' layout, but a function of them: equal tails, equal words.
+fn tail_word(b: &[u8]) -> u64 {
+    let n = b.len();
+    if n >= 4 {
+        let lo = u32::from_le_bytes([b[0], b[1], b[2], b[3]]);
+        let hi = u32::from_le_bytes([b[n - 4], b[n - 3], b[n - 2], b[n - 1]]);
+        u64::from(lo) | (u64::from(hi) << 32)
+    } else if n > 0 {
+        u64::from(b[0]) | (u64::from(b[n / 2]) << 8) | (u64::from(b[n - 1]) << 16)
+    } else {
+        0
+    }
+}
+
+/// The last few distinct texts (or calls) the detector made, one slot
+/// each by hash: an equal one coming again is shared, not allocated again,
+/// even after the window let it go. Bounded: `SLOTS` of them.
+#[derive(Clone, Debug)]
+pub(super) struct Recent<V> {
+    slots: [Option<(u64, V)>; SLOTS],
+}
+
+const SLOTS: usize = 8;
+
+impl<V: Clone> Recent<V> {
+    pub(super) fn new() -> Recent<V> {
+        Recent {
+            slots: std::array::from_fn(|_| None),
+        }
+    }
+
+    /// The kept value of hash `hash` that `same` accepts, else `make()`'s,
+    /// kept in its slot from now on.
+    pub(super) fn share(&mut self, hash: u64, same: impl Fn(&V) -> bool, make: impl FnOnce() -> V) -> V {
+        let slot = &mut self.slots[(hash >> 61) as usize % SLOTS];
+        if let Some((h, v)) = slot {
+            if *h == hash && same(v) {
+                return v.clone();
+            }
+        }
+        let v = make();
+        *slot = Some((hash, v.clone()));
+        v
+    }
 }
 
 /// `_event_eq`: the same type and the fields the SDK compares.
@@ -85,12 +140,16 @@ pub(super) fn event_eq(a: &Ev, b: &Ev) -> bool {
     match (a, b) {
         (
             Ev::Action {
-                key: k1, thought: h1, ..
+                tool: t1,
+                args: a1,
+                thought: h1,
             },
             Ev::Action {
-                key: k2, thought: h2, ..
+                tool: t2,
+                args: a2,
+                thought: h2,
             },
-        ) => k1 == k2 && h1 == h2,
+        ) => h1 == h2 && t1 == t2 && (Arc::ptr_eq(a1, a2) || same_args(a1, a2)),
         (Ev::Observation { tool: t1, output: o1 }, Ev::Observation { tool: t2, output: o2 }) => t1 == t2 && o1 == o2,
         (Ev::Error { error: e1 }, Ev::Error { error: e2 }) => e1 == e2,
         _ => false,
