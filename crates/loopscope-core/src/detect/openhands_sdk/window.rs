@@ -103,12 +103,16 @@ fn tail_word(b: &[u8]) -> u64 {
     }
 }
 
-/// The last few distinct texts (or calls) the detector made, one slot
-/// each by hash: an equal one coming again is shared, not allocated again,
-/// even after the window let it go. Bounded: `SLOTS` of them.
+/// The last few distinct texts (or calls) the detector made: an equal one
+/// coming again is shared, not allocated again, even after the window let
+/// it go. Bounded: `SLOTS` of them, the oldest made replaced first (any
+/// of them may be looked up: a loop over a few calls keeps them all).
 #[derive(Clone, Debug)]
 pub(super) struct Recent<V> {
-    slots: [Option<(u64, V)>; SLOTS],
+    hashes: [u64; SLOTS],
+    values: [Option<V>; SLOTS],
+    /// The slot the next new value takes.
+    next: usize,
 }
 
 const SLOTS: usize = 8;
@@ -116,21 +120,24 @@ const SLOTS: usize = 8;
 impl<V: Clone> Recent<V> {
     pub(super) fn new() -> Recent<V> {
         Recent {
-            slots: std::array::from_fn(|_| None),
+            hashes: [0; SLOTS],
+            values: std::array::from_fn(|_| None),
+            next: 0,
         }
     }
 
     /// The kept value of hash `hash` that `same` accepts, else `make()`'s,
-    /// kept in its slot from now on.
+    /// kept from now on.
     pub(super) fn share(&mut self, hash: u64, same: impl Fn(&V) -> bool, make: impl FnOnce() -> V) -> V {
-        let slot = &mut self.slots[(hash >> 61) as usize % SLOTS];
-        if let Some((h, v)) = slot {
-            if *h == hash && same(v) {
+        for (h, v) in self.hashes.iter().zip(&self.values) {
+            if let Some(v) = v.as_ref().filter(|v| *h == hash && same(v)) {
                 return v.clone();
             }
         }
         let v = make();
-        *slot = Some((hash, v.clone()));
+        self.hashes[self.next] = hash;
+        self.values[self.next] = Some(v.clone());
+        self.next = (self.next + 1) % SLOTS;
         v
     }
 }
