@@ -7,7 +7,7 @@
 
 use serde_json::{Map, Value};
 
-use super::window::{combine, fold};
+use super::window::{combine, fold, same_text};
 
 /// Whether the canonical JSON of `a` and `b` is the same text.
 pub(super) fn same_args(a: &Value, b: &Value) -> bool {
@@ -37,7 +37,7 @@ fn same(a: &Value, b: &Value) -> bool {
         (Value::Null, Value::Null) => true,
         (Value::Bool(x), Value::Bool(y)) => x == y,
         (Value::Number(x), Value::Number(y)) => x.as_f64().unwrap_or(0.0) == y.as_f64().unwrap_or(0.0),
-        (Value::String(x), Value::String(y)) => x == y,
+        (Value::String(x), Value::String(y)) => same_text(x, y),
         (Value::Array(x), Value::Array(y)) => x.len() == y.len() && x.iter().zip(y).all(|(p, q)| same(p, q)),
         (Value::Object(x), Value::Object(y)) => x.len() == y.len() && same_objects(x, y),
         _ => false,
@@ -50,10 +50,10 @@ fn same_objects(x: &Map<String, Value>, y: &Map<String, Value>) -> bool {
     // pair, and by lookup from the first key out of step (the keys before
     // it are the same in both, so the rest of x's must be in the rest of y).
     for (at, ((k1, v1), (k2, v2))) in x.iter().zip(y).enumerate() {
-        if k1 != k2 {
+        if !same_text(k1, k2) {
             // A few keys: a look along them costs less than hashing one.
             let find = |k: &String| match y.len() {
-                0..=8 => y.iter().skip(at).find(|(k2, _)| *k2 == k).map(|(_, v)| v),
+                0..=8 => y.iter().skip(at).find(|(k2, _)| same_text(k2, k)).map(|(_, v)| v),
                 _ => y.get(k),
             };
             return x.iter().skip(at).all(|(k, v)| find(k).is_some_and(|w| same(v, w)));
@@ -108,8 +108,15 @@ mod tests {
             Just(Value::Null),
             any::<bool>().prop_map(Value::Bool),
             (-3i64..3).prop_map(Value::from),
-            prop_oneof![Just(1.0f64), Just(-0.0), Just(0.0), Just(1.5), Just(1e21), Just(9007199254740993.0)]
-                .prop_map(Value::from),
+            prop_oneof![
+                Just(1.0f64),
+                Just(-0.0),
+                Just(0.0),
+                Just(1.5),
+                Just(1e21),
+                Just(9007199254740993.0)
+            ]
+            .prop_map(Value::from),
             Just(Value::from(9007199254740993u64)),
             "[ab\"é😀]{0,2}".prop_map(Value::String),
         ];
@@ -133,6 +140,16 @@ mod tests {
             if equal {
                 proptest::prop_assert_eq!(hash_args(&a), hash_args(&b));
             }
+        }
+    }
+
+    proptest::proptest! {
+        /// The word-wise comparison is `==`, at every length.
+        #[test]
+        fn same_text_is_equality(a in "[ab]{0,20}", b in "[ab]{0,20}", c in "\\PC{0,24}") {
+            proptest::prop_assert_eq!(same_text(&a, &b), a == b);
+            proptest::prop_assert!(same_text(&c, &c.clone()));
+            proptest::prop_assert!(!same_text(&c, &format!("{c}x")));
         }
     }
 

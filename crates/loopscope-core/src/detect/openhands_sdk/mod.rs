@@ -32,7 +32,9 @@ mod args;
 mod window;
 
 use args::same_args;
-use window::{action_hash, combine, event_eq, fold, Ev, Item, Recent, Ring, Slot, ACTION, ERROR, OBSERVATION};
+use window::{
+    action_hash, combine, event_eq, fold, same_text, Ev, Item, Recent, Ring, Slot, ACTION, ERROR, OBSERVATION,
+};
 
 /// `MAX_EVENTS_TO_SCAN_FOR_STUCK_DETECTION`.
 const WINDOW: usize = 20;
@@ -281,10 +283,18 @@ impl Sdk {
     /// oldest waiting ("" with none waiting).
     fn take_pending(&mut self, id: Option<&str>) -> Arc<str> {
         let waiting = &self.pending[..self.pending_len];
-        let at = waiting
-            .iter()
-            .position(|p| p.has_id && id == Some(p.id.as_str()))
-            .or(if waiting.is_empty() { None } else { Some(0) });
+        // With one call waiting the answer is it, id or not: its id is not
+        // read (on a long log that read is a cache miss per result).
+        let at = match waiting.len() {
+            0 => None,
+            1 => Some(0),
+            _ => Some(
+                waiting
+                    .iter()
+                    .position(|p| p.has_id && id == Some(p.id.as_str()))
+                    .unwrap_or(0),
+            ),
+        };
         let Some(at) = at else {
             return Arc::from("");
         };
@@ -321,7 +331,8 @@ impl Sdk {
 
     /// `is_stuck`: the scenario, the events involved, the count and the
     /// threshold it reached, and the parameter that decides it.
-    fn is_stuck(&self) -> Option<(&'static str, Vec<usize>, usize, &'static str, usize)> {
+    /// `full_streak`: `error_streak` over the whole window.
+    fn is_stuck(&self, full_streak: usize) -> Option<(&'static str, Vec<usize>, usize, &'static str, usize)> {
         let t = self.t;
         let events = &self.window;
         if events.len() < t.action_observation.min(t.action_error).min(t.monologue) {
@@ -340,14 +351,16 @@ impl Sdk {
             v
         };
         // The newest `n` of `ring` all of one class.
-        let same = |ring: &Ring, n: usize| ring.len() >= n && (1..n).all(|i| ring.newest(i).class == ring.newest(0).class);
+        let same =
+            |ring: &Ring, n: usize| ring.len() >= n && (1..n).all(|i| ring.newest(i).class == ring.newest(0).class);
         // 1. the same action with the same observation.
         let n = t.action_observation;
         if same(actions, n) && same(observations, n) {
             return Some(("repeating_action_observation", involved(n), n, "action_observation", n));
         }
         // 2. the same action failing, more than action_error times.
-        let streak = self.error_streak(max_needed, None);
+        let streak = full_streak.min(max_needed);
+        debug_assert_eq!(streak, self.error_streak(max_needed, None));
         if streak > t.action_error {
             let mut ev = Vec::new();
             self.error_streak(max_needed, Some(&mut ev));
@@ -404,7 +417,9 @@ impl Sdk {
         if self.stuck.is_some() {
             return;
         }
-        let streak = self.error_streak(self.t.action_error + 1, None);
+        // The whole streak once: over fewer events it is this, capped.
+        let full_streak = self.error_streak(WINDOW, None);
+        let streak = full_streak.min(self.t.action_error + 1);
         let newest_error = (self.observations.len() > 0)
             .then(|| self.observations.newest(0))
             .filter(|o| o.error)
@@ -437,7 +452,7 @@ impl Sdk {
             }
             return;
         }
-        let found = self.is_stuck();
+        let found = self.is_stuck(full_streak);
         let Some((scenario, events, count, param, threshold)) = found else {
             return;
         };
@@ -521,7 +536,7 @@ impl Detector for Sdk {
                 let key_hash = action_hash(name, args);
                 let (tool, args) = self.calls.share(
                     key_hash,
-                    |(tool, a)| **tool == **name && same_args(a, args),
+                    |(tool, a)| same_text(tool, name) && same_args(a, args),
                     || (Arc::from(name.as_str()), Arc::new(args.clone())),
                 );
                 let first = self.in_response && {
@@ -530,7 +545,9 @@ impl Detector for Sdk {
                 };
                 let text = if first { self.response.text.as_str() } else { "" };
                 let thought_hash = fold(ACTION, text.as_bytes());
-                let thought = self.thoughts.share(thought_hash, |t| **t == *text, || Arc::from(text));
+                let thought = self
+                    .thoughts
+                    .share(thought_hash, |t| same_text(t, text), || Arc::from(text));
                 let seq = self.push(
                     Ev::Action {
                         tool: tool.clone(),
@@ -560,12 +577,12 @@ impl Detector for Sdk {
                 let returned = obs.event.extra.get(crate::event::ERROR_RETURNED) == Some(&Value::Bool(true));
                 if *ok || returned {
                     let hash = fold(OBSERVATION, text.as_bytes());
-                    let output = self.outputs.share(hash, |t| **t == *text, || Arc::from(text));
+                    let output = self.outputs.share(hash, |t| same_text(t, text), || Arc::from(text));
                     let tool_hash = fold(OBSERVATION, tool.as_bytes());
                     self.push(Ev::Observation { tool, output }, [tool_hash, hash], index);
                 } else {
                     let hash = fold(ERROR, text.as_bytes());
-                    let error = self.errors.share(hash, |t| **t == *text, || Arc::from(text));
+                    let error = self.errors.share(hash, |t| same_text(t, text), || Arc::from(text));
                     self.push(Ev::Error { error }, [hash, 0], index);
                 }
             }

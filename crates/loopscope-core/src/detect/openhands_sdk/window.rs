@@ -52,7 +52,9 @@ impl Ev {
     pub(super) fn field_hashes(&self) -> [u64; 2] {
         match self {
             Ev::Action { tool, args, thought } => [action_hash(tool, args), fold(ACTION, thought.as_bytes())],
-            Ev::Observation { tool, output } => [fold(OBSERVATION, tool.as_bytes()), fold(OBSERVATION, output.as_bytes())],
+            Ev::Observation { tool, output } => {
+                [fold(OBSERVATION, tool.as_bytes()), fold(OBSERVATION, output.as_bytes())]
+            }
             Ev::Error { error } => [fold(ERROR, error.as_bytes()), 0],
             // Messages and condensations are never compared.
             _ => [4, 4],
@@ -101,6 +103,33 @@ fn tail_word(b: &[u8]) -> u64 {
     } else {
         0
     }
+}
+
+/// `a == b` for texts, short ones (most names, keys and outputs here)
+/// compared in at most two pairs of words in place of a call to `memcmp`.
+#[inline]
+pub(super) fn same_text(a: &str, b: &str) -> bool {
+    let (a, b) = (a.as_bytes(), b.as_bytes());
+    let n = a.len();
+    if n != b.len() {
+        return false;
+    }
+    let word = |x: &[u8], at: usize| u64::from_le_bytes(x[at..at + 8].try_into().expect("8 bytes"));
+    let half = |x: &[u8], at: usize| u32::from_le_bytes(x[at..at + 4].try_into().expect("4 bytes"));
+    match n {
+        // Overlapping loads: together they cover every byte.
+        0 => true,
+        1..=3 => a[0] == b[0] && a[n / 2] == b[n / 2] && a[n - 1] == b[n - 1],
+        4..=8 => half(a, 0) == half(b, 0) && half(a, n - 4) == half(b, n - 4),
+        9..=16 => word(a, 0) == word(b, 0) && word(a, n - 8) == word(b, n - 8),
+        _ => a == b,
+    }
+}
+
+/// [`same_text`] for shared texts: the same allocation needs no look.
+#[inline]
+fn same_arc(a: &Arc<str>, b: &Arc<str>) -> bool {
+    Arc::ptr_eq(a, b) || same_text(a, b)
 }
 
 /// The last few distinct texts (or calls) the detector made: an equal one
@@ -156,9 +185,11 @@ pub(super) fn event_eq(a: &Ev, b: &Ev) -> bool {
                 args: a2,
                 thought: h2,
             },
-        ) => h1 == h2 && t1 == t2 && (Arc::ptr_eq(a1, a2) || same_args(a1, a2)),
-        (Ev::Observation { tool: t1, output: o1 }, Ev::Observation { tool: t2, output: o2 }) => t1 == t2 && o1 == o2,
-        (Ev::Error { error: e1 }, Ev::Error { error: e2 }) => e1 == e2,
+        ) => same_arc(h1, h2) && same_arc(t1, t2) && (Arc::ptr_eq(a1, a2) || same_args(a1, a2)),
+        (Ev::Observation { tool: t1, output: o1 }, Ev::Observation { tool: t2, output: o2 }) => {
+            same_arc(t1, t2) && same_arc(o1, o2)
+        }
+        (Ev::Error { error: e1 }, Ev::Error { error: e2 }) => same_arc(e1, e2),
         _ => false,
     }
 }
