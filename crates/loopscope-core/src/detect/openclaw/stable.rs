@@ -6,7 +6,7 @@ use std::sync::LazyLock;
 
 use serde_json::{Map, Value};
 
-use super::super::keys::js_number;
+use super::super::keys::write_js_number;
 use super::outcome::{digest_of, Digest};
 
 /// One field of an object OpenClaw builds to digest: JavaScript's
@@ -79,7 +79,7 @@ pub(super) fn write_stable(out: &mut String, v: &Value, outcome: bool) {
     match v {
         Value::Null => out.push_str("null"),
         Value::Bool(b) => out.push_str(if *b { "true" } else { "false" }),
-        Value::Number(n) => out.push_str(&js_number(n.as_f64().unwrap_or(0.0))),
+        Value::Number(n) => write_js_number(out, n),
         Value::String(s) => write_str(out, s, outcome),
         Value::Array(items) => {
             out.push('[');

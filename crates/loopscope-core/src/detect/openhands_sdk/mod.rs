@@ -28,11 +28,16 @@ use super::{
 };
 use crate::event::{Channel, EventKind};
 
-/// `MAX_EVENTS_TO_SCAN_FOR_STUCK_DETECTION`.
+mod args;
+mod checks;
 mod window;
 
-use window::{event_eq, Ev, Item, Picks};
+use args::same_args;
+use window::{
+    action_hash, combine, event_eq, fold, same_text, Ev, Item, Recent, Ring, Slot, ACTION, ERROR, OBSERVATION,
+};
 
+/// `MAX_EVENTS_TO_SCAN_FOR_STUCK_DETECTION`.
 const WINDOW: usize = 20;
 
 pub(crate) const NUDGE: &str = "openhands-sdk-nudge";
@@ -90,7 +95,8 @@ pub(crate) static STUCK_INFO: DetectorInfo = DetectorInfo {
     build: |_| Box::new(Sdk::new(&[])),
 };
 
-/// The response being streamed: its text, and where its first call sits.
+/// The response being streamed: its text, and where its first call sits
+/// (one kept for the stream: its buffer is reused).
 #[derive(Clone, Debug, Default)]
 struct Response {
     text: String,
@@ -106,6 +112,16 @@ struct Thresholds {
     alternating: usize,
 }
 
+/// A call waiting for its result. Its id's buffer is reused by later
+/// calls, so a long run allocates nothing for ids.
+#[derive(Clone, Debug)]
+struct Pending {
+    /// Whether the call had an id (`id` holds it).
+    has_id: bool,
+    id: String,
+    tool: Arc<str>,
+}
+
 #[derive(Clone)]
 struct Sdk {
     t: Thresholds,
@@ -113,12 +129,25 @@ struct Sdk {
     speaks: [bool; 2],
     /// The last 20 events of the log since the user's message.
     window: VecDeque<Item>,
+    /// The window's actions and its observations (observations and
+    /// errors), oldest first, as the checks read them.
+    actions: Ring,
+    observations: Ring,
     seq: u64,
     /// Equality classes handed out.
     classes: u64,
-    response: Option<Response>,
-    /// Calls waiting for a result: id and tool name.
-    pending: Vec<(Option<String>, Arc<str>)>,
+    response: Response,
+    /// Whether a response is being streamed (after a request).
+    in_response: bool,
+    /// The texts and calls made last, shared by equal ones (a loop
+    /// repeating one call and one output allocates nothing for them).
+    calls: Recent<(Arc<str>, Arc<Value>)>,
+    thoughts: Recent<Arc<str>>,
+    outputs: Recent<Arc<str>>,
+    errors: Recent<Arc<str>>,
+    /// Calls waiting for a result (the first `pending_len`), in call order.
+    pending: Vec<Pending>,
+    pending_len: usize,
     /// The newest error already nudged about.
     nudged: Option<u64>,
     /// STUCK: nothing more until the next prompt.
@@ -142,31 +171,65 @@ impl Sdk {
                 members.iter().any(|c| c.info.id == STUCK),
             ],
             window: VecDeque::with_capacity(WINDOW + 1),
+            actions: Ring::new(),
+            observations: Ring::new(),
             seq: 0,
             classes: 0,
-            response: None,
+            response: Response::default(),
+            in_response: false,
+            calls: Recent::new(),
+            thoughts: Recent::new(),
+            outputs: Recent::new(),
+            errors: Recent::new(),
             pending: Vec::new(),
+            pending_len: 0,
             nudged: None,
             stuck: None,
             last_nudge: None,
         }
     }
 
-    fn push(&mut self, ev: Ev, event: usize) -> u64 {
+    /// Appends `ev` (whose `Ev::field_hashes` are `fields`) to the log.
+    fn push(&mut self, ev: Ev, fields: [u64; 2], event: usize) -> u64 {
+        debug_assert_eq!(fields, ev.field_hashes());
         self.seq += 1;
-        let hash = ev.hash();
+        let hash = combine(fields);
         let class = self.class_of(&ev, hash, None);
+        let slot = Slot {
+            class,
+            event,
+            seq: self.seq,
+            error: matches!(ev, Ev::Error { .. }),
+        };
+        if ev.is_action() {
+            self.actions.push_back(slot);
+        } else if ev.is_observation() {
+            self.observations.push_back(slot);
+        }
         self.window.push_back(Item {
             ev,
             class,
+            fields,
             hash,
             event,
             seq: self.seq,
         });
         if self.window.len() > WINDOW {
-            self.window.pop_front();
+            if let Some(old) = self.window.pop_front() {
+                if old.ev.is_action() {
+                    self.actions.pop_front();
+                } else if old.ev.is_observation() {
+                    self.observations.pop_front();
+                }
+            }
         }
         self.seq
+    }
+
+    /// An event the detector never compares (a message, a condensation).
+    fn push_plain(&mut self, ev: Ev, event: usize) {
+        let fields = ev.field_hashes();
+        self.push(ev, fields, event);
     }
 
     /// The class of an equal event in the window (but the one at `skip`),
@@ -185,139 +248,74 @@ impl Sdk {
         }
     }
 
-    /// `text` as an Arc: the window's copy when one of its events (as
-    /// `field` picks) holds the same text, so a loop repeating one call and
-    /// one output allocates nothing for them.
-    fn shared(window: &VecDeque<Item>, text: &str, field: impl Fn(&Ev) -> Option<&Arc<str>>) -> Arc<str> {
-        window
-            .iter()
-            .rev()
-            .filter_map(|i| field(&i.ev))
-            .find(|a| ***a == *text)
-            .cloned()
-            .unwrap_or_else(|| Arc::from(text))
-    }
-
     /// The response is complete: one without a call is the agent's message.
     fn close_response(&mut self, index: usize) {
-        if let Some(r) = self.response.take() {
-            if r.calls == 0 && !r.text.is_empty() {
-                self.push(Ev::Agent, index);
-            }
+        if std::mem::take(&mut self.in_response) && self.response.calls == 0 && !self.response.text.is_empty() {
+            self.push_plain(Ev::Agent, index);
         }
     }
 
-    /// Newest first, all the window's actions and all its observations
-    /// (observations and errors), each list on its own (no allocation:
-    /// the window holds 20). The SDK's "last n actions" are the first n of
-    /// these, so one pass serves every scenario of a check.
-    fn newest(&self) -> (Picks<'_>, Picks<'_>) {
-        let (mut actions, mut observations) = (Picks::new(&self.window), Picks::new(&self.window));
-        for item in self.window.iter().rev() {
-            if item.ev.is_action() {
-                actions.push(item);
-            } else if item.ev.is_observation() {
-                observations.push(item);
-            }
-        }
-        (actions, observations)
+    /// A new response: its buffer emptied, not freed.
+    fn open_response(&mut self) {
+        self.response.text.clear();
+        self.response.first_call = None;
+        self.response.calls = 0;
+        self.in_response = true;
     }
 
-    /// `_action_error_streak` over lists of at most `n` (of `newest`), with
-    /// the events of the streak when `events` asks for them.
-    fn error_streak(picks: &(Picks<'_>, Picks<'_>), n: usize, mut events: Option<&mut Vec<usize>>) -> usize {
-        let (actions, observations) = (&picks.0[..picks.0.len().min(n)], &picks.1[..picks.1.len().min(n)]);
-        let Some(first) = actions.first() else {
-            return 0;
+    /// A call is waiting for its result.
+    fn add_pending(&mut self, id: Option<&str>, tool: Arc<str>) {
+        if self.pending_len == self.pending.len() {
+            self.pending.push(Pending {
+                has_id: false,
+                id: String::new(),
+                tool: tool.clone(),
+            });
+        }
+        let p = &mut self.pending[self.pending_len];
+        p.has_id = id.is_some();
+        p.id.clear();
+        p.id.push_str(id.unwrap_or_default());
+        p.tool = tool;
+        self.pending_len += 1;
+    }
+
+    /// The tool of the call a result answers: the one of its id, else the
+    /// oldest waiting ("" with none waiting).
+    fn take_pending(&mut self, id: Option<&str>) -> Arc<str> {
+        let waiting = &self.pending[..self.pending_len];
+        // With one call waiting the answer is it, id or not: its id is not
+        // read (on a long log that read is a cache miss per result).
+        let at = match waiting.len() {
+            0 => None,
+            1 => Some(0),
+            _ => Some(
+                waiting
+                    .iter()
+                    .position(|p| p.has_id && id == Some(p.id.as_str()))
+                    .unwrap_or(0),
+            ),
         };
-        let mut streak = 0;
-        for (a, o) in actions.iter().zip(observations.iter()) {
-            if a.class == first.class && matches!(o.ev, Ev::Error { .. }) {
-                streak += 1;
-                if let Some(ev) = events.as_deref_mut() {
-                    ev.push(a.event);
-                    ev.push(o.event);
-                }
-            } else {
-                break;
-            }
-        }
-        streak
-    }
-
-    /// `is_stuck`: the scenario, the events involved, the count and the
-    /// threshold it reached, and the parameter that decides it.
-    fn is_stuck(
-        &self,
-        picks: &(Picks<'_>, Picks<'_>),
-    ) -> Option<(&'static str, Vec<usize>, usize, &'static str, usize)> {
-        let t = self.t;
-        let events = &self.window;
-        if events.len() < t.action_observation.min(t.action_error).min(t.monologue) {
-            return None;
-        }
-        let max_needed = t.action_observation.max(t.action_error + 1);
-        let (actions, observations) = (&picks.0[..], &picks.1[..]);
-        let involved = |a: &[&Item], o: &[&Item]| {
-            let mut v: Vec<usize> = a.iter().chain(o).map(|i| i.event).collect();
-            v.sort_unstable();
-            v.dedup();
-            v
+        let Some(at) = at else {
+            return Arc::from("");
         };
-        // 1. the same action with the same observation.
-        let n = t.action_observation;
-        if actions.len() >= n
-            && observations.len() >= n
-            && actions[..n].iter().all(|a| a.class == actions[0].class)
-            && observations[..n].iter().all(|o| o.class == observations[0].class)
-        {
-            let ev = involved(&actions[..n], &observations[..n]);
-            return Some(("repeating_action_observation", ev, n, "action_observation", n));
-        }
-        // 2. the same action failing, more than action_error times.
-        let streak = Self::error_streak(picks, max_needed, None);
-        if streak > t.action_error {
-            let mut ev = Vec::new();
-            Self::error_streak(picks, max_needed, Some(&mut ev));
-            ev.sort_unstable();
-            return Some(("repeating_action_error", ev, streak, "action_error", t.action_error));
-        }
-        // 3. a monologue: agent messages, passing over environment messages.
-        let mut count = 0;
-        let mut ev = Vec::new();
-        for item in events.iter().rev() {
-            match item.ev {
-                Ev::Agent => {
-                    count += 1;
-                    ev.push(item.event);
-                }
-                Ev::Environment => {}
-                _ => break,
-            }
-        }
-        if count >= t.monologue {
-            ev.reverse();
-            return Some(("monologue", ev, count, "monologue", t.monologue));
-        }
-        // 4. an A/B pattern.
-        let n = t.alternating;
-        if events.len() >= n {
-            let (actions, observations) = (&picks.0[..picks.0.len().min(n)], &picks.1[..picks.1.len().min(n)]);
-            let ab = |x: &[&Item]| x.len() >= n && (0..n.saturating_sub(2)).all(|i| x[i].class == x[i + 2].class);
-            if ab(actions) && ab(observations) {
-                let ev = involved(actions, observations);
-                return Some(("alternating_pattern", ev, n, "alternating_pattern", n));
-            }
-        }
-        None
+        let tool = self.pending[at].tool.clone();
+        // The rest keep their order; the taken one's buffer goes last.
+        self.pending[at..self.pending_len].rotate_left(1);
+        self.pending_len -= 1;
+        tool
     }
 
     /// The newest action, for the reason.
     fn last_action(&self) -> Option<(String, String)> {
         self.window.iter().rev().find_map(|i| match &i.ev {
-            Ev::Action { key, tool, .. } => {
-                let args = key.get(tool.len() + 1..).unwrap_or_default();
-                Some((tool.to_string(), quote(args, 80)))
+            Ev::Action { tool, args, .. } => {
+                // The arguments as the canonical key writes them.
+                let args = match &**args {
+                    Value::Null => "{}".to_string(),
+                    args => super::keys::json(args, KeyStyle::Canonical),
+                };
+                Some((tool.to_string(), quote(&args, 80)))
             }
             _ => None,
         })
@@ -328,18 +326,16 @@ impl Sdk {
         if self.stuck.is_some() {
             return;
         }
-        let picks = self.newest();
-        let streak = Self::error_streak(&picks, self.t.action_error + 1, None);
-        let newest_error = self
-            .window
-            .iter()
-            .rev()
-            .find(|i| i.ev.is_observation())
-            .filter(|i| matches!(i.ev, Ev::Error { .. }))
-            .map(|i| i.seq);
+        // The whole streak once: over fewer events it is this, capped.
+        let full_streak = self.error_streak(WINDOW, None);
+        let streak = full_streak.min(self.t.action_error + 1);
+        let newest_error = (self.observations.len() > 0)
+            .then(|| self.observations.newest(0))
+            .filter(|o| o.error)
+            .map(|o| o.seq);
         if streak == self.t.action_error && newest_error.is_some() && newest_error != self.nudged {
             let mut events = Vec::new();
-            Self::error_streak(&picks, self.t.action_error + 1, Some(&mut events));
+            self.error_streak(self.t.action_error + 1, Some(&mut events));
             self.nudged = newest_error;
             events.sort_unstable();
             let (tool, args) = self.last_action().unwrap_or_default();
@@ -359,13 +355,13 @@ impl Sdk {
                 self.t.action_error
             );
             self.last_nudge = Some((index, d.reason.clone()));
-            self.push(Ev::Environment, index);
+            self.push_plain(Ev::Environment, index);
             if self.speaks[0] {
                 out.push(d);
             }
             return;
         }
-        let found = self.is_stuck(&picks);
+        let found = self.is_stuck(full_streak);
         let Some((scenario, events, count, param, threshold)) = found else {
             return;
         };
@@ -405,77 +401,78 @@ impl Detector for Sdk {
                 // The user's message: the window starts after it, and a new
                 // message takes the conversation out of STUCK.
                 self.window.clear();
-                self.response = None;
-                self.pending.clear();
+                self.actions.clear();
+                self.observations.clear();
+                self.in_response = false;
+                self.pending_len = 0;
                 self.stuck = None;
             }
             EventKind::Request { .. } => {
                 self.close_response(index);
                 self.check(index, out);
-                self.response = Some(Response::default());
+                self.open_response();
             }
             EventKind::Content { text } => {
-                let Some(r) = self.response.as_mut() else { return };
-                r.text.push_str(text);
+                if !self.in_response {
+                    return;
+                }
+                self.response.text.push_str(text);
                 // Text after the first call still belongs to its thought.
-                if let Some(seq) = r.first_call {
+                if let Some(seq) = self.response.first_call {
                     let Some(at) = self.window.iter().rposition(|i| i.seq == seq) else {
                         return;
                     };
                     let item = &mut self.window[at];
                     if let Ev::Action { thought, .. } = &mut item.ev {
-                        *thought = Arc::from(format!("{thought}{text}"));
+                        let mut longer = String::with_capacity(thought.len() + text.len());
+                        longer.push_str(thought);
+                        longer.push_str(text);
+                        *thought = Arc::from(longer);
                     }
-                    item.hash = item.ev.hash();
+                    item.fields = item.ev.field_hashes();
+                    item.hash = combine(item.fields);
                     let (ev, hash) = (item.ev.clone(), item.hash);
-                    self.window[at].class = self.class_of(&ev, hash, Some(seq));
+                    let class = self.class_of(&ev, hash, Some(seq));
+                    self.window[at].class = class;
+                    if let Some(slot) = self.actions.find_mut(seq) {
+                        slot.class = class;
+                    }
                 }
             }
             EventKind::ToolCall { name, args, id } => {
-                // Arguments in the canonical key (no arguments are `{}`).
-                let key = match args {
-                    Value::Null => Arc::from(format!("{name}:{{}}")),
-                    _ => obs
-                        .shared_call_key(KeyStyle::Canonical)
-                        .cloned()
-                        .unwrap_or_else(|| Arc::from(name.as_str())),
+                // The kept copies of the tool's name and of equal
+                // arguments: a repeated call allocates nothing.
+                let key_hash = action_hash(name, args);
+                let (tool, args) = self.calls.share(
+                    key_hash,
+                    |(tool, a)| same_text(tool, name) && same_args(a, args),
+                    || (Arc::from(name.as_str()), Arc::new(args.clone())),
+                );
+                let first = self.in_response && {
+                    self.response.calls += 1;
+                    self.response.calls == 1
                 };
-                let tool = Self::shared(&self.window, name, |ev| match ev {
-                    Ev::Action { tool, .. } | Ev::Observation { tool, .. } => Some(tool),
-                    _ => None,
-                });
-                let first = self.response.as_mut().is_some_and(|r| {
-                    r.calls += 1;
-                    r.calls == 1
-                });
-                let text = match &self.response {
-                    Some(r) if first => r.text.as_str(),
-                    _ => "",
-                };
-                let thought = Self::shared(&self.window, text, |ev| match ev {
-                    Ev::Action { thought, .. } => Some(thought),
-                    _ => None,
-                });
+                let text = if first { self.response.text.as_str() } else { "" };
+                let thought_hash = fold(ACTION, text.as_bytes());
+                let thought = self
+                    .thoughts
+                    .share(thought_hash, |t| same_text(t, text), || Arc::from(text));
                 let seq = self.push(
                     Ev::Action {
-                        key,
                         tool: tool.clone(),
+                        args,
                         thought,
                     },
+                    [key_hash, thought_hash],
                     index,
                 );
-                if let (true, Some(r)) = (first, self.response.as_mut()) {
-                    r.first_call = Some(seq);
+                if first {
+                    self.response.first_call = Some(seq);
                 }
-                self.pending.push((id.clone(), tool));
+                self.add_pending(id.as_deref(), tool);
             }
             EventKind::ToolResult { id, ok, .. } => {
-                let at = self
-                    .pending
-                    .iter()
-                    .position(|p| id.is_some() && p.0 == *id)
-                    .or(if self.pending.is_empty() { None } else { Some(0) });
-                let tool = at.map_or_else(|| Arc::from(""), |i| self.pending.remove(i).1);
+                let tool = self.take_pending(id.as_deref());
                 let written;
                 let text = match obs.event.compared_output() {
                     None | Some(Value::Null) => "",
@@ -487,25 +484,21 @@ impl Detector for Sdk {
                 };
                 // A failure the tool returned as output is an observation.
                 let returned = obs.event.extra.get(crate::event::ERROR_RETURNED) == Some(&Value::Bool(true));
-                let ev = if *ok || returned {
-                    let output = Self::shared(&self.window, text, |ev| match ev {
-                        Ev::Observation { output, .. } => Some(output),
-                        _ => None,
-                    });
-                    Ev::Observation { tool, output }
+                if *ok || returned {
+                    let hash = fold(OBSERVATION, text.as_bytes());
+                    let output = self.outputs.share(hash, |t| same_text(t, text), || Arc::from(text));
+                    let tool_hash = fold(OBSERVATION, tool.as_bytes());
+                    self.push(Ev::Observation { tool, output }, [tool_hash, hash], index);
                 } else {
-                    let error = Self::shared(&self.window, text, |ev| match ev {
-                        Ev::Error { error } => Some(error),
-                        _ => None,
-                    });
-                    Ev::Error { error }
-                };
-                self.push(ev, index);
+                    let hash = fold(ERROR, text.as_bytes());
+                    let error = self.errors.share(hash, |t| same_text(t, text), || Arc::from(text));
+                    self.push(Ev::Error { error }, [hash, 0], index);
+                }
             }
             EventKind::Note { .. } => {
                 let kind = obs.event.extra.get("kind").and_then(Value::as_str);
                 if matches!(kind, Some("compaction" | "condensation")) {
-                    self.push(Ev::Condensation, index);
+                    self.push_plain(Ev::Condensation, index);
                 }
             }
             _ => {}
@@ -516,7 +509,7 @@ impl Detector for Sdk {
         // The stream ends: one more check, as if the loop went on.
         self.close_response(index);
         self.check(index, out);
-        self.response = None;
+        self.in_response = false;
     }
 
     fn status(&self, _: &Buffers) -> Status {
@@ -526,7 +519,7 @@ impl Detector for Sdk {
     fn states(&self, _: &Buffers) -> Vec<DetectorState> {
         let mut v = Vec::new();
         if self.speaks[0] {
-            let streak = Self::error_streak(&self.newest(), self.t.action_error + 1, None);
+            let streak = self.error_streak(self.t.action_error + 1, None);
             v.push(DetectorState {
                 id: NUDGE,
                 status: match &self.last_nudge {
