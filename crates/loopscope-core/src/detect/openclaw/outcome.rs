@@ -2,8 +2,9 @@
 //! stable JSON of a call's arguments and of its outcome, and what an outcome
 //! says beyond its digest (no progress, a terminal exec failure and its
 //! failure identity, an unknown tool). OpenClaw compares sha256 hex digests
-//! for equality only, so a digest here is XXH3-128 of the same text: equal
-//! exactly when OpenClaw's are, without a collision in practice.
+//! for equality only, so a digest here is XXH3-128 of the canonical form of
+//! the same stable JSON (stable.rs): equal exactly when OpenClaw's are,
+//! without a collision in practice.
 
 use std::sync::LazyLock;
 
@@ -12,27 +13,31 @@ use serde_json::{Map, Value};
 
 use super::super::js_trim;
 use super::super::keys::{js_number, json as json_text, KeyStyle};
-use super::stable::{digest_fields, digest_value, write_stable, write_str, Field};
+use super::stable::{digest_fields, digest_value, digest_with, Field, CALL, ERROR};
 
 /// A digest of a stable JSON text (OpenClaw's `sha256Hex`).
 pub(crate) type Digest = u128;
 
-pub(super) fn digest_of(text: &str) -> Digest {
-    twox_hash::XxHash3_128::oneshot(text.as_bytes())
-}
-
 /// A call's identity (`hashToolCall`): the tool with the digest of its
 /// arguments' stable JSON (strings as they are).
 pub(crate) fn call_digest(tool: &str, args: &Value) -> Digest {
-    // `tool:sha256(args)`: the name's length first, so no name and
-    // arguments run together into another pair.
-    let mut out = String::with_capacity(tool.len() + 96);
-    out.push_str(&tool.len().to_string());
-    out.push(':');
-    out.push_str(tool);
-    out.push(':');
-    write_stable(&mut out, args, false);
-    digest_of(&out)
+    digest_with(|c| {
+        c.tag(CALL);
+        c.raw(tool);
+        c.value(args, false);
+    })
+}
+
+/// A call's `args.action` when a string: found by a look at each key of
+/// a small object (no hashing of the key per call).
+pub(crate) fn action(args: &Value) -> Option<&str> {
+    let map = args.as_object()?;
+    let v = if map.len() <= 8 {
+        map.iter().find(|(k, _)| *k == "action").map(|(_, v)| v)
+    } else {
+        map.get("action")
+    };
+    v.and_then(Value::as_str)
 }
 
 /// OpenClaw's tool name (`normalizeToolPolicyName`): trimmed, lower-cased,
@@ -78,13 +83,13 @@ impl Outcome {
 /// `details` is OpenClaw's own result; other JSON is its text).
 pub(crate) fn outcome(tool: &str, args: &Value, ok: bool, output: Option<&Value>) -> Outcome {
     if !ok {
-        let message = match output {
-            None => String::new(),
-            Some(Value::String(s)) => s.clone(),
-            Some(v) => json_text(v, KeyStyle::Js),
+        let message: std::borrow::Cow<'_, str> = match output {
+            None => "".into(),
+            Some(Value::String(s)) => s.as_str().into(),
+            Some(v) => json_text(v, KeyStyle::Js).into(),
         };
         // `error.message || error.name`
-        let text = if message.is_empty() { "Error" } else { message.as_str() };
+        let text = if message.is_empty() { "Error" } else { &message };
         return Outcome {
             result: Some(digest_error(text)),
             no_progress: true,
@@ -110,10 +115,10 @@ pub(crate) fn outcome(tool: &str, args: &Value, ok: bool, output: Option<&Value>
 
 /// `"error:" + digest(text)`: no result digest starts so (stable JSON does not).
 fn digest_error(text: &str) -> Digest {
-    let mut out = String::with_capacity(text.len() + 8);
-    out.push_str("error:");
-    write_str(&mut out, text, true);
-    digest_of(&out)
+    digest_with(|c| {
+        c.tag(ERROR);
+        c.str(text, true);
+    })
 }
 
 /// The `text` of every content entry with string `type` and `text`, joined and trimmed.
@@ -158,7 +163,7 @@ fn result_outcome(tool: &str, args: &Value, details: &Map<String, Value>, text: 
             ..Outcome::default()
         };
     }
-    let action = args.get("action").and_then(Value::as_str);
+    let action = action(args);
     if tool == "process" && args.is_object() && matches!(action, Some("poll" | "log")) {
         let d = |k: &str| details.get(k);
         let mut fields = vec![
@@ -369,12 +374,28 @@ fn space_at(s: &str, at: usize) -> Option<usize> {
         .map(char::len_utf8)
 }
 
+/// Where `word` (lower-case ASCII) next occurs in `s` from `from`, in any
+/// ASCII case (the patterns' `/i`; ASCII lower-casing keeps byte offsets).
+fn find_ascii_ci(s: &str, word: &str, from: usize) -> Option<usize> {
+    let (hay, w) = (s.as_bytes(), word.as_bytes());
+    let first = w[0];
+    let mut at = from;
+    while at + w.len() <= hay.len() {
+        let i = memchr::memchr2(first, first.to_ascii_uppercase(), &hay[at..=hay.len() - w.len()])?;
+        let start = at + i;
+        if hay[start..start + w.len()].eq_ignore_ascii_case(w) {
+            return Some(start);
+        }
+        at = start + 1;
+    }
+    None
+}
+
 /// `/unknown tool[:\s]+["']?([a-z0-9_.-]+)["']?/i`
 fn unknown_tool_first(s: &str) -> Option<&str> {
-    let lower = s.to_ascii_lowercase();
     let mut from = 0;
-    while let Some(i) = lower[from..].find("unknown tool") {
-        let mut at = from + i + "unknown tool".len();
+    while let Some(start) = find_ascii_ci(s, "unknown tool", from) {
+        let mut at = start + "unknown tool".len();
         let gap = at;
         while at < s.len() {
             if s.as_bytes()[at] == b':' {
@@ -394,17 +415,15 @@ fn unknown_tool_first(s: &str) -> Option<&str> {
                 return Some(name);
             }
         }
-        from += i + 1;
+        from = start + 1;
     }
     None
 }
 
 /// `/tool\s+["']?([a-z0-9_.-]+)["']?\s+(?:not found|is not available)/i`
 fn tool_not_found(s: &str) -> Option<&str> {
-    let lower = s.to_ascii_lowercase();
     let mut from = 0;
-    while let Some(i) = lower[from..].find("tool") {
-        let start = from + i;
+    while let Some(start) = find_ascii_ci(s, "tool", from) {
         from = start + 1;
         let mut at = start + 4;
         let gap = at;
@@ -429,7 +448,9 @@ fn tool_not_found(s: &str) -> Option<&str> {
         while let Some(n) = space_at(s, at) {
             at += n;
         }
-        if at > gap && (lower[at..].starts_with("not found") || lower[at..].starts_with("is not available")) {
+        let rest = &s.as_bytes()[at..];
+        let starts = |w: &str| rest.len() >= w.len() && rest[..w.len()].eq_ignore_ascii_case(w.as_bytes());
+        if at > gap && (starts("not found") || starts("is not available")) {
             return Some(name);
         }
     }
