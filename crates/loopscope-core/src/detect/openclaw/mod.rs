@@ -283,12 +283,7 @@ impl OpenClaw {
         if call.blocked {
             return;
         }
-        let args = match &call.action {
-            Some(a) => serde_json::json!({ "action": a }),
-            None if call.object => serde_json::json!({}),
-            None => Value::Null,
-        };
-        let o = outcome::outcome(&call.tool, &args, ok, output);
+        let o = outcome::outcome_of(&call.tool, call.action.as_deref(), call.object, ok, output);
         if !o.recorded() {
             return;
         }

@@ -81,7 +81,14 @@ impl Outcome {
 /// with `output` (spec §10: a failure is an `Error` with the output as its
 /// message; a string is a text result; an object with `content` or
 /// `details` is OpenClaw's own result; other JSON is its text).
+#[cfg(test)]
 pub(crate) fn outcome(tool: &str, args: &Value, ok: bool, output: Option<&Value>) -> Outcome {
+    outcome_of(tool, action(args), args.is_object(), ok, output)
+}
+
+/// [`outcome`] from what it reads of the arguments: their `action`, and
+/// whether they are an object (what a call keeps until its result).
+pub(crate) fn outcome_of(tool: &str, action: Option<&str>, object: bool, ok: bool, output: Option<&Value>) -> Outcome {
     if !ok {
         let message: std::borrow::Cow<'_, str> = match output {
             None => "".into(),
@@ -110,7 +117,7 @@ pub(crate) fn outcome(tool: &str, args: &Value, ok: bool, output: Option<&Value>
         Value::String(s) => (&empty, js_trim(s).into()),
         other => (&empty, js_trim(&json_text(other, KeyStyle::Js)).to_string().into()),
     };
-    result_outcome(tool, args, details, &text)
+    result_outcome(tool, action, object, details, &text)
 }
 
 /// `"error:" + digest(text)`: no result digest starts so (stable JSON does not).
@@ -143,7 +150,7 @@ fn nonblank<'a>(details: &'a Map<String, Value>, key: &str) -> Option<&'a str> {
         .filter(|s| !s.is_empty())
 }
 
-fn result_outcome(tool: &str, args: &Value, details: &Map<String, Value>, text: &str) -> Outcome {
+fn result_outcome(tool: &str, action: Option<&str>, object: bool, details: &Map<String, Value>, text: &str) -> Outcome {
     let status = details.get("status").and_then(Value::as_str);
     if status == Some("blocked") && details.get("deniedReason").and_then(Value::as_str) == Some("tool-loop") {
         return Outcome {
@@ -163,8 +170,7 @@ fn result_outcome(tool: &str, args: &Value, details: &Map<String, Value>, text: 
             ..Outcome::default()
         };
     }
-    let action = action(args);
-    if tool == "process" && args.is_object() && matches!(action, Some("poll" | "log")) {
+    if tool == "process" && object && matches!(action, Some("poll" | "log")) {
         let d = |k: &str| details.get(k);
         let mut fields = vec![
             ("action", Field::Text(action.unwrap_or_default())),
@@ -182,7 +188,7 @@ fn result_outcome(tool: &str, args: &Value, details: &Map<String, Value>, text: 
         }
         return result(digest_fields(&mut fields));
     }
-    if send_like(tool, action, args) {
+    if send_like(tool, action, object) {
         return result(digest_value(&strip_volatile(&Value::Object(details.clone()))));
     }
     result(digest_fields(&mut [
@@ -288,7 +294,7 @@ fn volatile_free(output: &str) -> String {
 
 /// `sessions_send`, or `message` with a sending action (provider plugins'
 /// own send tools are not known to a log).
-fn send_like(tool: &str, action: Option<&str>, args: &Value) -> bool {
+fn send_like(tool: &str, action: Option<&str>, object: bool) -> bool {
     const SEND: [&str; 9] = [
         "send",
         "broadcast",
@@ -300,7 +306,7 @@ fn send_like(tool: &str, action: Option<&str>, args: &Value) -> bool {
         "sticker",
         "poll",
     ];
-    tool == "sessions_send" || (tool == "message" && args.is_object() && action.is_some_and(|a| SEND.contains(&a)))
+    tool == "sessions_send" || (tool == "message" && object && action.is_some_and(|a| SEND.contains(&a)))
 }
 
 /// `stripVolatileSendIds`: ids, receipts and times out, at every depth.

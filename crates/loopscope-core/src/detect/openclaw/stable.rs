@@ -11,7 +11,6 @@
 
 use std::cell::Cell;
 use std::cmp::Ordering;
-use std::sync::LazyLock;
 
 use serde_json::{Map, Value};
 
@@ -222,11 +221,12 @@ pub(super) fn digest_value(v: &Value) -> Digest {
     digest_with(|c| c.value(v, true))
 }
 
-/// Whether a string may hold a marker (the one search a plain string costs).
+/// Whether a string holds the start of a marker (the one search a plain
+/// string costs: for its `<`s, which few outputs have many of).
 fn has_marker(s: &str) -> bool {
-    // One searcher for every string (`str::contains` builds one per call).
-    static OPEN_FINDER: LazyLock<memchr::memmem::Finder<'static>> = LazyLock::new(|| memchr::memmem::Finder::new(OPEN));
-    s.len() >= OPEN.len() && OPEN_FINDER.find(s.as_bytes()).is_some()
+    let b = s.as_bytes();
+    b.len() >= OPEN.len()
+        && memchr::memchr_iter(b'<', &b[..=b.len() - OPEN.len()]).any(|i| b[i..].starts_with(OPEN.as_bytes()))
 }
 
 pub(super) const OPEN: &str = "<<<EXTERNAL_UNTRUSTED_CONTENT id=";
