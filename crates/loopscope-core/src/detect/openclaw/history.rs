@@ -288,10 +288,54 @@ fn count_no_progress(h: View<'_>, tool: &Arc<str>, args: Digest, terminal_only: 
     }
 }
 
-/// `getNoProgressStreak`: for `exec`, the longer of the identical-call
-/// streak and the terminal-failure streak.
-fn no_progress(h: View<'_>, tool: &Arc<str>, args: Digest) -> (usize, Option<Digest>) {
-    let repeated = count_no_progress(h, tool, args, false);
+/// One walk back over this call's records (same tool and arguments): how
+/// many there are (`recentCount`) and `countNoProgressStreak` over them
+/// (not terminal-only): (recent, streak, the latest outcome's digest).
+fn same_call(h: View<'_>, tool: &Arc<str>, args: Digest) -> (usize, usize, Option<Digest>) {
+    let (mut recent, mut streak, mut pending) = (0, 0, 0);
+    let mut latest: Option<Digest> = None;
+    let mut counting = true;
+    for r in h.iter().rev() {
+        if r.args != args || !same_tool(r, tool) {
+            continue;
+        }
+        recent += 1;
+        if !counting {
+            continue;
+        }
+        if r.is_veto() {
+            pending += 1;
+            continue;
+        }
+        let Some(result) = r.result else { continue };
+        match latest {
+            None => {
+                latest = Some(result);
+                streak = pending + 1;
+                pending = 0;
+            }
+            // Another outcome ends the streak (the count goes on).
+            Some(first) if first != result => counting = false,
+            Some(_) => {
+                streak += pending + 1;
+                pending = 0;
+            }
+        }
+    }
+    match latest {
+        Some(_) => (recent, streak, latest),
+        None => (recent, pending, None),
+    }
+}
+
+/// `getNoProgressStreak`, given the identical-call streak `repeated`: for
+/// `exec`, the longer of it and the terminal-failure streak.
+fn no_progress(
+    h: View<'_>,
+    tool: &Arc<str>,
+    args: Digest,
+    repeated: (usize, Option<Digest>),
+) -> (usize, Option<Digest>) {
     if **tool != *"exec" {
         return repeated;
     }
@@ -389,12 +433,12 @@ pub(crate) fn check(
     l: &Limits,
 ) -> (Option<Verdict>, Counts) {
     let (unknown, unknown_name) = unknown_streak(h, tool);
-    let (progress, latest) = no_progress(h, tool, args);
+    let (recent, repeated, repeated_latest) = same_call(h, tool, args);
+    let (progress, latest) = no_progress(h, tool, args, (repeated, repeated_latest));
     let (churn_count, variants) = churn(h, tool, args, l.churn_variant);
     let poll = known_poll(tool, action);
     let pong = ping_pong(h, args);
     let pong_count = pong.as_ref().map_or(0, |p| p.0);
-    let recent = h.iter().filter(|r| r.args == args && same_tool(r, tool)).count();
     let counts = Counts {
         recent,
         no_progress: progress,

@@ -28,16 +28,19 @@ pub(crate) fn call_digest(tool: &str, args: &Value) -> Digest {
     })
 }
 
-/// A call's `args.action` when a string: found by a look at each key of
-/// a small object (no hashing of the key per call).
-pub(crate) fn action(args: &Value) -> Option<&str> {
-    let map = args.as_object()?;
-    let v = if map.len() <= 8 {
-        map.iter().find(|(k, _)| *k == "action").map(|(_, v)| v)
+/// A field of an object: looked for key by key in a small one (hashing
+/// the key cost more than the look; results and arguments have few).
+pub(super) fn field<'a>(map: &'a Map<String, Value>, key: &str) -> Option<&'a Value> {
+    if map.len() <= 8 {
+        map.iter().find(|(k, _)| *k == key).map(|(_, v)| v)
     } else {
-        map.get("action")
-    };
-    v.and_then(Value::as_str)
+        map.get(key)
+    }
+}
+
+/// A call's `args.action` when a string.
+pub(crate) fn action(args: &Value) -> Option<&str> {
+    field(args.as_object()?, "action").and_then(Value::as_str)
 }
 
 /// OpenClaw's tool name (`normalizeToolPolicyName`): trimmed, lower-cased,
@@ -110,12 +113,19 @@ pub(crate) fn outcome_of(tool: &str, action: Option<&str>, object: bool, ok: boo
     let empty = Map::new();
     // A string output is read where it is (no copy per result).
     let (details, text): (&Map<String, Value>, std::borrow::Cow<'_, str>) = match output {
-        Value::Object(m) if m.contains_key("content") || m.contains_key("details") => {
-            let details = m.get("details").and_then(Value::as_object).unwrap_or(&empty);
-            (details, content_text(m.get("content")).into())
+        Value::Object(m) if field(m, "content").is_some() || field(m, "details").is_some() => {
+            let details = field(m, "details").and_then(Value::as_object).unwrap_or(&empty);
+            (details, content_text(field(m, "content")))
         }
         Value::String(s) => (&empty, js_trim(s).into()),
-        other => (&empty, js_trim(&json_text(other, KeyStyle::Js)).to_string().into()),
+        other => {
+            let json = json_text(other, KeyStyle::Js);
+            let text = match js_trim(&json) {
+                trimmed if trimmed.len() == json.len() => json.into(),
+                trimmed => trimmed.to_string().into(),
+            };
+            (&empty, text)
+        }
     };
     result_outcome(tool, action, object, details, &text)
 }
@@ -129,30 +139,43 @@ fn digest_error(text: &str) -> Digest {
 }
 
 /// The `text` of every content entry with string `type` and `text`, joined and trimmed.
-fn content_text(content: Option<&Value>) -> String {
+fn content_text(content: Option<&Value>) -> std::borrow::Cow<'_, str> {
     let Some(Value::Array(items)) = content else {
-        return String::new();
+        return "".into();
     };
-    let texts: Vec<&str> = items
-        .iter()
-        .filter(|e| e.get("type").is_some_and(Value::is_string))
-        .filter_map(|e| e.get("text").and_then(Value::as_str))
-        .collect();
-    js_trim(&texts.join("\n")).to_string()
+    let mut texts = items.iter().filter_map(|e| {
+        let e = e.as_object()?;
+        field(e, "type").filter(|t| t.is_string())?;
+        field(e, "text").and_then(Value::as_str)
+    });
+    let Some(first) = texts.next() else {
+        return "".into();
+    };
+    // One text (most results) is read where it is.
+    match texts.next() {
+        None => js_trim(first).into(),
+        Some(second) => {
+            let mut joined = format!("{first}\n{second}");
+            for t in texts {
+                joined.push('\n');
+                joined.push_str(t);
+            }
+            js_trim(&joined).to_string().into()
+        }
+    }
 }
 
 /// A trimmed non-empty string field (`normalizeNullableString`).
 fn nonblank<'a>(details: &'a Map<String, Value>, key: &str) -> Option<&'a str> {
-    details
-        .get(key)
+    field(details, key)
         .and_then(Value::as_str)
         .map(js_trim)
         .filter(|s| !s.is_empty())
 }
 
 fn result_outcome(tool: &str, action: Option<&str>, object: bool, details: &Map<String, Value>, text: &str) -> Outcome {
-    let status = details.get("status").and_then(Value::as_str);
-    if status == Some("blocked") && details.get("deniedReason").and_then(Value::as_str) == Some("tool-loop") {
+    let status = field(details, "status").and_then(Value::as_str);
+    if status == Some("blocked") && field(details, "deniedReason").and_then(Value::as_str) == Some("tool-loop") {
         return Outcome {
             veto: true,
             ..Outcome::default()
@@ -163,7 +186,7 @@ fn result_outcome(tool: &str, action: Option<&str>, object: bool, details: &Map<
             return o;
         }
     }
-    if tool == "write" && details.get("changed") == Some(&Value::Bool(false)) {
+    if tool == "write" && field(details, "changed") == Some(&Value::Bool(false)) {
         return Outcome {
             result: Some(digest_fields(&mut [("status", Field::Text("unchanged"))])),
             no_progress: true,
@@ -171,7 +194,7 @@ fn result_outcome(tool: &str, action: Option<&str>, object: bool, details: &Map<
         };
     }
     if tool == "process" && object && matches!(action, Some("poll" | "log")) {
-        let d = |k: &str| details.get(k);
+        let d = |k: &str| field(details, k);
         let mut fields = vec![
             ("action", Field::Text(action.unwrap_or_default())),
             ("status", Field::of(d("status"))),
@@ -207,7 +230,7 @@ fn result(digest: Digest) -> Outcome {
 /// `hashExecToolOutcome` and the terminal failure rule; `None` falls through.
 fn exec_outcome(details: &Map<String, Value>, status: Option<&str>, text: &str) -> Option<Outcome> {
     let status = status?;
-    let s = |k: &str| details.get(k).and_then(Value::as_str);
+    let s = |k: &str| field(details, k).and_then(Value::as_str);
     let digest = match status {
         "running" => digest_fields(&mut [
             ("status", Field::Text(status)),
@@ -215,8 +238,8 @@ fn exec_outcome(details: &Map<String, Value>, status: Option<&str>, text: &str) 
         ]),
         "completed" | "failed" => {
             let output = nonblank(details, "aggregated").unwrap_or(text);
-            let exit = details.get("exitCode").filter(|v| v.is_number());
-            let timed_out = details.get("timedOut") == Some(&Value::Bool(true));
+            let exit = field(details, "exitCode").filter(|v| v.is_number());
+            let timed_out = field(details, "timedOut") == Some(&Value::Bool(true));
             let digest = digest_fields(&mut [
                 ("status", Field::Text(status)),
                 ("exitCode", Field::or_null(exit)),
@@ -225,10 +248,11 @@ fn exec_outcome(details: &Map<String, Value>, status: Option<&str>, text: &str) 
             ]);
             let code = exit.and_then(Value::as_f64).filter(|c| c.is_finite() && *c != 0.0);
             if let Some(code) = code {
-                if !timed_out
-                    && !output.is_empty()
-                    && output != format!("(Command exited with code {})", js_number(code))
-                {
+                let bare_exit = output
+                    .strip_prefix("(Command exited with code ")
+                    .and_then(|rest| rest.strip_suffix(')'))
+                    .is_some_and(|n| n == js_number(code));
+                if !timed_out && !output.is_empty() && !bare_exit {
                     let shape = volatile_free(output);
                     let identity = digest_fields(&mut [
                         ("status", Field::Text(status)),
@@ -281,12 +305,26 @@ static VOLATILE: LazyLock<Vec<Regex>> = LazyLock::new(|| {
     .collect()
 });
 
-/// An exec failure's output with timestamps, durations, attempts and pids as `#`.
-fn volatile_free(output: &str) -> String {
-    let mut shape = output.to_string();
-    for pattern in VOLATILE.iter() {
+/// An exec failure's output with timestamps, durations, attempts and pids
+/// as `#`. A pattern is not run on a text without what every match of it
+/// holds (a `:` for the times, the words for attempts and pids, a digit for
+/// all): most outputs need one or two of the five.
+fn volatile_free(output: &str) -> std::borrow::Cow<'_, str> {
+    let mut shape: std::borrow::Cow<'_, str> = output.into();
+    for (i, pattern) in VOLATILE.iter().enumerate() {
+        let b = shape.as_bytes();
+        let possible = b.iter().any(u8::is_ascii_digit)
+            && match i {
+                0 | 1 => memchr::memchr(b':', b).is_some(),
+                2 => find_ascii_ci(&shape, "attempt", 0).is_some() || find_ascii_ci(&shape, "retry", 0).is_some(),
+                4 => find_ascii_ci(&shape, "pid", 0).is_some(),
+                _ => true,
+            };
+        if !possible {
+            continue;
+        }
         if let std::borrow::Cow::Owned(s) = pattern.replace_all(&shape, "#") {
-            shape = s;
+            shape = s.into();
         }
     }
     shape
@@ -334,13 +372,13 @@ fn strip_volatile(v: &Value) -> Value {
     match v {
         Value::Array(items) => Value::Array(items.iter().map(strip_volatile).collect()),
         Value::Object(m) => {
-            let is_str = |k: &str| m.get(k).is_some_and(Value::is_string);
+            let is_str = |k: &str| field(m, k).is_some_and(Value::is_string);
             let message_like = is_str("id")
                 && is_str("text")
                 && (is_str("direction")
                     || is_str("senderId")
                     || is_str("accountId")
-                    || m.get("conversation").is_some_and(Value::is_object));
+                    || field(m, "conversation").is_some_and(Value::is_object));
             Value::Object(
                 m.iter()
                     .filter(|(k, _)| !(VOLATILE_KEYS.contains(&k.as_str()) || message_like && *k == "id"))

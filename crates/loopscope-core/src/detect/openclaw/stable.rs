@@ -337,3 +337,7 @@ fn quote_runs(s: &str) -> impl Iterator<Item = usize> + '_ {
         None
     })
 }
+
+#[cfg(test)]
+#[path = "stable_tests.rs"]
+mod tests;
