@@ -10,7 +10,7 @@ mod members;
 mod outcome;
 mod stable;
 
-use std::collections::VecDeque;
+use std::collections::{HashMap, VecDeque};
 use std::sync::Arc;
 
 use serde_json::Value;
@@ -83,7 +83,10 @@ struct OpenClaw {
     /// The batch was vetoed: the blocked call's identity.
     vetoed: Option<Digest>,
     calls: VecDeque<OpenCall>,
-    buckets: VecDeque<((u64, WarningKey), usize)>,
+    /// `runId:warningKey` → the last bucket warned, with the keys in the
+    /// order they came (the oldest goes past `MAX_WARNING_KEYS`).
+    buckets: HashMap<(u64, WarningKey), usize>,
+    bucket_order: VecDeque<(u64, WarningKey)>,
     /// Post-compaction guard: attempts left and the window's (tool, args, result).
     armed: usize,
     window_calls: Vec<(Digest, Digest)>,
@@ -122,7 +125,8 @@ impl OpenClaw {
             batch: Vec::new(),
             vetoed: None,
             calls: VecDeque::new(),
-            buckets: VecDeque::new(),
+            buckets: HashMap::new(),
+            bucket_order: VecDeque::new(),
             armed: 0,
             window_calls: Vec::new(),
             counts: Counts::default(),
@@ -159,17 +163,20 @@ impl OpenClaw {
     fn should_warn(&mut self, key: WarningKey, count: usize) -> bool {
         let bucket = count / self.bucket;
         let key = (self.run, key);
-        match self.buckets.iter_mut().find(|(k, _)| *k == key) {
-            Some((_, b)) if bucket <= *b => false,
-            Some((_, b)) => {
+        match self.buckets.get_mut(&key) {
+            Some(b) if bucket <= *b => false,
+            Some(b) => {
                 *b = bucket;
                 true
             }
             None if bucket == 0 => false,
             None => {
-                self.buckets.push_back((key, bucket));
-                while self.buckets.len() > MAX_WARNING_KEYS {
-                    self.buckets.pop_front();
+                self.buckets.insert(key.clone(), bucket);
+                self.bucket_order.push_back(key);
+                while self.bucket_order.len() > MAX_WARNING_KEYS {
+                    if let Some(oldest) = self.bucket_order.pop_front() {
+                        self.buckets.remove(&oldest);
+                    }
                 }
                 true
             }
