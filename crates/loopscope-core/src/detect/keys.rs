@@ -334,6 +334,11 @@ pub(crate) fn js_number(x: f64) -> String {
     if !x.is_finite() {
         return "null".to_string(); // what JSON.stringify writes
     }
+    // An integer below 2^53 is its own shortest round-trip digits (its
+    // neighbours are at most 1 apart), so JavaScript writes it as is.
+    if x.fract() == 0.0 && x.abs() < 9_007_199_254_740_992.0 {
+        return (x as i64).to_string();
+    }
     // Rust's `{:e}` gives the shortest round-trip digits, as JavaScript uses.
     let sci = format!("{:e}", x.abs());
     let (mantissa, exp) = sci.split_once('e').expect("{:e} has an exponent");
@@ -408,6 +413,10 @@ mod tests {
             (0.000001, "0.000001"),
             (-0.0, "0"),
             (2.5e-8, "2.5e-8"),
+            (-42.0, "-42"),
+            (9_007_199_254_740_991.0, "9007199254740991"),
+            (9_007_199_254_740_992.0, "9007199254740992"),
+            (1_152_921_504_606_846_976.0, "1152921504606847000"),
             (1.7976931348623157e308, "1.7976931348623157e+308"),
         ] {
             assert_eq!(js_number(x), want, "{x}");

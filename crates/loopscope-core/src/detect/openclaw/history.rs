@@ -63,6 +63,82 @@ impl Record {
     }
 }
 
+/// `state.toolCallHistory`: the session's last `size` records, in one
+/// slice. Records that fall out are dropped in bulk (at most `size` more are
+/// kept), so reading the window never copies or collects it.
+#[derive(Clone, Debug)]
+pub(crate) struct History {
+    records: Vec<Record>,
+    size: usize,
+}
+
+impl History {
+    pub fn new(size: usize) -> History {
+        History {
+            records: Vec::new(),
+            size,
+        }
+    }
+
+    /// `recordToolCall` and friends: push, then the oldest falls out.
+    pub fn push(&mut self, r: Record) {
+        // Runs only grow, so each run's records are one stretch (`of_run`).
+        debug_assert!(self.records.last().is_none_or(|l| l.run <= r.run));
+        if self.records.len() >= 2 * self.size.max(16) {
+            let gone = self.records.len() - self.size;
+            self.records.drain(..gone);
+        }
+        self.records.push(r);
+    }
+
+    /// The records in the window, oldest first.
+    pub fn live(&self) -> &[Record] {
+        &self.records[self.records.len().saturating_sub(self.size)..]
+    }
+
+    pub fn live_mut(&mut self) -> &mut [Record] {
+        let from = self.records.len().saturating_sub(self.size);
+        &mut self.records[from..]
+    }
+
+    /// `selectHistoryForScope`: the window's records of `run` (the newest
+    /// ones: records are pushed in run order).
+    pub fn of_run(&self, run: u64) -> &[Record] {
+        let live = self.live();
+        let n = live.iter().rev().take_while(|r| r.run == run).count();
+        &live[live.len() - n..]
+    }
+}
+
+/// What a check sees: this run's records, then the calls of the current
+/// batch admitted before this one (as vetoes), without a copy.
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct View<'a> {
+    recorded: &'a [Record],
+    batch: &'a [Record],
+}
+
+impl<'a> View<'a> {
+    pub fn new(recorded: &'a [Record], batch: &'a [Record]) -> View<'a> {
+        View { recorded, batch }
+    }
+
+    /// Oldest first (`.rev()` walks back from the newest).
+    pub fn iter(self) -> std::iter::Chain<std::slice::Iter<'a, Record>, std::slice::Iter<'a, Record>> {
+        self.recorded.iter().chain(self.batch)
+    }
+
+    pub fn last(self) -> Option<&'a Record> {
+        self.batch.last().or(self.recorded.last())
+    }
+}
+
+/// Whether a record is of this tool: tools are shared names (the detector
+/// keeps one per name), so the same name is mostly the same pointer.
+pub(crate) fn same_tool(r: &Record, tool: &Arc<str>) -> bool {
+    Arc::ptr_eq(&r.tool, tool) || *r.tool == **tool
+}
+
 /// OpenClaw's detectors, in the order of its rules.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub(crate) enum Rule {
@@ -136,11 +212,11 @@ pub(crate) struct Counts {
 }
 
 /// `getUnknownToolRepeatStreak`.
-fn unknown_streak(h: &[&Record], tool: &str) -> (usize, Option<Arc<str>>) {
+fn unknown_streak(h: View<'_>, tool: &Arc<str>) -> (usize, Option<Arc<str>>) {
     let mut streak = 0;
     let mut name: Option<&Arc<str>> = None;
     for r in h.iter().rev() {
-        let Some(u) = r.unknown_tool.as_ref().filter(|_| &*r.tool == tool) else {
+        let Some(u) = r.unknown_tool.as_ref().filter(|_| same_tool(r, tool)) else {
             break;
         };
         match name {
@@ -156,19 +232,20 @@ fn unknown_streak(h: &[&Record], tool: &str) -> (usize, Option<Arc<str>>) {
 }
 
 /// `countNoProgressStreak`: (count, the latest outcome's digest).
-fn count_no_progress(h: &[&Record], tool: &str, args: Digest, terminal_only: bool) -> (usize, Option<Digest>) {
+fn count_no_progress(h: View<'_>, tool: &Arc<str>, args: Digest, terminal_only: bool) -> (usize, Option<Digest>) {
     let mut streak = 0;
     let mut latest: Option<&Record> = None;
     let mut crossed = false;
     let mut pending = 0;
     for r in h.iter().rev() {
-        if &*r.tool != tool {
+        // Other arguments or another tool: skipped (the cheap test first).
+        if !terminal_only && r.args != args {
+            continue;
+        }
+        if !same_tool(r, tool) {
             if terminal_only {
                 break;
             }
-            continue;
-        }
-        if !terminal_only && r.args != args {
             continue;
         }
         if r.is_veto() {
@@ -211,11 +288,55 @@ fn count_no_progress(h: &[&Record], tool: &str, args: Digest, terminal_only: boo
     }
 }
 
-/// `getNoProgressStreak`: for `exec`, the longer of the identical-call
-/// streak and the terminal-failure streak.
-fn no_progress(h: &[&Record], tool: &str, args: Digest) -> (usize, Option<Digest>) {
-    let repeated = count_no_progress(h, tool, args, false);
-    if tool != "exec" {
+/// One walk back over this call's records (same tool and arguments): how
+/// many there are (`recentCount`) and `countNoProgressStreak` over them
+/// (not terminal-only): (recent, streak, the latest outcome's digest).
+fn same_call(h: View<'_>, tool: &Arc<str>, args: Digest) -> (usize, usize, Option<Digest>) {
+    let (mut recent, mut streak, mut pending) = (0, 0, 0);
+    let mut latest: Option<Digest> = None;
+    let mut counting = true;
+    for r in h.iter().rev() {
+        if r.args != args || !same_tool(r, tool) {
+            continue;
+        }
+        recent += 1;
+        if !counting {
+            continue;
+        }
+        if r.is_veto() {
+            pending += 1;
+            continue;
+        }
+        let Some(result) = r.result else { continue };
+        match latest {
+            None => {
+                latest = Some(result);
+                streak = pending + 1;
+                pending = 0;
+            }
+            // Another outcome ends the streak (the count goes on).
+            Some(first) if first != result => counting = false,
+            Some(_) => {
+                streak += pending + 1;
+                pending = 0;
+            }
+        }
+    }
+    match latest {
+        Some(_) => (recent, streak, latest),
+        None => (recent, pending, None),
+    }
+}
+
+/// `getNoProgressStreak`, given the identical-call streak `repeated`: for
+/// `exec`, the longer of it and the terminal-failure streak.
+fn no_progress(
+    h: View<'_>,
+    tool: &Arc<str>,
+    args: Digest,
+    repeated: (usize, Option<Digest>),
+) -> (usize, Option<Digest>) {
+    if **tool != *"exec" {
         return repeated;
     }
     let terminal = count_no_progress(h, tool, args, true);
@@ -227,11 +348,11 @@ fn no_progress(h: &[&Record], tool: &str, args: Digest) -> (usize, Option<Digest
 }
 
 /// `getArgumentChurnNoProgressStreak`: (count, variants), zero unless it holds.
-fn churn(h: &[&Record], tool: &str, args: Digest, min_calls: usize) -> (usize, usize) {
+fn churn(h: View<'_>, tool: &Arc<str>, args: Digest, min_calls: usize) -> (usize, usize) {
     // (args, result, count), at most one per argument variant.
     let mut groups: Vec<(Digest, Option<Digest>, usize)> = Vec::new();
     for r in h.iter().rev() {
-        if &*r.tool != tool {
+        if !same_tool(r, tool) {
             break;
         }
         if r.result.is_none() {
@@ -264,9 +385,12 @@ pub(crate) fn known_poll(tool: &str, action: Option<&str>) -> bool {
 }
 
 /// `getPingPongStreak`: (count, the last record's args and tool, no-progress evidence).
-fn ping_pong(h: &[&Record], current: Digest) -> Option<(usize, Digest, Arc<str>, bool)> {
+fn ping_pong(h: View<'_>, current: Digest) -> Option<(usize, Digest, Arc<str>, bool)> {
     let last = h.last()?;
     let other = h.iter().rev().skip(1).find(|r| r.args != last.args)?.args;
+    if current != other {
+        return None;
+    }
     let mut tail = 0;
     for r in h.iter().rev() {
         let expected = if tail % 2 == 0 { last.args } else { other };
@@ -275,12 +399,12 @@ fn ping_pong(h: &[&Record], current: Digest) -> Option<(usize, Digest, Arc<str>,
         }
         tail += 1;
     }
-    if tail < 2 || current != other {
+    if tail < 2 {
         return None;
     }
     let (mut a, mut b) = (None, None);
     let mut evidence = true;
-    for r in &h[h.len() - tail..] {
+    for r in h.iter().rev().take(tail) {
         let Some(result) = r.result else {
             evidence = false;
             break;
@@ -302,19 +426,19 @@ fn ping_pong(h: &[&Record], current: Digest) -> Option<(usize, Digest, Arc<str>,
 /// `detectToolCallLoop` over the current run's records `h` for a call of
 /// `tool` (normalised) whose arguments hash to `args`; also the counts.
 pub(crate) fn check(
-    h: &[&Record],
-    tool: &str,
+    h: View<'_>,
+    tool: &Arc<str>,
     args: Digest,
     action: Option<&str>,
     l: &Limits,
 ) -> (Option<Verdict>, Counts) {
     let (unknown, unknown_name) = unknown_streak(h, tool);
-    let (progress, latest) = no_progress(h, tool, args);
+    let (recent, repeated, repeated_latest) = same_call(h, tool, args);
+    let (progress, latest) = no_progress(h, tool, args, (repeated, repeated_latest));
     let (churn_count, variants) = churn(h, tool, args, l.churn_variant);
     let poll = known_poll(tool, action);
     let pong = ping_pong(h, args);
     let pong_count = pong.as_ref().map_or(0, |p| p.0);
-    let recent = h.iter().filter(|r| &*r.tool == tool && r.args == args).count();
     let counts = Counts {
         recent,
         no_progress: progress,
@@ -369,7 +493,7 @@ pub(crate) fn check(
                 false,
                 churn_count,
                 l.warning,
-                WarningKey::Churn(tool.into()),
+                WarningKey::Churn(tool.clone()),
             )
         })
     } else if !poll && recent >= l.warning {

@@ -10,14 +10,14 @@ mod members;
 mod outcome;
 mod stable;
 
-use std::collections::VecDeque;
+use std::collections::{HashMap, VecDeque};
 use std::sync::Arc;
 
 use serde_json::Value;
 
 use super::{Buffers, Configured, Detection, Detector, DetectorState, Evidence, Group, Kinds, Observation, Status};
 use crate::event::{Channel, EventKind};
-use history::{Counts, Limits, Record, Rule, Verdict, WarningKey};
+use history::{Counts, History, Limits, Record, Rule, Verdict, View, WarningKey};
 pub(crate) use members::*;
 use outcome::Digest;
 
@@ -33,6 +33,8 @@ fn build_group(members: &[&Configured]) -> Box<dyn Detector> {
 /// The most calls kept waiting for their results (a log's calls without
 /// results must not hold memory without bound).
 const MAX_OPEN_CALLS: usize = 256;
+/// The most tool names kept with their OpenClaw name (`tool_name`).
+const MAX_TOOL_NAMES: usize = 64;
 /// OpenClaw's `MAX_LOOP_WARNING_KEYS`.
 const MAX_WARNING_KEYS: usize = 256;
 /// The post-compaction guard keeps the last 16 calls (`BASELINE_WINDOW_SIZE`)
@@ -64,21 +66,27 @@ enum Mode {
 #[derive(Clone)]
 struct OpenClaw {
     mode: Mode,
-    history_size: usize,
     limits: Limits,
     bucket: usize,
     window: usize,
     /// Which member ids are selected (`--detectors`); all run, these speak.
     speaks: [bool; 11],
     run: u64,
-    history: VecDeque<Record>,
+    history: History,
+    /// Tool names as logged, with OpenClaw's name for them: one shared
+    /// name per tool (no name made per call, and records of one tool
+    /// compare by pointer).
+    tools: Vec<(Box<str>, Arc<str>)>,
     /// The current batch (one model response's calls): admitted calls
     /// waiting to be recorded at launch.
     batch: Vec<Record>,
     /// The batch was vetoed: the blocked call's identity.
     vetoed: Option<Digest>,
     calls: VecDeque<OpenCall>,
-    buckets: VecDeque<((u64, WarningKey), usize)>,
+    /// `runId:warningKey` → the last bucket warned, with the keys in the
+    /// order they came (the oldest goes past `MAX_WARNING_KEYS`).
+    buckets: HashMap<(u64, WarningKey), usize>,
+    bucket_order: VecDeque<(u64, WarningKey)>,
     /// Post-compaction guard: attempts left and the window's (tool, args, result).
     armed: usize,
     window_calls: Vec<(Digest, Digest)>,
@@ -101,7 +109,6 @@ impl OpenClaw {
         }
         OpenClaw {
             mode,
-            history_size: count("history_size", 30),
             limits: Limits {
                 warning: count("warning_threshold", 10),
                 critical: count("critical_threshold", 20),
@@ -113,11 +120,13 @@ impl OpenClaw {
             window: count("post_compaction_window", 3),
             speaks,
             run: 0,
-            history: VecDeque::new(),
+            history: History::new(count("history_size", 30)),
+            tools: Vec::new(),
             batch: Vec::new(),
             vetoed: None,
             calls: VecDeque::new(),
-            buckets: VecDeque::new(),
+            buckets: HashMap::new(),
+            bucket_order: VecDeque::new(),
             armed: 0,
             window_calls: Vec::new(),
             counts: Counts::default(),
@@ -126,35 +135,48 @@ impl OpenClaw {
     }
 
     fn push(&mut self, r: Record) {
-        self.history.push_back(r);
-        while self.history.len() > self.history_size {
-            self.history.pop_front();
-        }
+        self.history.push(r);
     }
 
     /// The batch is launched: its calls are recorded in order.
     fn commit(&mut self) {
         self.vetoed = None;
-        for r in std::mem::take(&mut self.batch) {
-            self.push(Record { kind: None, ..r });
+        for r in self.batch.drain(..) {
+            self.history.push(Record { kind: None, ..r });
         }
+    }
+
+    /// OpenClaw's name of a logged tool name, shared.
+    fn tool(&mut self, name: &str) -> Arc<str> {
+        if let Some((_, tool)) = self.tools.iter().find(|(n, _)| **n == *name) {
+            return tool.clone();
+        }
+        let tool: Arc<str> = outcome::tool_name(name).into();
+        if self.tools.len() >= MAX_TOOL_NAMES {
+            self.tools.remove(0);
+        }
+        self.tools.push((name.into(), tool.clone()));
+        tool
     }
 
     /// `shouldEmitLoopWarning`: a key warns once per bucket of counts.
     fn should_warn(&mut self, key: WarningKey, count: usize) -> bool {
         let bucket = count / self.bucket;
         let key = (self.run, key);
-        match self.buckets.iter_mut().find(|(k, _)| *k == key) {
-            Some((_, b)) if bucket <= *b => false,
-            Some((_, b)) => {
+        match self.buckets.get_mut(&key) {
+            Some(b) if bucket <= *b => false,
+            Some(b) => {
                 *b = bucket;
                 true
             }
             None if bucket == 0 => false,
             None => {
-                self.buckets.push_back((key, bucket));
-                while self.buckets.len() > MAX_WARNING_KEYS {
-                    self.buckets.pop_front();
+                self.buckets.insert(key.clone(), bucket);
+                self.bucket_order.push_back(key);
+                while self.bucket_order.len() > MAX_WARNING_KEYS {
+                    if let Some(oldest) = self.bucket_order.pop_front() {
+                        self.buckets.remove(&oldest);
+                    }
                 }
                 true
             }
@@ -162,9 +184,9 @@ impl OpenClaw {
     }
 
     fn call(&mut self, index: usize, name: &str, args: &Value, id: Option<&str>, out: &mut Vec<Detection>) {
-        let tool: Arc<str> = outcome::tool_name(name).into();
+        let tool = self.tool(name);
         let digest = outcome::call_digest(&tool, args);
-        let action = args.get("action").and_then(Value::as_str).map(str::to_string);
+        let action = outcome::action(args).map(str::to_string);
         let mut open = OpenCall {
             id: id.map(Arc::from),
             tool: tool.clone(),
@@ -195,16 +217,9 @@ impl OpenClaw {
             }
             return;
         }
-        let run = self.run;
-        let view: Vec<&Record> = self
-            .history
-            .iter()
-            .filter(|r| r.run == run)
-            .chain(self.batch.iter())
-            .collect();
-        let (verdict, counts) = history::check(&view, &call.tool, call.args, call.action.as_deref(), &self.limits);
-        let events = verdict.as_ref().map(|v| evidence_events(&view, v, call.args));
-        drop(view);
+        let view = View::new(self.history.of_run(self.run), &self.batch);
+        let (verdict, counts) = history::check(view, &call.tool, call.args, call.action.as_deref(), &self.limits);
+        let events = verdict.as_ref().map(|v| evidence_events(view, v, call.args));
         self.counts = counts;
         let Some(v) = verdict else {
             self.batch.push(record.veto());
@@ -214,9 +229,8 @@ impl OpenClaw {
         if v.critical {
             call.blocked = true;
             let start = self.batch.first().map_or(index, |r| r.event);
-            let batch = std::mem::take(&mut self.batch);
-            for r in batch.into_iter().filter(|r| r.args == call.args) {
-                self.push(r);
+            for r in self.batch.drain(..).filter(|r| r.args == call.args) {
+                self.history.push(r);
             }
             for c in self.calls.iter_mut().filter(|c| c.event >= start) {
                 c.blocked = true;
@@ -276,12 +290,7 @@ impl OpenClaw {
         if call.blocked {
             return;
         }
-        let args = match &call.action {
-            Some(a) => serde_json::json!({ "action": a }),
-            None if call.object => serde_json::json!({}),
-            None => Value::Null,
-        };
-        let o = outcome::outcome(&call.tool, &args, ok, output);
+        let o = outcome::outcome_of(&call.tool, call.action.as_deref(), call.object, ok, output);
         if !o.recorded() {
             return;
         }
@@ -313,7 +322,7 @@ impl OpenClaw {
             r.no_progress = o.no_progress;
             r.unknown_tool = o.unknown_tool.as_deref().map(Arc::from);
         };
-        let matching = self.history.iter_mut().rev().find(|r| {
+        let matching = self.history.live_mut().iter_mut().rev().find(|r| {
             r.run == run
                 && (call.id.is_none() || r.call_id == call.id)
                 && r.tool == call.tool
@@ -360,7 +369,7 @@ impl OpenClaw {
 
 /// The earlier events a verdict counted: the calls with these arguments
 /// (for ping-pong, the alternation's), else the tool's records.
-fn evidence_events(view: &[&Record], v: &Verdict, args: Digest) -> Vec<usize> {
+fn evidence_events(view: View<'_>, v: &Verdict, args: Digest) -> Vec<usize> {
     let mut events: Vec<usize> = match (&v.rule, &v.key) {
         (Rule::PingPong, WarningKey::PingPong(a, b)) => view
             .iter()
@@ -440,10 +449,7 @@ impl Detector for OpenClaw {
                 let live = match i {
                     0 => Status::Idle {
                         detail: match self.mode {
-                            Mode::On => format!(
-                                "on: {} records of this run",
-                                self.history.iter().filter(|r| r.run == self.run).count()
-                            ),
+                            Mode::On => format!("on: {} records of this run", self.history.of_run(self.run).len()),
                             Mode::Unset => {
                                 "rolling detection off (OpenClaw's default); the post-compaction guard on".to_string()
                             }

@@ -2,8 +2,9 @@
 //! stable JSON of a call's arguments and of its outcome, and what an outcome
 //! says beyond its digest (no progress, a terminal exec failure and its
 //! failure identity, an unknown tool). OpenClaw compares sha256 hex digests
-//! for equality only, so a digest here is XXH3-128 of the same text: equal
-//! exactly when OpenClaw's are, without a collision in practice.
+//! for equality only, so a digest here is XXH3-128 of the canonical form of
+//! the same stable JSON (stable.rs): equal exactly when OpenClaw's are,
+//! without a collision in practice.
 
 use std::sync::LazyLock;
 
@@ -12,27 +13,34 @@ use serde_json::{Map, Value};
 
 use super::super::js_trim;
 use super::super::keys::{js_number, json as json_text, KeyStyle};
-use super::stable::{digest_fields, digest_value, write_stable, write_str, Field};
+use super::stable::{digest_fields, digest_value, digest_with, Field, CALL, ERROR};
 
 /// A digest of a stable JSON text (OpenClaw's `sha256Hex`).
 pub(crate) type Digest = u128;
 
-pub(super) fn digest_of(text: &str) -> Digest {
-    twox_hash::XxHash3_128::oneshot(text.as_bytes())
-}
-
 /// A call's identity (`hashToolCall`): the tool with the digest of its
 /// arguments' stable JSON (strings as they are).
 pub(crate) fn call_digest(tool: &str, args: &Value) -> Digest {
-    // `tool:sha256(args)`: the name's length first, so no name and
-    // arguments run together into another pair.
-    let mut out = String::with_capacity(tool.len() + 96);
-    out.push_str(&tool.len().to_string());
-    out.push(':');
-    out.push_str(tool);
-    out.push(':');
-    write_stable(&mut out, args, false);
-    digest_of(&out)
+    digest_with(|c| {
+        c.tag(CALL);
+        c.raw(tool);
+        c.value(args, false);
+    })
+}
+
+/// A field of an object: looked for key by key in a small one (hashing
+/// the key cost more than the look; results and arguments have few).
+pub(super) fn field<'a>(map: &'a Map<String, Value>, key: &str) -> Option<&'a Value> {
+    if map.len() <= 8 {
+        map.iter().find(|(k, _)| *k == key).map(|(_, v)| v)
+    } else {
+        map.get(key)
+    }
+}
+
+/// A call's `args.action` when a string.
+pub(crate) fn action(args: &Value) -> Option<&str> {
+    field(args.as_object()?, "action").and_then(Value::as_str)
 }
 
 /// OpenClaw's tool name (`normalizeToolPolicyName`): trimmed, lower-cased,
@@ -76,15 +84,22 @@ impl Outcome {
 /// with `output` (spec §10: a failure is an `Error` with the output as its
 /// message; a string is a text result; an object with `content` or
 /// `details` is OpenClaw's own result; other JSON is its text).
+#[cfg(test)]
 pub(crate) fn outcome(tool: &str, args: &Value, ok: bool, output: Option<&Value>) -> Outcome {
+    outcome_of(tool, action(args), args.is_object(), ok, output)
+}
+
+/// [`outcome`] from what it reads of the arguments: their `action`, and
+/// whether they are an object (what a call keeps until its result).
+pub(crate) fn outcome_of(tool: &str, action: Option<&str>, object: bool, ok: bool, output: Option<&Value>) -> Outcome {
     if !ok {
-        let message = match output {
-            None => String::new(),
-            Some(Value::String(s)) => s.clone(),
-            Some(v) => json_text(v, KeyStyle::Js),
+        let message: std::borrow::Cow<'_, str> = match output {
+            None => "".into(),
+            Some(Value::String(s)) => s.as_str().into(),
+            Some(v) => json_text(v, KeyStyle::Js).into(),
         };
         // `error.message || error.name`
-        let text = if message.is_empty() { "Error" } else { message.as_str() };
+        let text = if message.is_empty() { "Error" } else { &message };
         return Outcome {
             result: Some(digest_error(text)),
             no_progress: true,
@@ -98,49 +113,69 @@ pub(crate) fn outcome(tool: &str, args: &Value, ok: bool, output: Option<&Value>
     let empty = Map::new();
     // A string output is read where it is (no copy per result).
     let (details, text): (&Map<String, Value>, std::borrow::Cow<'_, str>) = match output {
-        Value::Object(m) if m.contains_key("content") || m.contains_key("details") => {
-            let details = m.get("details").and_then(Value::as_object).unwrap_or(&empty);
-            (details, content_text(m.get("content")).into())
+        Value::Object(m) if field(m, "content").is_some() || field(m, "details").is_some() => {
+            let details = field(m, "details").and_then(Value::as_object).unwrap_or(&empty);
+            (details, content_text(field(m, "content")))
         }
         Value::String(s) => (&empty, js_trim(s).into()),
-        other => (&empty, js_trim(&json_text(other, KeyStyle::Js)).to_string().into()),
+        other => {
+            let json = json_text(other, KeyStyle::Js);
+            let text = match js_trim(&json) {
+                trimmed if trimmed.len() == json.len() => json.into(),
+                trimmed => trimmed.to_string().into(),
+            };
+            (&empty, text)
+        }
     };
-    result_outcome(tool, args, details, &text)
+    result_outcome(tool, action, object, details, &text)
 }
 
 /// `"error:" + digest(text)`: no result digest starts so (stable JSON does not).
 fn digest_error(text: &str) -> Digest {
-    let mut out = String::with_capacity(text.len() + 8);
-    out.push_str("error:");
-    write_str(&mut out, text, true);
-    digest_of(&out)
+    digest_with(|c| {
+        c.tag(ERROR);
+        c.str(text, true);
+    })
 }
 
 /// The `text` of every content entry with string `type` and `text`, joined and trimmed.
-fn content_text(content: Option<&Value>) -> String {
+fn content_text(content: Option<&Value>) -> std::borrow::Cow<'_, str> {
     let Some(Value::Array(items)) = content else {
-        return String::new();
+        return "".into();
     };
-    let texts: Vec<&str> = items
-        .iter()
-        .filter(|e| e.get("type").is_some_and(Value::is_string))
-        .filter_map(|e| e.get("text").and_then(Value::as_str))
-        .collect();
-    js_trim(&texts.join("\n")).to_string()
+    let mut texts = items.iter().filter_map(|e| {
+        let e = e.as_object()?;
+        field(e, "type").filter(|t| t.is_string())?;
+        field(e, "text").and_then(Value::as_str)
+    });
+    let Some(first) = texts.next() else {
+        return "".into();
+    };
+    // One text (most results) is read where it is.
+    match texts.next() {
+        None => js_trim(first).into(),
+        Some(second) => {
+            let mut joined = format!("{first}\n{second}");
+            for t in texts {
+                joined.push('\n');
+                joined.push_str(t);
+            }
+            js_trim(&joined).to_string().into()
+        }
+    }
 }
 
 /// A trimmed non-empty string field (`normalizeNullableString`).
 fn nonblank<'a>(details: &'a Map<String, Value>, key: &str) -> Option<&'a str> {
-    details
-        .get(key)
+    field(details, key)
         .and_then(Value::as_str)
         .map(js_trim)
         .filter(|s| !s.is_empty())
 }
 
-fn result_outcome(tool: &str, args: &Value, details: &Map<String, Value>, text: &str) -> Outcome {
-    let status = details.get("status").and_then(Value::as_str);
-    if status == Some("blocked") && details.get("deniedReason").and_then(Value::as_str) == Some("tool-loop") {
+fn result_outcome(tool: &str, action: Option<&str>, object: bool, details: &Map<String, Value>, text: &str) -> Outcome {
+    let status = field(details, "status").and_then(Value::as_str);
+    if status == Some("blocked") && field(details, "deniedReason").and_then(Value::as_str) == Some("tool-loop") {
         return Outcome {
             veto: true,
             ..Outcome::default()
@@ -151,16 +186,15 @@ fn result_outcome(tool: &str, args: &Value, details: &Map<String, Value>, text: 
             return o;
         }
     }
-    if tool == "write" && details.get("changed") == Some(&Value::Bool(false)) {
+    if tool == "write" && field(details, "changed") == Some(&Value::Bool(false)) {
         return Outcome {
             result: Some(digest_fields(&mut [("status", Field::Text("unchanged"))])),
             no_progress: true,
             ..Outcome::default()
         };
     }
-    let action = args.get("action").and_then(Value::as_str);
-    if tool == "process" && args.is_object() && matches!(action, Some("poll" | "log")) {
-        let d = |k: &str| details.get(k);
+    if tool == "process" && object && matches!(action, Some("poll" | "log")) {
+        let d = |k: &str| field(details, k);
         let mut fields = vec![
             ("action", Field::Text(action.unwrap_or_default())),
             ("status", Field::of(d("status"))),
@@ -177,7 +211,7 @@ fn result_outcome(tool: &str, args: &Value, details: &Map<String, Value>, text: 
         }
         return result(digest_fields(&mut fields));
     }
-    if send_like(tool, action, args) {
+    if send_like(tool, action, object) {
         return result(digest_value(&strip_volatile(&Value::Object(details.clone()))));
     }
     result(digest_fields(&mut [
@@ -196,7 +230,7 @@ fn result(digest: Digest) -> Outcome {
 /// `hashExecToolOutcome` and the terminal failure rule; `None` falls through.
 fn exec_outcome(details: &Map<String, Value>, status: Option<&str>, text: &str) -> Option<Outcome> {
     let status = status?;
-    let s = |k: &str| details.get(k).and_then(Value::as_str);
+    let s = |k: &str| field(details, k).and_then(Value::as_str);
     let digest = match status {
         "running" => digest_fields(&mut [
             ("status", Field::Text(status)),
@@ -204,8 +238,8 @@ fn exec_outcome(details: &Map<String, Value>, status: Option<&str>, text: &str) 
         ]),
         "completed" | "failed" => {
             let output = nonblank(details, "aggregated").unwrap_or(text);
-            let exit = details.get("exitCode").filter(|v| v.is_number());
-            let timed_out = details.get("timedOut") == Some(&Value::Bool(true));
+            let exit = field(details, "exitCode").filter(|v| v.is_number());
+            let timed_out = field(details, "timedOut") == Some(&Value::Bool(true));
             let digest = digest_fields(&mut [
                 ("status", Field::Text(status)),
                 ("exitCode", Field::or_null(exit)),
@@ -214,10 +248,11 @@ fn exec_outcome(details: &Map<String, Value>, status: Option<&str>, text: &str) 
             ]);
             let code = exit.and_then(Value::as_f64).filter(|c| c.is_finite() && *c != 0.0);
             if let Some(code) = code {
-                if !timed_out
-                    && !output.is_empty()
-                    && output != format!("(Command exited with code {})", js_number(code))
-                {
+                let bare_exit = output
+                    .strip_prefix("(Command exited with code ")
+                    .and_then(|rest| rest.strip_suffix(')'))
+                    .is_some_and(|n| n == js_number(code));
+                if !timed_out && !output.is_empty() && !bare_exit {
                     let shape = volatile_free(output);
                     let identity = digest_fields(&mut [
                         ("status", Field::Text(status)),
@@ -270,12 +305,26 @@ static VOLATILE: LazyLock<Vec<Regex>> = LazyLock::new(|| {
     .collect()
 });
 
-/// An exec failure's output with timestamps, durations, attempts and pids as `#`.
-fn volatile_free(output: &str) -> String {
-    let mut shape = output.to_string();
-    for pattern in VOLATILE.iter() {
+/// An exec failure's output with timestamps, durations, attempts and pids
+/// as `#`. A pattern is not run on a text without what every match of it
+/// holds (a `:` for the times, the words for attempts and pids, a digit for
+/// all): most outputs need one or two of the five.
+fn volatile_free(output: &str) -> std::borrow::Cow<'_, str> {
+    let mut shape: std::borrow::Cow<'_, str> = output.into();
+    for (i, pattern) in VOLATILE.iter().enumerate() {
+        let b = shape.as_bytes();
+        let possible = b.iter().any(u8::is_ascii_digit)
+            && match i {
+                0 | 1 => memchr::memchr(b':', b).is_some(),
+                2 => find_ascii_ci(&shape, "attempt", 0).is_some() || find_ascii_ci(&shape, "retry", 0).is_some(),
+                4 => find_ascii_ci(&shape, "pid", 0).is_some(),
+                _ => true,
+            };
+        if !possible {
+            continue;
+        }
         if let std::borrow::Cow::Owned(s) = pattern.replace_all(&shape, "#") {
-            shape = s;
+            shape = s.into();
         }
     }
     shape
@@ -283,7 +332,7 @@ fn volatile_free(output: &str) -> String {
 
 /// `sessions_send`, or `message` with a sending action (provider plugins'
 /// own send tools are not known to a log).
-fn send_like(tool: &str, action: Option<&str>, args: &Value) -> bool {
+fn send_like(tool: &str, action: Option<&str>, object: bool) -> bool {
     const SEND: [&str; 9] = [
         "send",
         "broadcast",
@@ -295,7 +344,7 @@ fn send_like(tool: &str, action: Option<&str>, args: &Value) -> bool {
         "sticker",
         "poll",
     ];
-    tool == "sessions_send" || (tool == "message" && args.is_object() && action.is_some_and(|a| SEND.contains(&a)))
+    tool == "sessions_send" || (tool == "message" && object && action.is_some_and(|a| SEND.contains(&a)))
 }
 
 /// `stripVolatileSendIds`: ids, receipts and times out, at every depth.
@@ -323,13 +372,13 @@ fn strip_volatile(v: &Value) -> Value {
     match v {
         Value::Array(items) => Value::Array(items.iter().map(strip_volatile).collect()),
         Value::Object(m) => {
-            let is_str = |k: &str| m.get(k).is_some_and(Value::is_string);
+            let is_str = |k: &str| field(m, k).is_some_and(Value::is_string);
             let message_like = is_str("id")
                 && is_str("text")
                 && (is_str("direction")
                     || is_str("senderId")
                     || is_str("accountId")
-                    || m.get("conversation").is_some_and(Value::is_object));
+                    || field(m, "conversation").is_some_and(Value::is_object));
             Value::Object(
                 m.iter()
                     .filter(|(k, _)| !(VOLATILE_KEYS.contains(&k.as_str()) || message_like && *k == "id"))
@@ -369,12 +418,28 @@ fn space_at(s: &str, at: usize) -> Option<usize> {
         .map(char::len_utf8)
 }
 
+/// Where `word` (lower-case ASCII) next occurs in `s` from `from`, in any
+/// ASCII case (the patterns' `/i`; ASCII lower-casing keeps byte offsets).
+fn find_ascii_ci(s: &str, word: &str, from: usize) -> Option<usize> {
+    let (hay, w) = (s.as_bytes(), word.as_bytes());
+    let first = w[0];
+    let mut at = from;
+    while at + w.len() <= hay.len() {
+        let i = memchr::memchr2(first, first.to_ascii_uppercase(), &hay[at..=hay.len() - w.len()])?;
+        let start = at + i;
+        if hay[start..start + w.len()].eq_ignore_ascii_case(w) {
+            return Some(start);
+        }
+        at = start + 1;
+    }
+    None
+}
+
 /// `/unknown tool[:\s]+["']?([a-z0-9_.-]+)["']?/i`
 fn unknown_tool_first(s: &str) -> Option<&str> {
-    let lower = s.to_ascii_lowercase();
     let mut from = 0;
-    while let Some(i) = lower[from..].find("unknown tool") {
-        let mut at = from + i + "unknown tool".len();
+    while let Some(start) = find_ascii_ci(s, "unknown tool", from) {
+        let mut at = start + "unknown tool".len();
         let gap = at;
         while at < s.len() {
             if s.as_bytes()[at] == b':' {
@@ -394,17 +459,15 @@ fn unknown_tool_first(s: &str) -> Option<&str> {
                 return Some(name);
             }
         }
-        from += i + 1;
+        from = start + 1;
     }
     None
 }
 
 /// `/tool\s+["']?([a-z0-9_.-]+)["']?\s+(?:not found|is not available)/i`
 fn tool_not_found(s: &str) -> Option<&str> {
-    let lower = s.to_ascii_lowercase();
     let mut from = 0;
-    while let Some(i) = lower[from..].find("tool") {
-        let start = from + i;
+    while let Some(start) = find_ascii_ci(s, "tool", from) {
         from = start + 1;
         let mut at = start + 4;
         let gap = at;
@@ -429,7 +492,9 @@ fn tool_not_found(s: &str) -> Option<&str> {
         while let Some(n) = space_at(s, at) {
             at += n;
         }
-        if at > gap && (lower[at..].starts_with("not found") || lower[at..].starts_with("is not available")) {
+        let rest = &s.as_bytes()[at..];
+        let starts = |w: &str| rest.len() >= w.len() && rest[..w.len()].eq_ignore_ascii_case(w.as_bytes());
+        if at > gap && (starts("not found") || starts("is not available")) {
             return Some(name);
         }
     }
