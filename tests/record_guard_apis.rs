@@ -167,7 +167,9 @@ fn the_guard_ends_a_looping_stream_in_each_apis_terms_and_the_upstream_stops() {
         let second = recorded.iter().rposition(|e| e["kind"] == "guard").unwrap();
         assert_eq!(recorded[second]["detection_event"], json!(second - 1), "{api:?}");
     }
-    let printed = p.printed().join("\n");
+    let printed = p
+        .printed_until(|lines| lines.iter().filter(|l| l.contains("loopscope: guard: ")).count() >= 8)
+        .join("\n");
     assert_eq!(printed.matches("loopscope: guard: ").count(), 8, "{printed}");
     assert!(printed.contains("ended the response"), "{printed}");
     // --guard-hook ran once per detection, told which detector, event and session.
@@ -399,14 +401,11 @@ fn a_tool_loop_is_stopped_before_the_looping_call_reaches_the_client() {
             1
         );
     }
-    let printed = p.printed().join("\n");
-    assert_eq!(
-        printed
-            .matches("kept the call from the agent and ended the response")
-            .count(),
-        12,
-        "{printed}"
-    );
+    const KEPT: &str = "kept the call from the agent and ended the response";
+    let printed = p
+        .printed_until(|lines| lines.iter().filter(|l| l.contains(KEPT)).count() >= 12)
+        .join("\n");
+    assert_eq!(printed.matches(KEPT).count(), 12, "{printed}");
 }
 
 #[test]
@@ -466,7 +465,9 @@ fn a_detection_on_the_results_a_request_brings_ends_its_answer_at_the_first_word
     let at = notes[0]["detection_event"].as_u64().unwrap() as usize;
     assert_eq!(recorded[at]["type"], "tool_result");
     assert_eq!(recorded.iter().filter(|e| e["type"] == "tool_result").count(), 6);
-    let printed = p.printed().join("\n");
+    let printed = p
+        .printed_until(|lines| lines.iter().any(|l| l.contains("guard: error-streak fired")))
+        .join("\n");
     assert_eq!(
         printed.matches("guard: error-streak fired").count(),
         1,

@@ -78,6 +78,22 @@ impl Proxy {
         self.stderr.try_iter().collect()
     }
 
+    /// What it printed on stderr, waiting (30 s at most) until `done` says
+    /// all of it is there: a line is printed after the response it is
+    /// about, so it can come a moment after the client has its answer.
+    pub fn printed_until(&self, done: impl Fn(&[String]) -> bool) -> Vec<String> {
+        let mut lines: Vec<String> = self.stderr.try_iter().collect();
+        let deadline = std::time::Instant::now() + Duration::from_secs(30);
+        while !done(&lines) {
+            let left = deadline.saturating_duration_since(std::time::Instant::now());
+            match self.stderr.recv_timeout(left) {
+                Ok(line) => lines.push(line),
+                Err(_) => break,
+            }
+        }
+        lines
+    }
+
     /// The session files, oldest name first.
     pub fn sessions(&self) -> Vec<PathBuf> {
         let mut files: Vec<PathBuf> = std::fs::read_dir(&self.dir)
