@@ -76,8 +76,11 @@ fn main() -> ExitCode {
         Some(Command::Record(args)) => cli::record::run_record(&args),
         Some(Command::Hook(args)) => cli::hook::run_hook(&args),
         Some(Command::Completions { shell }) => print_generated(|out| {
-            clap_complete::generate(shell, &mut Cli::command(), "loopscope", out);
-            Ok(())
+            // clap_complete panics when its writer fails (a closed pipe,
+            // a full disk): it writes into memory, and the write is ours.
+            let mut script = Vec::new();
+            clap_complete::generate(shell, &mut Cli::command(), "loopscope", &mut script);
+            out.write_all(&script)
         }),
         Some(Command::Man) => print_generated(|out| cli::man::render(Cli::command(), out)),
         None => one_stream(cli.files).and_then(|f| run_view(f, &cli.replay, &cli.judge, cli.input, &cli.detectors)),

@@ -176,12 +176,13 @@ fn a_missing_file_is_one_line_and_exit_2() {
     let err = String::from_utf8(out.stderr).unwrap();
     assert_eq!(err, "loopscope: nope.jsonl: no such file or directory\n");
     assert!(out.stdout.is_empty());
-    // A directory is scanned (issue 15); an empty one says so.
+    // A directory is scanned (issue 15); an empty one says so, and a scan
+    // of nothing is no clean scan.
     std::fs::create_dir_all(env.dir.path().join("empty")).unwrap();
     env.cmd()
         .args(["scan", "empty"])
         .assert()
-        .code(0)
+        .code(2)
         .stderr("loopscope: empty: no files to scan\n");
 }
 

@@ -112,3 +112,104 @@ fn scan_text_columns_line_up_across_files() {
     assert_eq!(at(lines[0], "block-cycle"), at(lines[1], "chunk-chant"), "{text}");
     assert_eq!(at(lines[0], "reasoning@"), at(lines[1], "content@"), "{text}");
 }
+
+/// A scan or report that read nothing is the command failing (exit 2, one
+/// line, no report written): an empty folder, a glob that matches nothing,
+/// a folder of files none of which is a session, a missing file (which
+/// `report` called a warning). A CI job must not pass having checked nothing.
+#[test]
+fn reading_nothing_is_an_error_in_one_line() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    std::fs::create_dir(d.join("empty")).unwrap();
+    std::fs::create_dir(d.join("other")).unwrap();
+    std::fs::write(d.join("other/prog"), b"\x7fELF\x02\x01\x01\0\0\0\0\0\0\0\0\0\x03\0>\0").unwrap();
+    std::fs::write(d.join("other/blank"), b"").unwrap();
+    let cases: [(&[&str], &str); 6] = [
+        (&["scan", "empty"], "loopscope: empty: no files to scan"),
+        (
+            &["scan", "other/*.nothing"],
+            "loopscope: other/*.nothing: no file matches",
+        ),
+        (
+            &["scan", "other"],
+            "loopscope: nothing read: 2 files found, none of them an agent session",
+        ),
+        (
+            &["report", "empty", "-o", "r.html"],
+            "loopscope: empty: no files to scan",
+        ),
+        (
+            &["report", "other", "-o", "r.html"],
+            "loopscope: nothing read: 2 files found",
+        ),
+        (
+            &["report", "nope.jsonl", "-o", "r.html"],
+            "loopscope: nope.jsonl: no such file or directory",
+        ),
+    ];
+    for (args, says) in cases {
+        let out = common::loopscope_at_root().current_dir(d).args(args).output().unwrap();
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(2), "{args:?}: {err}");
+        assert_eq!(err.lines().count(), 1, "{args:?}: {err}");
+        assert!(err.starts_with(says), "{args:?}: {err}");
+        assert!(!err.contains("warning"), "{args:?}: {err}");
+        assert!(!d.join("r.html").exists(), "{args:?} wrote a report of nothing");
+    }
+    // One session beside the others is read, and the rest are counted.
+    std::fs::copy(
+        std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("sample-logs/formats/claude-code-session.jsonl"),
+        d.join("other/s.jsonl"),
+    )
+    .unwrap();
+    let out = common::loopscope_at_root()
+        .current_dir(d)
+        .args(["scan", "other"])
+        .output()
+        .unwrap();
+    assert_ne!(out.status.code(), Some(2), "{}", String::from_utf8_lossy(&out.stderr));
+}
+
+/// A whole JSON document (legacy gemini-cli, pretty-printed) has no lines
+/// an editor could go to: detections name their event and no line, an
+/// unknown kind is counted without one, and a bad record is named as the
+/// record it is (it said "line 3" for the third message, on line 1).
+#[test]
+fn whole_documents_name_records_not_lines() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut messages = vec![serde_json::json!({"id": "m0", "type": "user", "content": "List files"})];
+    for i in 0..8 {
+        messages.push(
+            serde_json::json!({"id": format!("g{i}"), "type": "gemini", "content": "",
+            "toolCalls": [{"id": format!("t{i}"), "name": "run_shell_command", "args": {"command": "ls"},
+                "status": "success"}]}),
+        );
+    }
+    messages.insert(3, serde_json::json!({"id": "x", "type": "model", "content": "?"}));
+    let doc = serde_json::json!({"sessionId": "s", "projectHash": "p", "startTime": "2026-01-01T00:00:00.000Z",
+        "lastUpdated": "2026-01-01T00:00:05.000Z", "messages": messages});
+    let path = dir.path().join("session.json");
+    std::fs::write(&path, serde_json::to_string_pretty(&doc).unwrap()).unwrap();
+    let out = common::loopscope_at_root().arg("scan").arg(&path).output().unwrap();
+    let text = String::from_utf8_lossy(&out.stdout);
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(1), "{text}{err}");
+    assert!(text.lines().count() >= 2, "{text}");
+    for l in text.lines() {
+        assert!(l.contains(" event ") && !l.contains(" line "), "{l}");
+    }
+    assert!(err.contains("1 record of an unknown kind `model` skipped;"), "{err}");
+    assert!(!err.contains("line"), "{err}");
+    // A message array with a message without a role.
+    let path = dir.path().join("messages.json");
+    std::fs::write(
+        &path,
+        "[\n  {\"role\": \"user\", \"content\": \"hi\"},\n  {\"content\": \"x\"},\n  {\"role\": \"assistant\", \"content\": \"ok\"}\n]\n",
+    )
+    .unwrap();
+    let out = common::loopscope_at_root().arg("scan").arg(&path).output().unwrap();
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(err.contains(": record 2: a message without a role; skipped\n"), "{err}");
+    assert!(!err.contains("line"), "{err}");
+}

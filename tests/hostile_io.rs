@@ -406,3 +406,37 @@ fn write_in_the_viewer_refuses_a_fifo_rather_than_hang() {
     let said = app.flash.as_ref().map(|f| f.text.clone()).unwrap_or_default();
     assert!(said.contains("is a FIFO"), "{said}");
 }
+
+// ---- generated outputs (completions, man page, detector list) ----
+
+#[test]
+fn generated_outputs_meet_a_full_disk_and_a_closed_pipe_without_a_panic() {
+    let dir = tempfile::tempdir().unwrap();
+    let commands: [&[&str]; 5] = [
+        &["completions", "bash"],
+        &["completions", "zsh"],
+        &["completions", "fish"],
+        &["man"],
+        &["detectors"],
+    ];
+    for args in commands {
+        // A full disk is one line and exit 2.
+        let full = std::fs::OpenOptions::new().write(true).open("/dev/full").unwrap();
+        let out = loopscope_in(dir.path()).args(args).stdout(full).output().unwrap();
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(2), "{args:?}: {stderr}");
+        assert_eq!(stderr.trim(), "loopscope: no space left on device", "{args:?}");
+        // A reader that is gone (`| head`) is no error.
+        let mut child = loopscope_in(dir.path())
+            .args(args)
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
+            .unwrap();
+        drop(child.stdout.take());
+        let out = child.wait_with_output().unwrap();
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(0), "{args:?}: {stderr}");
+        assert!(stderr.is_empty(), "{args:?}: {stderr}");
+    }
+}

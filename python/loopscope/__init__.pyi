@@ -73,7 +73,8 @@ class Detector:
         """Events pushed so far (the index the next event gets)."""
     @property
     def problems(self) -> List[Tuple[int, str]]:
-        """Bad lines met by ``feed``: (line, reason)."""
+        """Bad lines met by ``feed``: (line, reason); line 0 where the input has
+        no lines (a whole JSON document: the reason names the record)."""
     def push_prompt(self, text: Optional[str] = None) -> List[Detection]: ...
     def push_request(self, id: Optional[str] = None) -> List[Detection]: ...
     def push_reasoning(self, text: str, token_ids: Optional[List[int]] = None) -> List[Detection]: ...

@@ -144,6 +144,14 @@ pub fn scan_inputs(sel: &SessionFlags, output: Option<&std::path::Path>) -> Resu
         // the notes (a line per agent without a folder) would say it again.
         return Err(no_sessions(&req.agents));
     }
+    if found.is_empty() {
+        // The notes (an empty folder, a glob that matched nothing) say why,
+        // as the error: a job that checked nothing must not pass.
+        return Err(match notes.is_empty() {
+            true => "nothing to scan".to_string(),
+            false => notes.join("; "),
+        });
+    }
     for n in notes {
         eprint!(
             "{}",
@@ -153,6 +161,7 @@ pub fn scan_inputs(sel: &SessionFlags, output: Option<&std::path::Path>) -> Resu
     if found.is_empty() && !req.agents.is_empty() {
         return Err(no_sessions(&req.agents));
     }
+
     Ok(found
         .into_iter()
         .map(|s| {
@@ -438,9 +447,16 @@ pub fn run_report(args: &ReportArgs, inputs: Vec<Input>) -> Result<i32, String> 
     };
     let mut err = Terminal::new(io::stderr().lock());
     let report = loopscope::report::build(inputs, &opts, &mut err).map_err(|e| loopscope_core::io_reason(&e))?;
-    if report.files.is_empty() && !report.failed.is_empty() {
-        // Nothing could be read (a missing file): that was said, and a
-        // report of nothing is not written.
+    // Nothing read (a missing file) is the command failing, one line per
+    // input and no report; beside a report it is a warning.
+    let label = if report.files.is_empty() { "" } else { "warning: " };
+    for msg in &report.failed {
+        eprintln!("loopscope: {label}{}", loopscope_core::sanitize::line(msg));
+    }
+    if report.files.is_empty() {
+        if report.failed.is_empty() {
+            return Err(loopscope::scan::nothing_read(report.skipped));
+        }
         return Ok(EXIT_ERROR);
     }
     let html = loopscope::report::html::to_html(&report);

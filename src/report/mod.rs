@@ -302,11 +302,9 @@ pub fn build(inputs: &[Input], opts: &ReportOptions, err: &mut dyn Write) -> io:
     for (i, s) in scanned.into_iter().enumerate() {
         match s {
             Scanned::Skipped => report.skipped += 1,
-            Scanned::Failed(msg) => {
-                // Said here too: the report lists it, the terminal must not be silent.
-                writeln!(err, "loopscope: warning: {}", loopscope_core::sanitize::line(&msg))?;
-                report.failed.push(msg);
-            }
+            // Said by the caller too (a warning beside a report, an error
+            // where nothing could be read): the report lists it.
+            Scanned::Failed(msg) => report.failed.push(msg),
             Scanned::Done(done) => {
                 let Done { scan, row, .. } = *done;
                 let mut sections = Vec::new();

@@ -283,6 +283,15 @@ pub fn scan_one(
     Ok(result)
 }
 
+/// Why a scan or report of files none of which is an agent session
+/// fails (exit 2: a job that checked nothing must not pass).
+pub fn nothing_read(skipped: usize) -> String {
+    format!(
+        "nothing read: {} found, none of them an agent session (`--format` reads one as that format)",
+        crate::output::count(skipped, "file")
+    )
+}
+
 /// How one input went.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub(super) enum Outcome {
@@ -317,6 +326,10 @@ pub fn run(inputs: &[Input], opts: &ScanOptions, out: &mut dyn Write, err: &mut 
         write_summary(out, &rows, opts.json)?;
     }
     let skipped = outcomes.iter().filter(|o| **o == Outcome::Skipped).count();
+    if skipped > 0 && skipped == outcomes.len() {
+        writeln!(err, "loopscope: {}", nothing_read(skipped))?;
+        return Ok(EXIT_ERROR);
+    }
     if skipped > 0 {
         let files = crate::output::count(skipped, "file");
         writeln!(err, "loopscope: {files} skipped (not agent sessions)")?;

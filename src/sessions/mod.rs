@@ -133,6 +133,7 @@ pub fn collect(req: &Request, env: &dyn Fn(&str) -> Option<OsString>) -> (Vec<Se
             let matched = expand_glob(p);
             if matched.is_empty() {
                 notes.push(format!("{}: no file matches", loopscope_core::sanitize::path(p)));
+                continue;
             }
             let mut found = Walked::default();
             for m in matched {

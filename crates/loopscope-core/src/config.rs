@@ -426,12 +426,45 @@ impl Setup {
         serde_json::json!({ "profile": self.profile.name(), "about": self.profile.about(), "detectors": detectors })
     }
 
-    /// A config file that states every parameter of this setup.
+    /// A config file that states every parameter of this setup; what
+    /// differs from the profile's defaults is marked `changed` (with the
+    /// default), and a selection of detectors is written as `detectors`.
     pub fn to_toml(&self) -> String {
-        let mut out = format!(
-            "# loopscope configuration (profile {}).\n# Every value below is the default; delete what you do not change.\nprofile = \"{}\"\n",
-            self.profile, self.profile
-        );
+        let base = Setup::profile(self.profile);
+        let default_of = |id: &str, name: &str| {
+            base.detectors
+                .iter()
+                .find(|b| b.info.id == id)
+                .and_then(|b| b.params.iter().find(|(n, _)| *n == name).map(|(_, v)| v.clone()))
+        };
+        let selected = self.ids() != base.ids();
+        let changed = self
+            .detectors
+            .iter()
+            .flat_map(|c| c.params.iter().map(move |(n, v)| (c.info.id, n, v)))
+            .filter(|(id, n, v)| default_of(id, n).is_some_and(|was| was != **v))
+            .count();
+        let mut out = format!("# loopscope configuration (profile {}).\n", self.profile);
+        out += &match changed {
+            0 => "# Every value below is the default; delete what you do not change.\n".to_string(),
+            n => format!(
+                "# {} from profile {}'s defaults (marked `changed`); the other values are the defaults.\n",
+                if n == 1 {
+                    "1 change".to_string()
+                } else {
+                    format!("{n} changes")
+                },
+                self.profile
+            ),
+        };
+        out += &format!("profile = \"{}\"\n", self.profile);
+        if selected {
+            let ids: Vec<String> = self.ids().iter().map(|id| format!("{id:?}")).collect();
+            out += &format!(
+                "# Only these run (the profile's others are off).\ndetectors = [{}]\n",
+                ids.join(", ")
+            );
+        }
         for c in &self.detectors {
             out += &format!("\n# {}\n[{}]\n", c.info.rule, c.info.id);
             for (name, value) in c.params.iter() {
@@ -440,7 +473,11 @@ impl Setup {
                     serde_json::Value::String(s) => format!("{s:?}"),
                     other => other.to_string().replace(',', ", "),
                 };
-                out += &format!("{name} = {v}  # {}\n", spec.help);
+                let mark = match default_of(c.info.id, name) {
+                    Some(was) if was != *value => format!("changed (default {was}); "),
+                    _ => String::new(),
+                };
+                out += &format!("{name} = {v}  # {mark}{}\n", spec.help);
             }
         }
         out

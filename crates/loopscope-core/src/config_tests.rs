@@ -75,3 +75,33 @@ fn the_default_config_reads_back_to_the_same_setup() {
         assert_eq!(a.params, b.params);
     }
 }
+
+#[test]
+fn a_changed_config_says_what_changed_and_reads_back_to_the_same_setup() {
+    let choices = Choices {
+        detectors: Some(vec!["block-cycle".into(), "list-cycle".into()]),
+        sets: vec!["block-cycle.min_matches=21".into()],
+        ..Choices::default()
+    };
+    let s = Setup::resolve_with(&choices, "").unwrap();
+    let text = s.to_toml();
+    assert!(!text.contains("Every value below is the default"), "{text}");
+    assert!(text.contains("1 change from profile seed's defaults"), "{text}");
+    let marked: Vec<&str> = text.lines().filter(|l| l.contains("# changed (default ")).collect();
+    assert_eq!(marked.len(), 1, "{text}");
+    assert!(
+        marked[0].starts_with("min_matches = 21  # changed (default 6); "),
+        "{text}"
+    );
+    assert!(text.contains("detectors = [\"block-cycle\", \"list-cycle\"]"), "{text}");
+    let back = Setup::resolve_with(&Choices::default(), &text).unwrap();
+    assert_eq!(back.ids(), s.ids());
+    assert!(
+        back.diff().contains(&"block-cycle.min_matches: 6 -> 21".to_string()),
+        "{:?}",
+        back.diff()
+    );
+    // The defaults alone still say so, and name no selection.
+    let plain = Setup::profile(Profile::Seed).to_toml();
+    assert!(plain.contains("Every value below is the default") && !plain.contains("detectors ="));
+}

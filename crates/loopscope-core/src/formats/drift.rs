@@ -22,7 +22,8 @@ pub(crate) const OTHER_KINDS: &str = "(other kinds)";
 /// A well-formed record of a kind its importer does not know.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Unknown {
-    /// 1-based line of the record (for whole documents: the element).
+    /// 1-based line of the record; 0 where the input has no lines (a
+    /// whole document).
     pub line: u64,
     /// What the record says it is (`type`, `type/subtype`, a table's name),
     /// at most `MAX_KIND_CHARS` chars.
@@ -59,7 +60,7 @@ impl Unknown {
 pub struct Tally {
     /// Records of the kind.
     pub count: u64,
-    /// The line of the first one.
+    /// The line of the first one (0: the input has no lines).
     pub first_line: u64,
 }
 
@@ -127,11 +128,14 @@ impl UnknownKinds {
     pub fn sentences(&self) -> Vec<String> {
         self.iter()
             .map(|(kind, t)| {
+                let first = match t.first_line {
+                    0 => String::new(),
+                    line => format!(" (the first on line {line})"),
+                };
                 format!(
-                    "{} {} of an unknown kind `{kind}` skipped (the first on line {}); loopscope may be older than this agent",
+                    "{} {} of an unknown kind `{kind}` skipped{first}; loopscope may be older than this agent",
                     t.count,
                     if t.count == 1 { "record" } else { "records" },
-                    t.first_line
                 )
             })
             .collect()

@@ -63,7 +63,7 @@ impl Messages {
                 out.tool_result(id, result_ok(m), content_value(m));
             }
             "user" | "human" => self.user(m, out),
-            "" => out.problem("a message without a role; skipped"),
+            "" => out.problem("a message without a role"),
             other => out.note(format!("{other}: {}", text_of(m))),
         }
     }
@@ -262,7 +262,9 @@ mod tests {
         assert_eq!(kinds, ["prompt", "request", "reasoning", "tool_call", "tool_result"]);
         assert!(matches!(&d.events[4].kind, EventKind::ToolResult { ok: false, .. }));
         assert_eq!(d.problems.len(), 2);
-        assert_eq!(d.problems[0].line, 4);
+        // A document has no lines: the problem names its record.
+        assert_eq!(d.problems[0].line, 0);
+        assert_eq!(d.problems[0].to_string(), "record 4: a message without a role; skipped");
     }
 
     #[test]

@@ -152,7 +152,8 @@ pub(crate) fn report_overlong_to(lines: Vec<u64>, max_record: usize, sink: &mut 
 /// event (skipped), or one that was only partly readable (kept).
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Problem {
-    /// 1-based line number in the input (for whole documents: the element).
+    /// 1-based line number in the input; 0 where the input has no lines
+    /// (a whole document, whose problems name the record in `reason`).
     pub line: u64,
     /// What is wrong.
     pub reason: String,
@@ -162,9 +163,12 @@ pub struct Problem {
 
 impl fmt::Display for Problem {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(f, "line {}: {}", self.line, self.reason)?;
+        if self.line > 0 {
+            write!(f, "line {}: ", self.line)?;
+        }
+        f.write_str(&self.reason)?;
         if self.skipped {
-            f.write_str("; line skipped")?;
+            f.write_str(if self.line > 0 { "; line skipped" } else { "; skipped" })?;
         }
         Ok(())
     }

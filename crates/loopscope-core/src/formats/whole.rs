@@ -57,11 +57,31 @@ impl<H: DocHandler> WholeDecoder<H> {
         match (self.parse)(&self.buffer) {
             Ok(doc) => {
                 self.parsed = true;
-                self.handler.document(doc, &mut Out::new(out, 1));
+                let from = out.len();
+                // The handler sets `out.line` to the element it reads (1, 2, …).
+                self.handler.document(doc, &mut Out::new(out, 0));
+                out[from..].iter_mut().for_each(without_lines);
             }
             Err(reason) if report => Out::new(out, 1).problem(reason),
             Err(_) => {}
         }
+    }
+}
+
+/// A document has no lines an editor could go to (Cline's is one line,
+/// SWE-agent's is pretty-printed): its events are all on line 1, as
+/// [`Item::Event`] says, and a problem or an unknown kind says which
+/// record (the element the handler was reading, `record 12`) with line 0.
+fn without_lines(item: &mut Item) {
+    match item {
+        Item::Event(_, line) => *line = 1,
+        Item::Problem(p) => {
+            if p.line > 0 {
+                p.reason = format!("record {}: {}", p.line, p.reason);
+            }
+            p.line = 0;
+        }
+        Item::Unknown(u) => u.line = 0,
     }
 }
 
