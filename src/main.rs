@@ -83,7 +83,9 @@ fn main() -> ExitCode {
             out.write_all(&script)
         }),
         Some(Command::Man) => print_generated(|out| cli::man::render(Cli::command(), out)),
-        None => one_stream(cli.files).and_then(|f| run_view(f, &cli.replay, &cli.judge, cli.input, &cli.detectors)),
+        None => mistyped_command(&cli.files)
+            .and_then(|()| one_stream(cli.files))
+            .and_then(|f| run_view(f, &cli.replay, &cli.judge, cli.input, &cli.detectors)),
     };
     match result {
         Ok(code) => ExitCode::from(code as u8),
@@ -121,6 +123,33 @@ fn usage_error(e: clap::Error) -> ExitCode {
         return ExitCode::SUCCESS;
     }
     ExitCode::from(2)
+}
+
+/// `loopscope scna x`: without a subcommand the words are files to view,
+/// so a mistyped subcommand would be "no such file". A first word that is
+/// no file, has no path or extension in it, and is near a subcommand's name
+/// is said to be that.
+fn mistyped_command(files: &[std::path::PathBuf]) -> Result<(), String> {
+    let Some(word) = files.first().and_then(|f| f.to_str()) else {
+        return Ok(());
+    };
+    if std::path::Path::new(word).exists() || word.contains(['/', '.']) {
+        return Ok(());
+    }
+    let command = Cli::command();
+    let nearest = command
+        .get_subcommands()
+        .map(|c| c.get_name())
+        .map(|name| (strsim::jaro(word, name), name))
+        .filter(|(score, _)| *score > 0.8)
+        .max_by(|a, b| a.0.total_cmp(&b.0));
+    match nearest {
+        Some((_, name)) => Err(format!(
+            "no command or file {} (did you mean `loopscope {name}`?)",
+            loopscope_core::sanitize::line(word)
+        )),
+        None => Ok(()),
+    }
 }
 
 /// `loopscope hook AGENT …` (not `hook install`, `uninstall` or `status`).

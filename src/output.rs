@@ -37,7 +37,7 @@ pub fn clear_error(msg: &str) -> String {
     const UNKNOWN: &str = "not a format loopscope reads (tried ";
     match msg.find(UNKNOWN) {
         Some(at) if msg.ends_with(')') => format!(
-            "{}not a format loopscope reads (none of those --format lists in `loopscope view --help`)",
+            "{}not a format loopscope reads (`--help` lists the formats `--format` takes)",
             &msg[..at]
         ),
         _ => msg.to_string(),

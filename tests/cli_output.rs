@@ -213,3 +213,40 @@ fn whole_documents_name_records_not_lines() {
     assert!(err.contains(": record 2: a message without a role; skipped\n"), "{err}");
     assert!(!err.contains("line"), "{err}");
 }
+
+/// `loopscope scna x` read as two files to view ("the viewer opens one
+/// stream at a time"); a word near a subcommand that is no file says so.
+#[test]
+fn a_mistyped_subcommand_gets_the_nearest_one() {
+    let dir = tempfile::tempdir().unwrap();
+    for (args, says) in [
+        (
+            &["scna", "x.jsonl"][..],
+            "loopscope: no command or file scna (did you mean `loopscope scan`?)\n",
+        ),
+        (
+            &["reprot"][..],
+            "loopscope: no command or file reprot (did you mean `loopscope report`?)\n",
+        ),
+        (
+            &["nope.jsonl"][..],
+            "loopscope: nope.jsonl: no such file or directory\n",
+        ),
+    ] {
+        let out = common::loopscope_at_root()
+            .current_dir(dir.path())
+            .args(args)
+            .output()
+            .unwrap();
+        assert_eq!(out.status.code(), Some(2));
+        assert_eq!(String::from_utf8_lossy(&out.stderr), says);
+    }
+    // A file of that name is a file.
+    std::fs::write(dir.path().join("scna"), "{\"type\":\"prompt\",\"text\":\"hi\"}\n").unwrap();
+    let out = common::loopscope_at_root()
+        .current_dir(dir.path())
+        .args(["scna", "x.jsonl"])
+        .output()
+        .unwrap();
+    assert!(String::from_utf8_lossy(&out.stderr).contains("the viewer opens one stream at a time"));
+}

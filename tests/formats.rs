@@ -177,7 +177,7 @@ fn an_unrecognized_file_is_a_clear_error() {
         assert_eq!(
             err.trim_end(),
             format!(
-                "loopscope: {}: not a format loopscope reads (none of those --format lists in `loopscope view --help`)",
+                "loopscope: {}: not a format loopscope reads (`--help` lists the formats `--format` takes)",
                 p.display()
             ),
         );

@@ -94,6 +94,10 @@ fn a_summary_after_the_files_in_text_and_json() {
     assert!(text.contains("summary of 2 files"), "{text}");
     assert!(text.contains("block-cycle (278, char 2093)"), "{text}");
     assert!(text.contains("detections per detector: block-cycle 1"), "{text}");
+    // Files named, not found through --agent: their agent is their format,
+    // said once.
+    assert!(text.contains("files per format: native 1 of 2 looped"), "{text}");
+    assert!(!text.contains("files per agent"), "{text}");
     let out = common::loopscope_at_root()
         .args(["scan", "--summary", "--json"])
         .arg(dir.path())

@@ -91,7 +91,7 @@ fn no_sessions(agents: &[Agent]) -> String {
         let env = one.override_var();
         let shown: Vec<String> = looked.iter().map(|d| loopscope_core::sanitize::path(d)).collect();
         return format!(
-            "no session of {} found (looked in {}; {env} points elsewhere)",
+            "no session of {} found (looked in {}; set {env} to look elsewhere)",
             one.name(),
             shown.join(", ")
         );
@@ -144,7 +144,10 @@ pub fn scan_inputs(sel: &SessionFlags, output: Option<&std::path::Path>) -> Resu
         // the notes (a line per agent without a folder) would say it again.
         return Err(no_sessions(&req.agents));
     }
-    if found.is_empty() {
+    // Nothing changed within --since / --newer-than is a clean "nothing
+    // new" (a job run every hour); otherwise reading nothing is an error.
+    let by_age = req.fresh.since.is_some() || req.fresh.newer_than.is_some();
+    if found.is_empty() && !by_age {
         // The notes (an empty folder, a glob that matched nothing) say why,
         // as the error: a job that checked nothing must not pass.
         return Err(match notes.is_empty() {

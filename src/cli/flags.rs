@@ -284,25 +284,32 @@ pub enum Command {
     #[command(after_help = super::examples::TAIL)]
     Tail(TailArgs),
     /// Turn any supported input into native loopscope JSONL.
+    #[command(after_help = super::examples::CONVERT)]
     Convert(ConvertArgs),
     /// Draw the viewer at a position of a stream into an SVG file (no terminal needed).
+    #[command(after_help = super::examples::SCREENSHOT)]
     Screenshot(ScreenshotArgs),
     /// Write a recorded stream into a file at its own pace, to try `tail` in another terminal.
     ReplayInto(ReplayIntoArgs),
     /// Run the detectors headless and print what fired (exit 1 if anything did).
+    #[command(after_help = super::examples::SCAN)]
     Scan(ScanArgs),
     /// Write one self-contained HTML report for reviewers: the sessions
     /// (sortable), and each detection with its reason, numbers, parameters,
     /// highlighted evidence and the viewer's picture at that moment.
+    #[command(after_help = super::examples::REPORT)]
     Report(ReportArgs),
     /// A live list of every session of some agents (or folders): which are
     /// streaming, idle, or ⚠ FIRED; Enter opens one in the viewer.
+    #[command(after_help = super::examples::WATCH)]
     Watch(WatchArgs),
     /// List detectors, their rules, parameters and defaults.
+    #[command(after_help = super::examples::DETECTORS)]
     Detectors(DetectorsArgs),
     /// Try parameters at many values over your logs: which files fire, and
     /// with --expect, recall, false positives and latency per value, the
     /// value suggested, and --write-config to keep it.
+    #[command(after_help = super::examples::TUNE)]
     Tune(TuneArgs),
     /// Ask an LLM judge (any OpenAI-compatible endpoint) at every check of a
     /// recorded stream; write a copy with the verdicts as loop_check events.
@@ -327,13 +334,14 @@ pub enum Command {
 /// Which sessions `scan` and `report` read.
 #[derive(Args, Clone)]
 pub struct SessionFlags {
-    /// Streams to scan ("-" reads standard input); a directory is scanned
+    /// The streams ("-" reads standard input); a directory is read
     /// recursively, a glob ('**/*.jsonl', quoted) expanded, files that are
     /// not agent sessions skipped.
     pub files: Vec<PathBuf>,
     /// Also every session of these agents on this machine (claude-code,
-    /// codex, gemini-cli, qwen-code, cline, roo-code, comma-separated, or
-    /// all); LOOPSCOPE_<AGENT>_DIR overrides where they are looked for.
+    /// codex, gemini-cli, qwen-code, cline, roo-code, pi, opencode, kilo,
+    /// copilot, openhands, goose, crush, openclaw; comma-separated, or all);
+    /// LOOPSCOPE_<AGENT>_DIR overrides where they are looked for.
     #[arg(long, value_name = "AGENT", value_parser = super::complete::agent_list(), hide_possible_values = true)]
     pub agent: Option<String>,
     /// Only files found (in directories, globs, agents' folders) changed within this long (7d, 12h, 30m).
@@ -418,7 +426,8 @@ pub struct WatchArgs {
     /// folder and no --agent, every agent's usual places.
     pub dirs: Vec<PathBuf>,
     /// Watch these agents' session folders (claude-code, codex, gemini-cli,
-    /// qwen-code, cline, roo-code, comma-separated, or all).
+    /// qwen-code, cline, roo-code, pi, opencode, kilo, copilot, openhands,
+    /// goose, crush, openclaw; comma-separated, or all).
     #[arg(long, value_name = "AGENT", value_parser = super::complete::agent_list(), hide_possible_values = true)]
     pub agent: Option<String>,
     /// Print one line per detection across all sessions instead of the list.

@@ -431,6 +431,12 @@ fn scan_opened(
     });
     let mut write_error = None;
     let (mut bad, mut warn_error) = (BadLines::for_scan(name, opts.bad_lines), None);
+    // A forced `--format` that reads nothing of the stream is said in one
+    // line (it looks like another format): its many bad lines and unknown
+    // kinds, which would bury that line, are held until it is known
+    // (bounded: the first few lines and the counts).
+    let hold = forced.check(0).is_err();
+    let mut held: Vec<u8> = Vec::new();
     let scanned = scan_one(
         opened.reader,
         &mut *opened.decoder,
@@ -454,20 +460,28 @@ fn scan_opened(
         },
         |p| {
             if warn_error.is_none() {
-                warn_error = bad.warn(p, err).err();
+                let to: &mut dyn Write = if hold { &mut held } else { &mut *err };
+                warn_error = bad.warn(p, to).err();
             }
         },
     );
     if let Some(e) = write_error.or(warn_error) {
         return Err(e);
     }
-    if let Ok(s) = &scanned {
-        bad.unknown_kinds(&s.unknown);
-        for c in &s.caveats {
-            say(err, &format!("loopscope: {name}: {c}"))?;
+    let read_nothing = scanned.as_ref().is_ok_and(|s| forced.check(s.stream_events).is_err());
+    {
+        let to: &mut dyn Write = if hold { &mut held } else { &mut *err };
+        if let Ok(s) = &scanned {
+            bad.unknown_kinds(&s.unknown);
+            for c in &s.caveats {
+                say(to, &format!("loopscope: {name}: {c}"))?;
+            }
         }
+        bad.finish(to)?;
     }
-    bad.finish(err)?;
+    if !read_nothing {
+        err.write_all(&held)?;
+    }
     if let (Some(link), Ok(s)) = (link.as_mut(), &scanned) {
         if let Some((first, last)) = s.clock {
             link.span_times(first, last);

@@ -78,7 +78,11 @@ pub(super) fn write_summary(out: &mut dyn Write, rows: &[Row], json: bool) -> io
         )?;
     }
     writeln!(out, "  detections per detector: {}", totals.detectors_text())?;
-    writeln!(out, "  files per agent: {}", Totals::looped_text(&totals.per_agent))?;
+    // A file not found through --agent counts under its format as its
+    // agent: when no file was, the two lines would say the same.
+    if totals.per_agent != totals.per_format {
+        writeln!(out, "  files per agent: {}", Totals::looped_text(&totals.per_agent))?;
+    }
     writeln!(out, "  files per format: {}", Totals::looped_text(&totals.per_format))?;
     let drifted: Vec<&Row> = rows.iter().filter(|r| !r.unknown.is_empty()).collect();
     if !drifted.is_empty() {

@@ -21,7 +21,12 @@ pub fn smart_case(pattern: &str) -> Result<Regex, String> {
         .case_insensitive(!pattern.chars().any(char::is_uppercase))
         .size_limit(1 << 22)
         .build()
-        .map_err(|e| e.to_string().lines().last().unwrap_or_default().trim().to_string())
+        .map_err(|e| {
+            // regex says where, then `error: what`: the what alone.
+            let text = e.to_string();
+            let last = text.lines().last().unwrap_or_default().trim();
+            last.strip_prefix("error: ").unwrap_or(last).to_string()
+        })
 }
 
 /// Where a match is in a request's text.

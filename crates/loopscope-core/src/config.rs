@@ -485,14 +485,23 @@ impl Setup {
 }
 
 fn unknown_detector(id: &str) -> Error {
-    let known: Vec<&str> = DETECTORS.iter().map(|d| d.id).collect();
+    // The ~40 ids would be cut in a message line: the nearest, and where
+    // to see them all.
+    let nearest = DETECTORS
+        .iter()
+        .map(|d| (strsim::jaro(id, d.id), d.id))
+        .filter(|(score, _)| *score > 0.8)
+        .max_by(|a, b| a.0.total_cmp(&b.0));
+    let hint = "`loopscope detectors --profile NAME` lists a profile's";
     Error::new(
         ErrorKind::UnknownDetector,
-        format!(
-            "unknown detector {} (known: {})",
-            crate::detect::quote(id, 60),
-            known.join(", ")
-        ),
+        match nearest {
+            Some((_, near)) => format!(
+                "unknown detector {} (did you mean {near}? {hint})",
+                crate::detect::quote(id, 60)
+            ),
+            None => format!("unknown detector {} ({hint})", crate::detect::quote(id, 60)),
+        },
     )
 }
 

@@ -105,3 +105,25 @@ fn a_changed_config_says_what_changed_and_reads_back_to_the_same_setup() {
     let plain = Setup::profile(Profile::Seed).to_toml();
     assert!(plain.contains("Every value below is the default") && !plain.contains("detectors ="));
 }
+
+#[test]
+fn a_mistyped_detector_gets_the_nearest_id_not_the_whole_list() {
+    let message = |ids: &[&str]| {
+        let choices = Choices {
+            detectors: Some(ids.iter().map(|s| s.to_string()).collect()),
+            ..Choices::default()
+        };
+        Setup::resolve_with(&choices, "").map(|_| ()).unwrap_err().to_string()
+    };
+    let near = message(&["list-cylce"]);
+    assert!(
+        near.starts_with("unknown detector \"list-cylce\" (did you mean list-cycle? "),
+        "{near}"
+    );
+    let far = message(&["bogus"]);
+    assert!(
+        !far.contains("did you mean") && far.contains("loopscope detectors --profile"),
+        "{far}"
+    );
+    assert!(far.chars().count() < 120, "{far}");
+}

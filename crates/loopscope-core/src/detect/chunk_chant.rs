@@ -361,9 +361,10 @@ impl ChunkChant {
         let elsewhere = all.len() - d.spans.len();
         d.repeated = Some(text.clone());
         let periods_note = if self.max_periods > 0 {
+            let n = periods.len();
             format!(
-                ", {} distinct texts between them (max {})",
-                periods.len(),
+                ", {n} distinct {} between them (max {})",
+                if n == 1 { "text" } else { "texts" },
                 self.max_periods
             )
         } else {
