@@ -523,6 +523,16 @@ pub fn describe_text(setup: &Setup) -> String {
     if let Some(p) = &setup.config_file {
         s += &format!("config {}\n", p.display());
     }
+    let others: Vec<&str> = Profile::ALL
+        .into_iter()
+        .filter(|p| *p != setup.profile)
+        .map(Profile::name)
+        .collect();
+    s += &wrap_words(
+        &format!("other profiles (--profile NAME): {}", others.join(", ")),
+        78,
+        "  ",
+    );
     for c in &setup.detectors {
         let profiles = c
             .info

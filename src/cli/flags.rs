@@ -545,7 +545,7 @@ pub struct DetectorsArgs {
 /// Which detectors run, with which parameters.
 #[derive(Args, Clone, Default)]
 pub struct DetectorFlags {
-    /// Detector profile [default: seed]; `scan` (and `view`) take several,
+    /// Detector profile [default: seed]; `scan`, `report` and `view` take several,
     /// comma-separated, to compare them.
     #[arg(
         long,
