@@ -431,10 +431,10 @@ fn scan_opened(
     });
     let mut write_error = None;
     let (mut bad, mut warn_error) = (BadLines::for_scan(name, opts.bad_lines), None);
-    // A forced `--format` that reads nothing of the stream is said in one
-    // line (it looks like another format): its many bad lines and unknown
-    // kinds, which would bury that line, are held until it is known
-    // (bounded: the first few lines and the counts).
+    // A forced `--format` that reads nothing of the stream says so first
+    // (it looks like another format), then its bad lines: they are held
+    // until that is known (bounded: the first few lines and a count), so
+    // as not to bury it.
     let hold = forced.check(0).is_err();
     let mut held: Vec<u8> = Vec::new();
     let scanned = scan_one(
@@ -472,7 +472,10 @@ fn scan_opened(
     {
         let to: &mut dyn Write = if hold { &mut held } else { &mut *err };
         if let Ok(s) = &scanned {
-            bad.unknown_kinds(&s.unknown);
+            // Kinds unknown to a format that is not the file's say nothing.
+            if !read_nothing {
+                bad.unknown_kinds(&s.unknown);
+            }
             for c in &s.caveats {
                 say(to, &format!("loopscope: {name}: {c}"))?;
             }
@@ -500,6 +503,8 @@ fn scan_opened(
             return Ok((Outcome::Skipped, None));
         }
         say(err, &format!("loopscope: {name}: {msg}"))?;
+        // Then the lines it could not read (the first few, and a count).
+        err.write_all(&held)?;
         return Ok((Outcome::Failed, None));
     }
     let detected = !scanned.detections.is_empty();
