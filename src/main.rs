@@ -112,9 +112,10 @@ fn usage_error(e: clap::Error) -> ExitCode {
     ) {
         e.exit();
     }
+    let line = one_line(&e.render().to_string());
     eprint!(
         "{}",
-        loopscope_core::sanitize::text(&loopscope_core::sanitize::cut_lines(&e.render().to_string()))
+        loopscope_core::sanitize::text(&loopscope_core::sanitize::cut_lines(&format!("loopscope: {line}\n")))
     );
     // An agent reads a hook's exit status 2 as a refusal of its call (Claude
     // Code): a hook whose flags are wrong allows the call instead.
@@ -123,6 +124,33 @@ fn usage_error(e: clap::Error) -> ExitCode {
         return ExitCode::SUCCESS;
     }
     ExitCode::from(2)
+}
+
+/// clap's message (`error: …`, a tip, the usage, "For more information,
+/// try '--help'") as one line, in the form of every other error: what is
+/// wrong, the tip (a similar flag), and the `--help` of the command run.
+fn one_line(rendered: &str) -> String {
+    let mut text = String::new();
+    let command = Cli::command();
+    let help = match std::env::args().nth(1).filter(|a| command.find_subcommand(a).is_some()) {
+        Some(sub) => format!("`loopscope {} --help`", loopscope_core::sanitize::line(&sub)),
+        None => "`loopscope --help`".to_string(),
+    };
+    let mut in_usage = false;
+    for line in rendered.lines().map(str::trim) {
+        // The usage (one line or more, to the blank line) is the help's.
+        in_usage = (in_usage || line.starts_with("Usage: ")) && !line.is_empty();
+        if in_usage || line.is_empty() || line.starts_with("For more information") {
+            continue;
+        }
+        let line = line.strip_prefix("error: ").unwrap_or(line);
+        if !text.is_empty() {
+            // A list after "…were not provided:" goes on; a tip is its own clause.
+            text += if text.ends_with(':') { " " } else { "; " };
+        }
+        text += line;
+    }
+    format!("{text} (see {help})")
 }
 
 /// `loopscope scna x`: without a subcommand the words are files to view,

@@ -250,3 +250,32 @@ fn a_mistyped_subcommand_gets_the_nearest_one() {
         .unwrap();
     assert!(String::from_utf8_lossy(&out.stderr).contains("the viewer opens one stream at a time"));
 }
+
+/// clap's usage errors were four lines (`error: …`, a blank, "For more
+/// information, try '--help'"); every other error is `loopscope: …` in
+/// one line. They are one line too, with clap's tip and the command's help.
+#[test]
+fn usage_errors_are_one_line_like_the_others() {
+    let cases: [(&[&str], &str); 4] = [
+        (
+            &["view", "--speed", "100", "x.jsonl"],
+            "loopscope: invalid value '100' for '--speed <SPEED>': speed must be between 0.25 and 64 (see `loopscope view --help`)",
+        ),
+        (
+            &["scan", "--sinc", "7d"],
+            "loopscope: unexpected argument '--sinc' found; tip: a similar argument exists: '--since' (see `loopscope scan --help`)",
+        ),
+        (
+            &["tail"],
+            "loopscope: the following required arguments were not provided: <FILE> (see `loopscope tail --help`)",
+        ),
+        (&["--bogus"], "loopscope: unexpected argument '--bogus' found; tip: "),
+    ];
+    for (args, says) in cases {
+        let out = common::loopscope_at_root().args(args).output().unwrap();
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(2), "{args:?}");
+        assert_eq!(err.lines().count(), 1, "{args:?}: {err}");
+        assert!(err.starts_with(says), "{args:?}: {err}");
+    }
+}
