@@ -440,3 +440,35 @@ fn more_sessions_than_file_descriptors_are_all_followed() {
     assert!(lines > 300 * 3, "{lines} detection lines");
     run.stop();
 }
+
+/// `--latest all` (offered by the completions, refused until now): the
+/// newest session of any agent, here Codex's over an older Claude Code one.
+#[test]
+fn tail_latest_all_follows_the_newest_session_of_any_agent() {
+    let home = tempfile::tempdir().unwrap();
+    let claude = home.path().join(".claude/projects/-home-dev-app/1a1a1a1a-old.jsonl");
+    let codex = home
+        .path()
+        .join(".codex/sessions/2026/11/28/rollout-2026-11-28T10-00-00-0199aaaa-bbbb-7ccc-8ddd-eeeeffff0000.jsonl");
+    for (path, sample_name) in [
+        (&claude, "formats/claude-code-session.jsonl"),
+        (&codex, "formats/codex-rollout-errors.jsonl"),
+    ] {
+        std::fs::create_dir_all(path.parent().unwrap()).unwrap();
+        std::fs::write(path, sample(sample_name)).unwrap();
+    }
+    let old = std::time::SystemTime::now() - Duration::from_secs(3600);
+    std::fs::File::options()
+        .write(true)
+        .open(&claude)
+        .unwrap()
+        .set_modified(old)
+        .unwrap();
+    let mut cmd = common::fleet::in_home(home.path());
+    cmd.args(["tail", "--latest", "all", "--no-tui"]);
+    let run = Running::start(cmd);
+    let mut err = Vec::new();
+    let line = Running::wait(&run.err, "now following", &mut err);
+    assert!(line.ends_with(&codex.display().to_string()), "{line}");
+    run.stop();
+}

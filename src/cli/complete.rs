@@ -1,5 +1,5 @@
 //! What shells complete for flags whose values are names loopscope knows:
-//! agents for `--agent` and `tail --latest`, detector ids for
+//! agents for `--agent` and `--latest`, detector ids for
 //! `--detectors`. The value is taken as typed (`--latest` also takes a
 //! folder, `--agent` a comma-separated list or `all`) and checked where it
 //! is used, with a message that lists the names; the names only feed the
@@ -28,12 +28,8 @@ impl TypedValueParser for Offering {
     }
 }
 
-fn agents() -> Vec<&'static str> {
-    Agent::ALL.iter().map(|a| a.name()).collect()
-}
-
 fn agents_or_all() -> Vec<&'static str> {
-    let mut names = agents();
+    let mut names: Vec<&'static str> = Agent::ALL.iter().map(|a| a.name()).collect();
     names.push("all");
     names
 }
@@ -42,12 +38,8 @@ fn detector_ids() -> Vec<&'static str> {
     DETECTORS.iter().map(|d| d.id).collect()
 }
 
-/// `tail --latest`: an agent (or a folder, typed).
-pub fn agent() -> Offering {
-    Offering(agents)
-}
-
-/// `--agent`: agents, comma-separated, or `all`.
+/// `--agent` and `--latest`: agents, comma-separated, or `all` (or, for
+/// `--latest`, a folder, typed).
 pub fn agent_list() -> Offering {
     Offering(agents_or_all)
 }

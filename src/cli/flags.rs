@@ -150,9 +150,9 @@ pub struct ViewArgs {
     #[arg(value_name = "FILE", required_unless_present = "latest")]
     pub files: Vec<PathBuf>,
     /// View the most recently written session of an agent (claude-code,
-    /// codex, gemini-cli, …) or in a directory, as `tail --latest` follows
-    /// it (`tail` follows it live).
-    #[arg(long, value_name = "AGENT|DIR", conflicts_with = "files", value_parser = super::complete::agent(), hide_possible_values = true)]
+    /// codex, gemini-cli, …; all: of any agent) or in a directory, as
+    /// `tail --latest` follows it (`tail` follows it live).
+    #[arg(long, value_name = "AGENT|DIR", conflicts_with = "files", value_parser = super::complete::agent_list(), hide_possible_values = true)]
     pub latest: Option<String>,
     #[command(flatten)]
     pub replay: ReplayFlags,
@@ -172,9 +172,9 @@ pub struct TailArgs {
     #[arg(required_unless_present = "latest")]
     pub file: Option<PathBuf>,
     /// Follow the most recently written session of an agent (claude-code,
-    /// codex, gemini-cli, qwen-code, cline, roo-code) or in a directory,
-    /// and switch to each new session it starts.
-    #[arg(long, value_name = "AGENT|DIR", conflicts_with = "file", value_parser = super::complete::agent(), hide_possible_values = true)]
+    /// codex, gemini-cli, …; all: of any agent, comma-separated: of these)
+    /// or in a directory, and switch to each new session started.
+    #[arg(long, value_name = "AGENT|DIR", conflicts_with = "file", value_parser = super::complete::agent_list(), hide_possible_values = true)]
     pub latest: Option<String>,
     #[command(flatten)]
     pub judge: LiveJudgeFlags,

@@ -55,15 +55,16 @@ pub fn view_target(files: Vec<PathBuf>, latest: Option<&str>) -> Result<Option<P
     match finder.next(None, true) {
         Some(path) => Ok(Some(path)),
         None => {
-            let looked: Vec<String> = finder
-                .roots()
-                .iter()
-                .map(|d| loopscope_core::sanitize::path(d))
-                .collect();
+            let roots = finder.roots();
+            let looked: Vec<String> = roots.iter().map(|d| loopscope_core::sanitize::path(d)).collect();
+            // Every agent's folders would fill the line: their number.
+            let looked = match looked.len() {
+                0..=3 => looked.join(", "),
+                n => format!("{n} agents' folders"),
+            };
             Err(format!(
-                "--latest {}: no session yet (looked in {}); `loopscope tail --latest {}` waits for one",
+                "--latest {}: no session yet (looked in {looked}); `loopscope tail --latest {}` waits for one",
                 loopscope_core::sanitize::line(spec),
-                looked.join(", "),
                 loopscope_core::sanitize::line(spec)
             ))
         }

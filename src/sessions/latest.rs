@@ -7,12 +7,13 @@ use std::time::{Duration, SystemTime};
 use super::{being_created, Agent};
 use loopscope_core::formats;
 
-/// `tail --latest AGENT|DIR`: the most recently written session, then
-/// each new session the agent starts. Sub-agents are left to `watch`: they
+/// `tail --latest AGENT|all|DIR`: the most recently written session (of
+/// the agent, of any agent, in the folder), then each new session started. Sub-agents are left to `watch`: they
 /// belong to the session that started them.
 pub struct Latest {
     roots: Vec<PathBuf>,
-    agent: Option<Agent>,
+    /// The agents and their folders; none for a directory.
+    agents: Vec<(Agent, Vec<PathBuf>)>,
     /// Files seen so far (a new session is one not among them).
     known: std::collections::HashSet<PathBuf>,
     last_look: Option<std::time::Instant>,
@@ -27,17 +28,19 @@ const LATEST_LOOK: Duration = Duration::from_millis(700);
 const LATEST_ANYWAY: Duration = Duration::from_secs(5);
 
 impl Latest {
-    /// An agent's name (its usual folders) or a directory.
+    /// Agents' names (their usual folders; `all`, or comma-separated) or a directory.
     pub fn new(spec: &str, env: &dyn Fn(&str) -> Option<OsString>) -> Result<Latest, String> {
-        let (roots, agent) = match Agent::parse_list(spec) {
-            Ok(agents) if agents.len() == 1 => (agents[0].locations(env), Some(agents[0])),
-            Ok(_) => return Err("--latest follows one agent's sessions: name one agent or a directory".into()),
-            Err(_) if Path::new(spec).is_dir() => (vec![PathBuf::from(spec)], None),
+        let (roots, agents) = match Agent::parse_list(spec) {
+            Ok(agents) => {
+                let agents: Vec<(Agent, Vec<PathBuf>)> = agents.into_iter().map(|a| (a, a.locations(env))).collect();
+                (agents.iter().flat_map(|(_, r)| r.clone()).collect(), agents)
+            }
+            Err(_) if Path::new(spec).is_dir() => (vec![PathBuf::from(spec)], Vec::new()),
             Err(e) => return Err(format!("--latest {spec:?}: not a directory, and {e}")),
         };
         Ok(Latest {
             roots,
-            agent,
+            agents,
             known: Default::default(),
             last_look: None,
             nudged: false,
@@ -51,9 +54,10 @@ impl Latest {
 
     /// What is being followed, for messages.
     pub fn describe(&self) -> String {
-        match self.agent {
-            Some(a) => format!("the newest {} session", a.name()),
-            None => format!(
+        match self.agents.as_slice() {
+            [(a, _)] => format!("the newest {} session", a.name()),
+            [_, ..] => "the newest session of any agent".to_string(),
+            [] => format!(
                 "the newest session in {}",
                 self.roots
                     .first()
@@ -64,7 +68,14 @@ impl Latest {
 
     /// The session files under the roots now, with their modification times.
     fn sessions_now(&self) -> Vec<(PathBuf, SystemTime)> {
-        super::latest_streams(&self.roots, self.agent)
+        if self.agents.is_empty() {
+            return super::latest_streams(&self.roots, None);
+        }
+        let mut all: Vec<(PathBuf, SystemTime)> = Vec::new();
+        for (agent, roots) in &self.agents {
+            all.extend(super::latest_streams(roots, Some(*agent)));
+        }
+        all
     }
 
     /// The first call: the most recently written session. Later calls: a
