@@ -128,7 +128,8 @@ impl App {
     /// [`MAX_PROBLEMS`] kept for `:bad`.
     pub fn problems(&mut self, problems: Vec<Problem>, now: Instant) {
         if let Some(p) = problems.last().filter(|_| self.read_error.is_none()) {
-            self.flash(format!("bad line {}", p), now);
+            // "line 3: not JSON; line skipped", "record 2: …; skipped".
+            self.flash(p.to_string(), now);
         }
         self.bad_lines += problems.iter().filter(|p| p.skipped).count();
         self.problems_seen += problems.len();
