@@ -132,8 +132,13 @@ fn usage_error(e: clap::Error) -> ExitCode {
 fn one_line(rendered: &str) -> String {
     let mut text = String::new();
     let command = Cli::command();
-    let help = match std::env::args().nth(1).filter(|a| command.find_subcommand(a).is_some()) {
-        Some(sub) => format!("`loopscope {} --help`", loopscope_core::sanitize::line(&sub)),
+    let first = std::env::args_os().nth(1);
+    let sub = first
+        .as_ref()
+        .and_then(|a| a.to_str())
+        .filter(|a| command.find_subcommand(a).is_some());
+    let help = match sub {
+        Some(sub) => format!("`loopscope {} --help`", loopscope_core::sanitize::line(sub)),
         None => "`loopscope --help`".to_string(),
     };
     let mut in_usage = false;
@@ -182,7 +187,12 @@ fn mistyped_command(files: &[std::path::PathBuf]) -> Result<(), String> {
 
 /// `loopscope hook AGENT …` (not `hook install`, `uninstall` or `status`).
 fn running_as_a_hook() -> bool {
-    let args: Vec<String> = std::env::args().skip(1).collect();
+    // args_os: a word that is not UTF-8 must not panic here.
+    let args: Vec<String> = std::env::args_os()
+        .skip(1)
+        .take(2)
+        .map(|a| a.to_string_lossy().into_owned())
+        .collect();
     args.first().map(String::as_str) == Some("hook")
         && !matches!(
             args.get(1).map(String::as_str),

@@ -655,13 +655,16 @@ fn completions_offer_agents_and_detector_ids() {
         ),
         "--agent"
     );
-    // --latest takes all too (the newest session of any agent).
-    assert!(
-        !script.contains(
-            "claude-code codex gemini-cli qwen-code cline roo-code pi opencode kilo copilot openhands goose crush openclaw\""
-        ),
-        "--latest"
-    );
+    // --latest (view's and tail's) takes all too: the newest session of any agent.
+    let latest: Vec<&str> = script
+        .split("--latest)")
+        .skip(1)
+        .filter_map(|after| after.lines().nth(1))
+        .collect();
+    assert_eq!(latest.len(), 2, "view's and tail's --latest");
+    for offered in latest {
+        assert!(offered.contains("goose crush openclaw all\""), "--latest: {offered}");
+    }
     let ids: Vec<&str> = loopscope_core::detect::DETECTORS.iter().map(|d| d.id).collect();
     assert!(script.contains(&ids.join(" ")), "--detectors offers every id");
     let out = env.cmd().args(["completions", "fish"]).output().unwrap();

@@ -135,21 +135,23 @@ pub fn scan_inputs(sel: &SessionFlags, output: Option<&std::path::Path>) -> Resu
             newer_than: sel.newer_than,
         },
     };
-    let (found, notes) = sessions::collect(&req, &sessions::process_env);
+    let sessions::Collected {
+        sessions: found,
+        notes,
+        aged_out,
+    } = sessions::collect(&req, &sessions::process_env);
     // Before anything is said: standard error may be one of them.
     let paths: Vec<&std::path::Path> = found.iter().map(|s| s.path.as_path()).collect();
     refuse_writing_into(output, &paths)?;
-    if found.is_empty() && !req.agents.is_empty() && sel.files.is_empty() {
-        // Nothing to read is not a clean scan (exit 2), said in one line:
-        // the notes (a line per agent without a folder) would say it again.
-        return Err(no_sessions(&req.agents));
-    }
-    // Nothing changed within --since / --newer-than is a clean "nothing
-    // new" (a job run every hour); otherwise reading nothing is an error.
-    let by_age = req.fresh.since.is_some() || req.fresh.newer_than.is_some();
-    if found.is_empty() && !by_age {
-        // The notes (an empty folder, a glob that matched nothing) say why,
-        // as the error: a job that checked nothing must not pass.
+    // Nothing to read is not a clean scan (exit 2: a job that checked
+    // nothing must not pass), said in one line. Nothing changed within
+    // --since / --newer-than is: there is nothing new (a job run hourly).
+    if found.is_empty() && aged_out == 0 {
+        if !req.agents.is_empty() && sel.files.is_empty() {
+            // The notes (a line per agent without a folder) would say it again.
+            return Err(no_sessions(&req.agents));
+        }
+        // The notes (an empty folder, a glob that matched nothing) say why.
         return Err(match notes.is_empty() {
             true => "nothing to scan".to_string(),
             false => notes.join("; "),
@@ -161,10 +163,6 @@ pub fn scan_inputs(sel: &SessionFlags, output: Option<&std::path::Path>) -> Resu
             loopscope_core::sanitize::text(&loopscope_core::sanitize::cut_lines(&format!("loopscope: {n}")))
         );
     }
-    if found.is_empty() && !req.agents.is_empty() {
-        return Err(no_sessions(&req.agents));
-    }
-
     Ok(found
         .into_iter()
         .map(|s| {
@@ -427,6 +425,8 @@ pub fn run_scan(inputs: Vec<Input>, args: &ScanArgs) -> Result<i32, String> {
 }
 
 pub fn run_report(args: &ReportArgs, inputs: Vec<Input>) -> Result<i32, String> {
+    // None given: nothing changed within --since (a clean, empty report).
+    let given = inputs.len();
     let paths: Vec<&std::path::Path> = inputs.iter().filter_map(Input::path).collect();
     refuse_writing_into(Some(&args.output), &paths)?;
     let inputs = loopscope::report::read_streams_once(inputs, loopscope::tui::app::max_spool())?;
@@ -456,11 +456,12 @@ pub fn run_report(args: &ReportArgs, inputs: Vec<Input>) -> Result<i32, String> 
     for msg in &report.failed {
         eprintln!("loopscope: {label}{}", loopscope_core::sanitize::line(msg));
     }
-    if report.files.is_empty() {
-        if report.failed.is_empty() {
-            return Err(loopscope::scan::nothing_read(report.skipped));
+    if report.files.is_empty() && given > 0 {
+        if !report.failed.is_empty() {
+            return Ok(EXIT_ERROR);
         }
-        return Ok(EXIT_ERROR);
+        let forced = matches!(args.input.format, loopscope_core::FormatChoice::Fixed(_));
+        return Err(loopscope::scan::nothing_read(report.skipped, forced));
     }
     let html = loopscope::report::html::to_html(&report);
     loopscope::files::write_atomically(&args.output, |w| w.write_all(html.as_bytes()))?;

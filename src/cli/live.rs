@@ -59,8 +59,9 @@ pub fn view_target(files: Vec<PathBuf>, latest: Option<&str>) -> Result<Option<P
             let looked: Vec<String> = roots.iter().map(|d| loopscope_core::sanitize::path(d)).collect();
             // Every agent's folders would fill the line: their number.
             let looked = match looked.len() {
-                0..=3 => looked.join(", "),
-                n => format!("{n} agents' folders"),
+                0 => "no folder: no home directory".to_string(),
+                1..=3 => looked.join(", "),
+                n => format!("{n} folders"),
             };
             Err(format!(
                 "--latest {}: no session yet (looked in {looked}); `loopscope tail --latest {}` waits for one",

@@ -126,7 +126,7 @@ const EXIT_STATUS: &str = r#".SH EXIT STATUS
 \fBscan\fR, \fBtail \-\-no\-tui\fR, \fBwatch \-\-no\-tui\fR: at least one detection.
 .TP
 \fB2\fR
-The command could not run: a bad flag or configuration, a missing or unreadable input, an agent with no session, an output that is one of the inputs. One line on standard error says why. Unreadable lines inside an input are warnings, not errors.
+The command could not run: a bad flag or configuration, a missing or unreadable input, an agent with no session, nothing read (an empty folder, a glob that matches nothing, no file an agent session; nothing changed within \fB\-\-since\fR is no error), an output that is one of the inputs. One line on standard error says why. Unreadable lines inside an input are warnings, not errors.
 "#;
 
 /// ENVIRONMENT: the configuration's, the agents' folders', the hook's.

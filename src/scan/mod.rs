@@ -283,13 +283,21 @@ pub fn scan_one(
     Ok(result)
 }
 
-/// Why a scan or report of files none of which is an agent session
-/// fails (exit 2: a job that checked nothing must not pass).
-pub fn nothing_read(skipped: usize) -> String {
-    format!(
-        "nothing read: {} found, none of them an agent session (`--format` reads one as that format)",
-        crate::output::count(skipped, "file")
-    )
+/// Why a scan or report of inputs none of which is an agent session (or
+/// a trajectory, for a dataset's rows) fails: exit 2, a job that checked
+/// nothing must not pass. `forced`: they were read as `--format` said.
+pub fn nothing_read(skipped: usize, forced: bool) -> String {
+    match (skipped, forced) {
+        (0, _) => "nothing read: no session among the inputs".to_string(),
+        (n, false) => format!(
+            "nothing read: {} found, none of them an agent session (`--format` reads one as that format)",
+            crate::output::count(n, "file")
+        ),
+        (n, true) => format!(
+            "nothing read: {} found, none of them read as --format says",
+            crate::output::count(n, "file")
+        ),
+    }
 }
 
 /// How one input went.
@@ -327,7 +335,8 @@ pub fn run(inputs: &[Input], opts: &ScanOptions, out: &mut dyn Write, err: &mut 
     }
     let skipped = outcomes.iter().filter(|o| **o == Outcome::Skipped).count();
     if skipped > 0 && skipped == outcomes.len() {
-        writeln!(err, "loopscope: {}", nothing_read(skipped))?;
+        let forced = matches!(opts.format, FormatChoice::Fixed(_));
+        writeln!(err, "loopscope: {}", nothing_read(skipped, forced))?;
         return Ok(EXIT_ERROR);
     }
     if skipped > 0 {
@@ -432,10 +441,10 @@ fn scan_opened(
     let mut write_error = None;
     let (mut bad, mut warn_error) = (BadLines::for_scan(name, opts.bad_lines), None);
     // A forced `--format` that reads nothing of the stream says so first
-    // (it looks like another format), then its bad lines: they are held
-    // until that is known (bounded: the first few lines and a count), so
-    // as not to bury it.
-    let hold = forced.check(0).is_err();
+    // (it looks like another format), then its bad lines: the first few
+    // are held until that is known, so as not to bury it (more, with
+    // `--bad-lines`, are said as they come).
+    let mut hold = forced.check(0).is_err();
     let mut held: Vec<u8> = Vec::new();
     let scanned = scan_one(
         opened.reader,
@@ -462,6 +471,14 @@ fn scan_opened(
             if warn_error.is_none() {
                 let to: &mut dyn Write = if hold { &mut held } else { &mut *err };
                 warn_error = bad.warn(p, to).err();
+                // `--bad-lines` prints every one: past the first few they
+                // are said as they come, not held without bound.
+                if hold && held.iter().filter(|&&b| b == b'\n').count() >= bad_lines::SHOWN {
+                    hold = false;
+                    if let Err(e) = err.write_all(&std::mem::take(&mut held)) {
+                        warn_error.get_or_insert(e);
+                    }
+                }
             }
         },
     );

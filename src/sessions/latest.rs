@@ -56,13 +56,17 @@ impl Latest {
     pub fn describe(&self) -> String {
         match self.agents.as_slice() {
             [(a, _)] => format!("the newest {} session", a.name()),
-            [_, ..] => "the newest session of any agent".to_string(),
+            all if all.len() == Agent::ALL.len() => "the newest session of any agent".to_string(),
             [] => format!(
                 "the newest session in {}",
                 self.roots
                     .first()
                     .map_or(String::new(), |r| loopscope_core::sanitize::path(r))
             ),
+            some => {
+                let names: Vec<&str> = some.iter().map(|(a, _)| a.name()).collect();
+                format!("the newest session of {}", names.join(", "))
+            }
         }
     }
 

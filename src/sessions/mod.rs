@@ -119,13 +119,29 @@ pub struct Request {
     pub fresh: Freshness,
 }
 
-/// The sessions a request names, in a stable order, and notes for stderr
-/// (an empty directory, a glob that matched nothing, an agent with no
-/// folder here). A named path that does not exist is kept, so that reading
-/// it reports the error.
-pub fn collect(req: &Request, env: &dyn Fn(&str) -> Option<OsString>) -> (Vec<Session>, Vec<String>) {
+/// What a request found.
+#[derive(Debug, Default)]
+pub struct Collected {
+    /// The sessions, in a stable order.
+    pub sessions: Vec<Session>,
+    /// For standard error: an empty directory, a glob that matched
+    /// nothing, an agent with no folder here.
+    pub notes: Vec<String>,
+    /// Sessions left out as older than `--since` / `--newer-than`: when
+    /// nothing else was found, there is nothing new (not nothing at all).
+    pub aged_out: usize,
+}
+
+/// The sessions a request names, and what to say about them. A named path
+/// that does not exist is kept, so that reading it reports the error.
+pub fn collect(req: &Request, env: &dyn Fn(&str) -> Option<OsString>) -> Collected {
     let cutoff = req.fresh.cutoff();
-    let fresh = |p: &Path| cutoff.is_none_or(|c| modified(p).is_some_and(|m| m >= c));
+    let aged_out = std::cell::Cell::new(0);
+    let fresh = |p: &Path| {
+        let kept = cutoff.is_none_or(|c| modified(p).is_some_and(|m| m >= c));
+        aged_out.set(aged_out.get() + usize::from(!kept));
+        kept
+    };
     let mut out: Vec<Session> = Vec::new();
     let mut notes = Vec::new();
     for p in &req.paths {
@@ -171,7 +187,7 @@ pub fn collect(req: &Request, env: &dyn Fn(&str) -> Option<OsString>) -> (Vec<Se
             push_found(&mut out, &mut notes, &place, found, Some(agent), &fresh);
         }
     }
-    let out = expand(out, &mut notes, cutoff);
+    let out = expand(out, &mut notes, cutoff, &aged_out);
     // Naming every agent (`all`) is not a claim that each is installed: say
     // so only when none of them has a folder here.
     if missing.len() == req.agents.len() || req.agents.len() < Agent::ALL.len() {
@@ -183,13 +199,17 @@ pub fn collect(req: &Request, env: &dyn Fn(&str) -> Option<OsString>) -> (Vec<Se
                 [first, rest @ ..] => format!("{} and {} more", loopscope_core::sanitize::path(first), rest.len()),
             };
             notes.push(format!(
-                "{}: no session folder here (looked in {place}; set {} to point elsewhere)",
+                "{}: no session folder here (looked in {place}; set {} to look elsewhere)",
                 agent.name(),
                 agent.override_var()
             ));
         }
     }
-    (out, notes)
+    Collected {
+        sessions: out,
+        notes,
+        aged_out: aged_out.get(),
+    }
 }
 
 /// A folder read as one session (not walked into): a Cline/Roo task, a
@@ -216,7 +236,12 @@ pub fn may_hold_streams(path: &Path) -> bool {
 /// store's sessions (`db#id`, child sessions after their parent with it as
 /// parent), a file's sub-agents. A store that cannot be read is said when it
 /// was found in an agent's folder (one named is reported when opened).
-fn expand(sessions: Vec<Session>, notes: &mut Vec<String>, cutoff: Option<SystemTime>) -> Vec<Session> {
+fn expand(
+    sessions: Vec<Session>,
+    notes: &mut Vec<String>,
+    cutoff: Option<SystemTime>,
+    aged_out: &std::cell::Cell<usize>,
+) -> Vec<Session> {
     let mut out = Vec::with_capacity(sessions.len());
     for s in sessions {
         if s.parent.is_some() || !may_hold_streams(&s.path) {
@@ -231,6 +256,7 @@ fn expand(sessions: Vec<Session>, notes: &mut Vec<String>, cutoff: Option<System
                         .updated
                         .map(|ms| std::time::UNIX_EPOCH + Duration::from_millis(ms.max(0) as u64));
                     if cutoff.is_some_and(|c| time.is_some_and(|t| t < c)) {
+                        aged_out.set(aged_out.get() + 1);
                         continue;
                     }
                     out.push(Session {

@@ -45,7 +45,9 @@ fn main() -> ExitCode {
         safe(&profile)
     );
     for p in &found.problems {
-        println!("  line {}: {}", p.line, safe(&p.reason));
+        // "line 3: not JSON; line skipped", or for a whole JSON document
+        // (no lines) "record 2: …; skipped".
+        println!("  {}", safe(&p.to_string()));
     }
     for d in &found.detections {
         println!("  {} at event {}: {}", d.detector, d.event, safe(&d.reason));

@@ -492,7 +492,7 @@ fn unknown_detector(id: &str) -> Error {
         .map(|d| (strsim::jaro(id, d.id), d.id))
         .filter(|(score, _)| *score > 0.8)
         .max_by(|a, b| a.0.total_cmp(&b.0));
-    let hint = "`loopscope detectors --profile NAME` lists a profile's";
+    let hint = "`loopscope detectors --profile NAME` lists a profile's detectors";
     Error::new(
         ErrorKind::UnknownDetector,
         match nearest {

@@ -45,7 +45,7 @@
 //!     println!("{} fired at event {}: {}", d.detector, d.event, d.reason);
 //! }
 //! for p in &found.problems {
-//!     println!("line {}: {}", p.line, p.reason);
+//!     println!("{p}"); // "line 3: not JSON; line skipped"
 //! }
 //! # assert_eq!(found.detections[0].detector, "text-loop");
 //! # std::fs::remove_dir_all(&dir).unwrap();

@@ -263,17 +263,23 @@ impl DocHandler for Cassette {
                     for e in decoded.events {
                         out.item(super::Item::Event(e, out.line));
                     }
+                    // Line 0: the reason names the interaction (a cassette has
+                    // no line to go to; the record would be named twice).
                     for mut p in decoded.problems {
                         p.reason = format!("interaction {} response, line {}: {}", i + 1, p.line, p.reason);
-                        p.line = out.line;
+                        p.line = 0;
                         out.item(super::Item::Problem(p));
                     }
                 }
                 _ if text.trim().is_empty() => {}
-                _ => out.warn(format!(
-                    "interaction {}: the response body is not a stream loopscope reads",
-                    i + 1
-                )),
+                _ => out.item(super::Item::Problem(super::Problem {
+                    line: 0,
+                    reason: format!(
+                        "interaction {}: the response body is not a stream loopscope reads",
+                        i + 1
+                    ),
+                    skipped: false,
+                })),
             }
         }
     }

@@ -62,7 +62,8 @@ impl<H: DocHandler> WholeDecoder<H> {
                 self.handler.document(doc, &mut Out::new(out, 0));
                 out[from..].iter_mut().for_each(without_lines);
             }
-            Err(reason) if report => Out::new(out, 1).problem(reason),
+            // No line: serde says where in the document (`at line 412 column 3`).
+            Err(reason) if report => Out::new(out, 0).problem(reason),
             Err(_) => {}
         }
     }
@@ -90,7 +91,7 @@ impl<H: DocHandler> WholeDecoder<H> {
     fn refuse(&mut self, out: &mut Vec<Item>) {
         if !std::mem::replace(&mut self.too_big, true) {
             self.buffer = Vec::new();
-            Out::new(out, 1).problem(format!("the document is {}", super::overlong_reason(self.max_record)));
+            Out::new(out, 0).problem(format!("the document is {}", super::overlong_reason(self.max_record)));
         }
     }
 }
