@@ -157,6 +157,41 @@ fn reading_nothing_is_an_error_in_one_line() {
         assert!(!err.contains("warning"), "{args:?}: {err}");
         assert!(!d.join("r.html").exists(), "{args:?} wrote a report of nothing");
     }
+    // --since does not excuse an empty folder…
+    let out = common::loopscope_at_root()
+        .current_dir(d)
+        .args(["scan", "empty", "--since", "1d"])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(2));
+    // …but a session older than it is "nothing new": a clean scan, and an
+    // empty report.
+    std::fs::create_dir(d.join("old")).unwrap();
+    let old = d.join("old/s.jsonl");
+    std::fs::copy(
+        std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("sample-logs/formats/claude-code-session.jsonl"),
+        &old,
+    )
+    .unwrap();
+    let week_ago = std::time::SystemTime::now() - std::time::Duration::from_secs(7 * 86400);
+    std::fs::File::options()
+        .write(true)
+        .open(&old)
+        .unwrap()
+        .set_modified(week_ago)
+        .unwrap();
+    for args in [
+        &["scan", "old", "--since", "1d"][..],
+        &["report", "old", "--since", "1d", "-o", "r.html"][..],
+    ] {
+        let out = common::loopscope_at_root().current_dir(d).args(args).output().unwrap();
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(0), "{args:?}: {err}");
+        assert!(err.contains("old: no file changed in that time"), "{args:?}: {err}");
+    }
+    assert!(std::fs::read_to_string(d.join("r.html"))
+        .unwrap()
+        .contains("0 sessions"));
     // One session beside the others is read, and the rest are counted.
     std::fs::copy(
         std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("sample-logs/formats/claude-code-session.jsonl"),
