@@ -526,6 +526,11 @@ fn empty_states_say_what_is_missing() {
     let app = app_with(Vec::new(), Profile::Seed, (80, 24), paused(), now);
     let text = screen(&app);
     assert!(text.contains("no events: the input is empty"), "{text}");
+    // At 100 columns the pane is narrower than the sentence: it wraps
+    // rather than being cut.
+    let wide = app_with(Vec::new(), Profile::Seed, (100, 30), paused(), now);
+    let text = screen(&wide);
+    assert!(text.contains("│shows)"), "{text}");
     let mut app = demo(now);
     chars(&mut app, "/zzz", now);
     key(&mut app, KeyCode::Enter, now);

@@ -6,7 +6,7 @@ use crate::output::count;
 use ratatui::layout::{Constraint, Layout, Rect};
 use ratatui::style::Style;
 use ratatui::text::{Line, Span as TextSpan};
-use ratatui::widgets::{Block, Paragraph};
+use ratatui::widgets::{Block, Paragraph, Wrap};
 use ratatui::Frame;
 use unicode_segmentation::UnicodeSegmentation;
 
@@ -185,7 +185,9 @@ impl Component for BufferPane {
         // Nothing to show: say why rather than a blank pane.
         if let Some(why) = empty_state(app) {
             let line = Line::styled(format!(" {why}"), theme.dim);
-            frame.render_widget(Paragraph::new(line).block(block), area);
+            // Wrapped: a narrow pane (or a long reason) would cut it.
+            let said = Paragraph::new(line).block(block).wrap(Wrap { trim: false });
+            frame.render_widget(said, area);
             return;
         }
         let view = BufferView {
