@@ -536,3 +536,25 @@ fn empty_states_say_what_is_missing() {
     key(&mut app, KeyCode::Enter, now);
     assert_eq!(said(&app), "no match for /zzz/ in the stream");
 }
+
+/// At a turn guard's detection (101 requests, no text) the big pane was
+/// blank, titled "reasoning · 0 chars": it says there is no text there, and
+/// where to look.
+#[test]
+fn a_guard_detection_with_no_text_says_so() {
+    let now = Instant::now();
+    let mut events = vec![loopscope_core::Event::prompt("go on")];
+    events.extend((0..101).map(|_| loopscope_core::Event::request()));
+    let mut app = app_with(events, Profile::Seed, (100, 30), paused(), now);
+    assert!(
+        !screen(&app).contains("no reasoning text"),
+        "only at the guard's detection"
+    );
+    chars(&mut app, "e", now);
+    let text = screen(&app);
+    assert!(text.contains("max-turns"), "{text}");
+    assert!(
+        text.contains("no reasoning text in this request (c shows content;"),
+        "{text}"
+    );
+}

@@ -190,6 +190,29 @@ impl Component for BufferPane {
             frame.render_widget(said, area);
             return;
         }
+        // At a turn guard's or a tool loop's detection, a request with no
+        // text on this channel (and no calls under it) was a blank pane:
+        // say so, and where to look.
+        let at_a_guard = app
+            .chosen
+            .and_then(|i| app.tape.detections().get(i))
+            .is_some_and(|d| matches!(d.channel, Channel::Tools | Channel::Turns));
+        if at_a_guard && buf.len() == 0 && self.below.is_none() {
+            let other = if self.channel == Channel::Content {
+                "reasoning"
+            } else {
+                "content"
+            };
+            let why = format!(
+                " no {} text in this request (c shows {other}; the detectors pane has the numbers)",
+                self.channel.as_str()
+            );
+            let said = Paragraph::new(Line::styled(why, theme.dim))
+                .block(block)
+                .wrap(Wrap { trim: false });
+            frame.render_widget(said, area);
+            return;
+        }
         let view = BufferView {
             buf,
             layout: &self.layout,
