@@ -197,7 +197,7 @@ impl Component for BufferPane {
             .chosen
             .and_then(|i| app.tape.detections().get(i))
             .is_some_and(|d| matches!(d.channel, Channel::Tools | Channel::Turns));
-        if at_a_guard && buf.len() == 0 && self.below.is_none() {
+        if at_a_guard && buf.is_empty() && self.below.is_none() {
             let other = if self.channel == Channel::Content {
                 "reasoning"
             } else {
